@@ -1,0 +1,127 @@
+\echo Use "CREATE EXTENSION matchmaker" to load this file. \quit
+
+-- The schema matchmaker is created by CREATE EXTENSION (see matchmaker.control).
+
+-- ---------------------------------------------------------------------
+-- Tables.  They are written only through the functions below; integrity
+-- between them is kept by those functions (no foreign keys, so that
+-- enqueue never locks the queue row and tick writes no trigger work).
+-- ---------------------------------------------------------------------
+
+CREATE TABLE matchmaker.queues (
+    name        text PRIMARY KEY,
+    team_size   integer NOT NULL,
+    teams       integer NOT NULL,
+    algorithm   text NOT NULL,
+    max_wait    interval NOT NULL,
+    rating_min  float8 NOT NULL,
+    rating_max  float8 NOT NULL,
+    tick        interval NOT NULL,
+    params      jsonb NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    CONSTRAINT queues_game_shape CHECK (team_size >= 1 AND teams >= 1 AND team_size * teams >= 2),
+    CONSTRAINT queues_rating_range CHECK (rating_min < rating_max)
+);
+COMMENT ON TABLE matchmaker.queues IS 'Matchmaking queues: game shape, algorithm and its parameters.';
+
+CREATE SEQUENCE matchmaker.matches_id_seq;
+CREATE TABLE matchmaker.matches (
+    id            bigint PRIMARY KEY DEFAULT pg_catalog.nextval('matchmaker.matches_id_seq'),
+    queue         text NOT NULL,
+    created_at    timestamptz NOT NULL,
+    bots          integer NOT NULL DEFAULT 0,
+    cost          float8 NOT NULL,
+    criteria_cost float8 NOT NULL,
+    wait_cost     float8 NOT NULL
+);
+ALTER SEQUENCE matchmaker.matches_id_seq OWNED BY matchmaker.matches.id;
+CREATE INDEX matches_queue_created ON matchmaker.matches (queue, created_at);
+COMMENT ON TABLE matchmaker.matches IS 'Matches formed by tick, one row per game, with its cost (Schlup eq. 1).';
+
+CREATE SEQUENCE matchmaker.tickets_id_seq;
+CREATE TABLE matchmaker.tickets (
+    id          bigint PRIMARY KEY DEFAULT pg_catalog.nextval('matchmaker.tickets_id_seq'),
+    queue       text NOT NULL,
+    player      text NOT NULL,
+    rating      float8 NOT NULL,
+    attributes  jsonb NOT NULL DEFAULT '{}',
+    state       text NOT NULL DEFAULT 'waiting',
+    enqueued_at timestamptz NOT NULL,
+    matched_at  timestamptz,
+    ended_at    timestamptz,
+    match_id    bigint,
+    team        integer,
+    CONSTRAINT tickets_state CHECK (state IN ('waiting', 'matched', 'cancelled', 'expired'))
+);
+ALTER SEQUENCE matchmaker.tickets_id_seq OWNED BY matchmaker.tickets.id;
+-- One waiting ticket per (queue, player); also the index tick reads a queue's waiting tickets with.
+CREATE UNIQUE INDEX tickets_waiting ON matchmaker.tickets (queue, player) WHERE state = 'waiting';
+CREATE INDEX tickets_match ON matchmaker.tickets (match_id) WHERE match_id IS NOT NULL;
+COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, matched, cancelled or expired.';
+
+-- Keep queues, tickets and matches (and their id sequences) in pg_dump output.
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.queues', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.tickets', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.tickets_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches_id_seq', '');
+
+-- ---------------------------------------------------------------------
+-- Functions.  They are written in C; every query they run names its
+-- tables, functions and operators with their schema, so they do not
+-- depend on the caller's search_path.
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION matchmaker.create_queue(
+    name text,
+    team_size integer DEFAULT 1,
+    teams integer DEFAULT 2,
+    algorithm text DEFAULT 'periodic',
+    max_wait interval DEFAULT '5 minutes',
+    rating_min float8 DEFAULT 0,
+    rating_max float8 DEFAULT 1,
+    tick interval DEFAULT '1 second',
+    params jsonb DEFAULT '{}')
+RETURNS void
+AS 'MODULE_PATHNAME', 'mm_create_queue'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.create_queue IS 'Create a matchmaking queue.';
+
+CREATE FUNCTION matchmaker.alter_queue(
+    name text,
+    team_size integer DEFAULT NULL,
+    teams integer DEFAULT NULL,
+    algorithm text DEFAULT NULL,
+    max_wait interval DEFAULT NULL,
+    rating_min float8 DEFAULT NULL,
+    rating_max float8 DEFAULT NULL,
+    tick interval DEFAULT NULL,
+    params jsonb DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'mm_alter_queue'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.alter_queue IS 'Change a queue''s settings; NULL leaves a setting unchanged.';
+
+CREATE FUNCTION matchmaker.drop_queue(name text, force boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'mm_drop_queue'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.drop_queue IS 'Drop a queue with its tickets and matches; refused while tickets wait unless force.';
+
+CREATE FUNCTION matchmaker.enqueue(queue text, player text, rating float8, attributes jsonb DEFAULT '{}')
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'mm_enqueue'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.enqueue IS 'Put a player in a queue; returns the ticket id (the same id while that ticket waits).';
+
+CREATE FUNCTION matchmaker.cancel(ticket bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'mm_cancel'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting ticket; false when it is no longer waiting.';
+
+CREATE FUNCTION matchmaker.match_cost(queue text, ratings float8[], waits float8[], bots integer DEFAULT 0)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'mm_match_cost'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION matchmaker.match_cost IS 'Cost of one game in a queue (Schlup eq. 1): rating spread plus waits.';

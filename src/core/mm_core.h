@@ -1,0 +1,242 @@
+/*
+ * mm_core.h
+ *		The pure-C core of matchmaker: cost model, matching algorithms and
+ *		the virtual-time simulator.
+ *
+ * Nothing here includes PostgreSQL headers.  The core works on arrays that
+ * the caller owns; scratch memory needed inside one call is taken with
+ * malloc() and released before the call returns, so a caller never has to
+ * free anything the core made.  Functions report failure through MMStatus.
+ *
+ * Ratings handed to the core are already normalised to [0, 1] (Schlup's
+ * criterion gamma); times are seconds on any clock the caller chooses.
+ */
+#ifndef MM_CORE_H
+#define MM_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum MMStatus
+{
+	MM_OK = 0,
+	MM_ERR_ARGUMENT,			/* an argument is out of its domain */
+	MM_ERR_NOMEM				/* malloc() failed */
+} MMStatus;
+
+/* ----------------------------------------------------------------
+ * Cost model (Schlup, eq. 1)
+ * ----------------------------------------------------------------
+ */
+
+/* The cost of one game, split into its two sums. */
+typedef struct MMCost
+{
+	double		criteria;		/* sum_d f_d * q_d(G) */
+	double		wait;			/* sum_P wait(P) / max_wait, computer players count 1 */
+	double		total;			/* criteria + wait */
+} MMCost;
+
+/*
+ * Cost of one game of k players of which n are real and bots = k - n are
+ * computer players.  criteria holds n * ncriteria normalised values, player
+ * by player (player i's criterion d at criteria[i * ncriteria + d]); weights
+ * holds ncriteria weights f_d, or is NULL for the default f_d = k / D.
+ * waits are the players' waiting times in seconds (>= 0); max_wait > 0.
+ * A game with a computer player has q_d = 1 for every criterion, and each
+ * computer player counts a wait of max_wait.
+ */
+extern MMStatus mm_game_cost(int k, int n, int ncriteria,
+							 const double *criteria, const double *weights,
+							 const double *waits, double max_wait,
+							 MMCost *out);
+
+/* ----------------------------------------------------------------
+ * Queue configuration
+ * ----------------------------------------------------------------
+ */
+
+typedef enum MMAlgorithm
+{
+	MM_ALGO_GREEDY = 0,
+	MM_ALGO_PERIODIC,
+	MM_ALGO_MULTI_QUEUE,
+	MM_ALGO_DIFFERENCE_WAIT
+} MMAlgorithm;
+
+typedef enum MMTimeout
+{
+	MM_TIMEOUT_BOTS = 0,		/* complete the game with computer players */
+	MM_TIMEOUT_EXPIRE			/* end the ticket as expired */
+} MMTimeout;
+
+typedef struct MMConfig
+{
+	MMAlgorithm algorithm;
+	int			teams;			/* teams per match (>= 1) */
+	int			team_size;		/* players per team (>= 1); k = teams * team_size >= 2 */
+	double		max_wait;		/* tau_max, seconds, > 0 */
+	MMTimeout	on_timeout;
+	int			batch;			/* periodic: players per period n (multiple of k), 0 = auto */
+	int			ranges;			/* multi_queue: rating ranges r (>= 1), 0 = auto */
+	double		wait_factor;	/* difference_wait: seconds per unit of q (>= 0) */
+	double		arrival_rate;	/* players per second, measured by the caller; used by auto */
+} MMConfig;
+
+/* Players per match. */
+static inline int
+mm_config_k(const MMConfig *cfg)
+{
+	return cfg->teams * cfg->team_size;
+}
+
+/* Validate a configuration; returns MM_ERR_ARGUMENT when a field is out of its domain. */
+extern MMStatus mm_config_check(const MMConfig *cfg);
+
+/* Algorithm names as the SQL API spells them; NULL for an unknown value. */
+extern const char *mm_algorithm_name(MMAlgorithm algo);
+/* Parse an algorithm name; returns 0 on success, -1 when unknown. */
+extern int	mm_algorithm_parse(const char *name, MMAlgorithm *out);
+
+/* Periodic batch size n from eq. 6 for the configured k, max_wait and arrival_rate. */
+extern int	mm_auto_batch(const MMConfig *cfg);
+/* Multi-queue range count r from eq. 9 for the configured k, max_wait and arrival_rate. */
+extern int	mm_auto_ranges(const MMConfig *cfg);
+
+/* ----------------------------------------------------------------
+ * Pool of waiting tickets and one matching step
+ * ----------------------------------------------------------------
+ */
+
+typedef struct MMTicket
+{
+	int64_t		id;
+	double		rating;			/* normalised to [0, 1] */
+	double		arrival;		/* seconds */
+	int32_t		group;			/* difference_wait: index into MMPool.groups, or -1 */
+} MMTicket;
+
+/* A difference_wait provisional group. */
+typedef struct MMGroup
+{
+	double		formed_at;		/* when the group got its current members */
+	double		finalize_at;	/* when it becomes a match unless improved */
+	double		q;				/* rating spread of its members */
+} MMGroup;
+
+/*
+ * The waiting tickets of one queue, in arrival order (arrival, then id).
+ * groups has room for ngroups_cap entries (ntickets is always enough).
+ */
+typedef struct MMPool
+{
+	MMTicket   *tickets;
+	int			ntickets;
+	MMGroup    *groups;
+	int			ngroups;
+	int			ngroups_cap;
+} MMPool;
+
+/* One match formed by a step. */
+typedef struct MMMatch
+{
+	int			first;			/* index of its first member in MMResult.members */
+	int			nmembers;		/* real tickets */
+	int			bots;			/* computer players; nmembers + bots = k */
+	MMCost		cost;
+} MMMatch;
+
+/*
+ * What a step decided.  The caller allocates every array with room for
+ * pool->ntickets entries.  members and teams run parallel: members[i] is
+ * an index into pool->tickets, teams[i] its 1-based team number.
+ */
+typedef struct MMResult
+{
+	MMMatch    *matches;
+	int			nmatches;
+	int		   *members;
+	int		   *teams;
+	int		   *expired;		/* indices into pool->tickets */
+	int			nexpired;
+} MMResult;
+
+/*
+ * Run the configured algorithm on the pool at time now.  Fills result;
+ * for difference_wait also rewrites the pool's provisional groups (the
+ * tickets' group fields and pool->groups) to the state after the step,
+ * forgetting tickets that were matched or expired.  The pool's ticket
+ * array itself is left in place: the caller removes matched and expired
+ * tickets (mm_pool_compact does it).
+ */
+extern MMStatus mm_step(const MMConfig *cfg, MMPool *pool, double now,
+						MMResult *result);
+
+/*
+ * The earliest time after which a step with no new arrivals would do
+ * something (a timeout or a provisional group's finalisation), or
+ * INFINITY when nothing is pending.
+ */
+extern double mm_next_deadline(const MMConfig *cfg, const MMPool *pool);
+
+/*
+ * Remove matched and expired tickets (those named in result) from the
+ * pool, keeping arrival order and remapping group indices.
+ */
+extern void mm_pool_compact(MMPool *pool, const MMResult *result);
+
+/*
+ * Split a match's members into cfg->teams teams of cfg->team_size,
+ * minimising the spread of team rating sums (exact for small k).
+ * ratings: the nmembers real players' ratings; bots fill the remaining
+ * places.  Writes 1-based team numbers to teams_out.
+ */
+extern MMStatus mm_split_teams(const MMConfig *cfg, int nmembers,
+							   const double *ratings, int *teams_out);
+
+/* ----------------------------------------------------------------
+ * Virtual-time simulation
+ * ----------------------------------------------------------------
+ */
+
+/* One arrival of a simulated stream. */
+typedef struct MMArrival
+{
+	int64_t		id;
+	double		rating;			/* normalised to [0, 1] */
+	double		arrival;		/* seconds */
+} MMArrival;
+
+/* Per-player outcome of a simulation, parallel to the arrivals. */
+typedef struct MMOutcome
+{
+	int64_t		match_no;		/* 1-based match number, 0 when expired */
+	int			team;			/* 1-based, 0 when expired */
+	double		matched_at;		/* seconds; the expiry time when expired */
+} MMOutcome;
+
+/* Totals of a simulation. */
+typedef struct MMSimSummary
+{
+	int64_t		players;
+	int64_t		games;
+	int64_t		bots;
+	int64_t		expired;
+	double		cost;
+	double		criteria_cost;
+	double		wait_cost;
+	double		mean_wait;
+	double		max_wait;
+} MMSimSummary;
+
+/*
+ * Run the algorithm over n arrivals sorted by (arrival, id), deciding at
+ * each arrival and at each deadline (mm_next_deadline) in between, exactly
+ * as a step would live.  outcomes (n entries, may be NULL) and summary
+ * (may be NULL) are filled.
+ */
+extern MMStatus mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
+							int n, MMOutcome *outcomes,
+							MMSimSummary *summary);
+
+#endif							/* MM_CORE_H */

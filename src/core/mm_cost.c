@@ -1,0 +1,128 @@
+/*
+ * mm_cost.c
+ *		Schlup's cost of a game (eq. 1) and the queue configuration helpers
+ *		that every algorithm shares.
+ */
+#include "mm_core.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const algorithm_names[] = {
+	[MM_ALGO_GREEDY] = "greedy",
+	[MM_ALGO_PERIODIC] = "periodic",
+	[MM_ALGO_MULTI_QUEUE] = "multi_queue",
+	[MM_ALGO_DIFFERENCE_WAIT] = "difference_wait",
+};
+
+#define NUM_ALGORITHMS ((int) (sizeof(algorithm_names) / sizeof(algorithm_names[0])))
+
+/* The SQL spelling of an algorithm. */
+const char *
+mm_algorithm_name(MMAlgorithm algo)
+{
+	if ((int) algo < 0 || (int) algo >= NUM_ALGORITHMS)
+		return NULL;
+	return algorithm_names[algo];
+}
+
+/* Look an algorithm up by its SQL spelling. */
+int
+mm_algorithm_parse(const char *name, MMAlgorithm *out)
+{
+	for (int i = 0; i < NUM_ALGORITHMS; i++)
+	{
+		if (strcmp(name, algorithm_names[i]) == 0)
+		{
+			*out = (MMAlgorithm) i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Check every field of a configuration against its domain. */
+MMStatus
+mm_config_check(const MMConfig *cfg)
+{
+	if (cfg == NULL || mm_algorithm_name(cfg->algorithm) == NULL)
+		return MM_ERR_ARGUMENT;
+	if (cfg->teams < 1 || cfg->team_size < 1)
+		return MM_ERR_ARGUMENT;
+	if ((int64_t) cfg->teams * cfg->team_size < 2 ||
+		(int64_t) cfg->teams * cfg->team_size > 1000)
+		return MM_ERR_ARGUMENT;
+	if (!(cfg->max_wait > 0) || !isfinite(cfg->max_wait))
+		return MM_ERR_ARGUMENT;
+	if (cfg->on_timeout != MM_TIMEOUT_BOTS && cfg->on_timeout != MM_TIMEOUT_EXPIRE)
+		return MM_ERR_ARGUMENT;
+	if (cfg->batch < 0 || (cfg->batch > 0 && cfg->batch % mm_config_k(cfg) != 0))
+		return MM_ERR_ARGUMENT;
+	if (cfg->ranges < 0)
+		return MM_ERR_ARGUMENT;
+	if (!(cfg->wait_factor >= 0) || !isfinite(cfg->wait_factor))
+		return MM_ERR_ARGUMENT;
+	if (!(cfg->arrival_rate >= 0) || !isfinite(cfg->arrival_rate))
+		return MM_ERR_ARGUMENT;
+	return MM_OK;
+}
+
+/*
+ * Eq. 1 for one game.  q_d is the spread of criterion d among the real
+ * players, or 1 as soon as a computer player takes part.
+ */
+MMStatus
+mm_game_cost(int k, int n, int ncriteria, const double *criteria,
+			 const double *weights, const double *waits, double max_wait,
+			 MMCost *out)
+{
+	int			bots = k - n;
+	double		criteria_cost = 0.0;
+	double		wait_cost = 0.0;
+
+	if (k < 2 || n < 1 || n > k || ncriteria < 1 || out == NULL ||
+		criteria == NULL || waits == NULL ||
+		!(max_wait > 0) || !isfinite(max_wait))
+		return MM_ERR_ARGUMENT;
+
+	for (int d = 0; d < ncriteria; d++)
+	{
+		double		f = weights ? weights[d] : (double) k / ncriteria;
+		double		q;
+
+		if (!isfinite(f) || f < 0)
+			return MM_ERR_ARGUMENT;
+		if (bots > 0)
+			q = 1.0;
+		else
+		{
+			double		lo = criteria[d];
+			double		hi = criteria[d];
+
+			for (int i = 1; i < n; i++)
+			{
+				double		v = criteria[(size_t) i * ncriteria + d];
+
+				if (v < lo)
+					lo = v;
+				if (v > hi)
+					hi = v;
+			}
+			q = hi - lo;
+		}
+		criteria_cost += f * q;
+	}
+
+	for (int i = 0; i < n; i++)
+	{
+		if (!(waits[i] >= 0) || !isfinite(waits[i]))
+			return MM_ERR_ARGUMENT;
+		wait_cost += waits[i] / max_wait;
+	}
+	wait_cost += bots;			/* each computer player counts max_wait */
+
+	out->criteria = criteria_cost;
+	out->wait = wait_cost;
+	out->total = criteria_cost + wait_cost;
+	return MM_OK;
+}

@@ -1,0 +1,101 @@
+/*
+ * cost.c
+ *		matchmaker.match_cost: Schlup's eq. 1 for one game of a queue, by the
+ *		same core function that scores the matches tick makes.
+ */
+#include "matchmaker.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+PG_FUNCTION_INFO_V1(mm_match_cost);
+
+/* The elements of a one-dimensional float8[] without NULLs, or an error. */
+static double *
+float8_array(ArrayType *arr, const char *argname, int *n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	double	   *out;
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array", argname),
+				 errhint("Pass one value per real player, for example '{0.2, 0.5}'.")));
+	deconstruct_array(arr, FLOAT8OID, sizeof(float8), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+					  &elems, &nulls, n);
+	out = palloc(sizeof(double) * Max(*n, 1));
+	for (int i = 0; i < *n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s must not contain nulls", argname),
+					 errdetail("Element %d is null.", i + 1),
+					 errhint("Pass one value per real player; count computer players with bots.")));
+		out[i] = DatumGetFloat8(elems[i]);
+	}
+	return out;
+}
+
+/*
+ * matchmaker.match_cost(queue, ratings, waits, bots): the cost of a game of
+ * the queue with those real players (ratings on the queue's scale, waits in
+ * seconds) and bots computer players; the players and bots must make k.
+ */
+Datum
+mm_match_cost(PG_FUNCTION_ARGS)
+{
+	MMQueue    *queue;
+	double	   *ratings;
+	double	   *waits;
+	int			nratings;
+	int			nwaits;
+	int			bots;
+	int			k;
+	MMCost		cost;
+
+	for (int i = 0; i < 4; i++)
+		mm_require_arg(fcinfo, i, (const char *[]) {"queue", "ratings", "waits", "bots"}[i]);
+
+	ratings = float8_array(PG_GETARG_ARRAYTYPE_P(1), "ratings", &nratings);
+	waits = float8_array(PG_GETARG_ARRAYTYPE_P(2), "waits", &nwaits);
+	bots = PG_GETARG_INT32(3);
+
+	SPI_connect();
+	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), false);
+	k = mm_config_k(&queue->cfg);
+
+	if (nratings != nwaits)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ratings and waits must have the same length"),
+				 errdetail("ratings has %d elements and waits has %d.", nratings, nwaits),
+				 errhint("Give one rating and one wait per real player.")));
+	if (bots < 0 || nratings < 1 || nratings + bots != k)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a match of queue \"%s\" has %d players", queue->name, k),
+				 errdetail("Got %d real players and %d computer players.", nratings, bots),
+				 errhint("Pass at least one real player, and as many computer players as make %d.", k)));
+	for (int i = 0; i < nratings; i++)
+	{
+		ratings[i] = mm_normalise_rating(queue, ratings[i], "rating");
+		if (!(waits[i] >= 0) || !isfinite(waits[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("waits must be finite and not negative"),
+					 errdetail("Element %d is %g.", i + 1, waits[i]),
+					 errhint("Give each player's time in the queue in seconds.")));
+	}
+
+	if (mm_game_cost(k, nratings, 1, ratings, NULL, waits, queue->cfg.max_wait, &cost) != MM_OK)
+		elog(ERROR, "core refused the cost arguments");
+	SPI_finish();
+	PG_RETURN_FLOAT8(cost.total);
+}

@@ -1,0 +1,83 @@
+/*
+ * matchmaker.c
+ *		Module entry point and argument helpers shared by the SQL functions.
+ */
+#include "matchmaker.h"
+
+#include <math.h>
+
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/* Module load. */
+void
+_PG_init(void)
+{
+}
+
+/* Raise the error for a NULL argument that must not be NULL. */
+void
+mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", argname),
+				 errhint("Pass a value for %s.", argname)));
+}
+
+/* A text argument that must not be NULL, as a C string. */
+char *
+mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	mm_require_arg(fcinfo, argno, argname);
+	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
+}
+
+/*
+ * Map a rating on the queue's scale to Schlup's criterion in [0, 1].
+ * NULL is caught by the caller; NaN, infinities and ratings outside the
+ * queue's range are refused (never clamped), so what is matched is what
+ * the backend sent.
+ */
+double
+mm_normalise_rating(const MMQueue *queue, double rating, const char *what)
+{
+	if (isnan(rating) || isinf(rating))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a finite number", what),
+				 errdetail("Got %g.", rating),
+				 errhint("Send the player's rating on the scale of queue \"%s\" (%g to %g).",
+						 queue->name, queue->rating_min, queue->rating_max)));
+	if (rating < queue->rating_min || rating > queue->rating_max)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s %g is outside the rating range of queue \"%s\"",
+						what, rating, queue->name),
+				 errdetail("The queue accepts ratings from %g to %g.",
+						   queue->rating_min, queue->rating_max),
+				 errhint("Widen the range with matchmaker.alter_queue(name => '%s', rating_min => ..., rating_max => ...).",
+						 queue->name)));
+	return (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
+}
+
+/* Prepare a statement once per backend and keep it in *slot. */
+SPIPlanPtr
+mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	if (*slot == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare \"%s\": %s", sql, SPI_result_code_string(SPI_result));
+		*slot = plan;
+	}
+	return *slot;
+}

@@ -1,0 +1,45 @@
+/*
+ * matchmaker.h
+ *		Declarations shared by the PostgreSQL side of matchmaker.
+ */
+#ifndef MATCHMAKER_H
+#define MATCHMAKER_H
+
+#include "postgres.h"
+
+#include "datatype/timestamp.h"
+#include "executor/spi.h"
+#include "utils/jsonb.h"
+
+#include "core/mm_core.h"
+
+/* A queue as stored in matchmaker.queues, resolved for matching. */
+typedef struct MMQueue
+{
+	char	   *name;
+	MMConfig	cfg;			/* batch / ranges 0 mean "auto" */
+	bool		wait_factor_set;	/* params had wait_factor */
+	double		rating_min;
+	double		rating_max;
+	double		tick_seconds;
+} MMQueue;
+
+/* Known params keys, as a bit set, for validation. */
+#define MM_PARAM_BATCH			(1 << 0)
+#define MM_PARAM_RANGES			(1 << 1)
+#define MM_PARAM_WAIT_FACTOR	(1 << 2)
+#define MM_PARAM_ON_TIMEOUT		(1 << 3)
+
+/* queue.c */
+extern void mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set);
+extern bool mm_load_queue(const char *name, bool lock, MMQueue *queue);
+extern MMQueue *mm_get_queue(text *name, bool lock);
+extern double mm_interval_seconds(const Interval *iv);
+
+/* matchmaker.c */
+extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
+extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
+extern double mm_normalise_rating(const MMQueue *queue, double rating, const char *what);
+extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+
+#endif							/* MATCHMAKER_H */

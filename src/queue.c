@@ -1,0 +1,621 @@
+/*
+ * queue.c
+ *		Queues: create_queue, alter_queue, drop_queue, the validation of
+ *		their settings and params, and loading a queue for matching.
+ */
+#include "matchmaker.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(mm_create_queue);
+PG_FUNCTION_INFO_V1(mm_alter_queue);
+PG_FUNCTION_INFO_V1(mm_drop_queue);
+
+/* Largest match: the team split and the tick's arrays are sized for it. */
+#define MM_MAX_PLAYERS	1000
+
+/* The settings of a queue, as create_queue and alter_queue take them. */
+typedef struct QueueSettings
+{
+	char	   *name;
+	int32		team_size;
+	int32		teams;
+	char	   *algorithm;
+	Interval   *max_wait;
+	double		rating_min;
+	double		rating_max;
+	Interval   *tick;
+	Jsonb	   *params;
+} QueueSettings;
+
+/* Seconds in an interval, counting a month as 30 days like extract(epoch). */
+double
+mm_interval_seconds(const Interval *iv)
+{
+	return (double) iv->time / USECS_PER_SEC +
+		(double) iv->day * SECS_PER_DAY +
+		(double) iv->month * DAYS_PER_MONTH * SECS_PER_DAY;
+}
+
+/* An interval as text, for messages. */
+static char *
+interval_text(Interval *iv)
+{
+	return DatumGetCString(DirectFunctionCall1(interval_out, IntervalPGetDatum(iv)));
+}
+
+/* A JSON value as text, for messages. */
+static char *
+jsonb_value_text(JsonbValue *v)
+{
+	Jsonb	   *jb = JsonbValueToJsonb(v);
+
+	return JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+}
+
+/* Which algorithm a params key applies to, as its SQL name; NULL for all. */
+static const char *
+param_owner(int key)
+{
+	switch (key)
+	{
+		case MM_PARAM_BATCH:
+			return "periodic";
+		case MM_PARAM_RANGES:
+			return "multi_queue";
+		case MM_PARAM_WAIT_FACTOR:
+			return "difference_wait";
+		default:
+			return NULL;
+	}
+}
+
+/* What a params key means, for hints. */
+static const char *
+param_hint(const char *key)
+{
+	if (strcmp(key, "batch") == 0)
+		return "batch is how many players a period of the periodic algorithm collects before it matches them, for example 8.";
+	if (strcmp(key, "ranges") == 0)
+		return "ranges is how many rating ranges the multi_queue algorithm keeps, for example 6.";
+	if (strcmp(key, "wait_factor") == 0)
+		return "wait_factor is how many seconds a provisional group with rating spread 1 waits before it becomes final, for example 10.";
+	return "\"bots\" completes a timed-out player's game with computer players; \"expire\" ends the ticket as expired.";
+}
+
+/* A JSON number that is a whole number in [lo, hi], or raise an error. */
+static int
+param_int(JsonbValue *v, const char *key, int lo, int hi, const char *expect)
+{
+	double		d;
+
+	if (v->type == jbvNumeric)
+	{
+		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
+											   NumericGetDatum(v->val.numeric)));
+		if (d == floor(d) && d >= lo && d <= hi)
+			return (int) d;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("params key \"%s\" must be %s", key, expect),
+			 errdetail("Got %s.", jsonb_value_text(v)),
+			 errhint("%s", param_hint(key))));
+	return 0;					/* keep the compiler quiet */
+}
+
+/* Whether a JSON value is the string s. */
+static bool
+param_is_string(JsonbValue *v, const char *s)
+{
+	return v->type == jbvString &&
+		v->val.string.len == (int) strlen(s) &&
+		memcmp(v->val.string.val, s, v->val.string.len) == 0;
+}
+
+/*
+ * Validate params against cfg's algorithm and k and store them in cfg.
+ * Unknown keys, keys of another algorithm and ill-typed values are errors.
+ * Absent keys keep their defaults: batch and ranges "auto", on_timeout
+ * "bots", wait_factor the queue's max_wait in seconds.
+ */
+void
+mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	const char *algo = mm_algorithm_name(cfg->algorithm);
+	int			k = mm_config_k(cfg);
+
+	cfg->batch = 0;
+	cfg->ranges = 0;
+	cfg->wait_factor = cfg->max_wait;
+	cfg->on_timeout = MM_TIMEOUT_BOTS;
+	*wait_factor_set = false;
+
+	if (!JB_ROOT_IS_OBJECT(params) || JB_ROOT_IS_SCALAR(params))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("params must be a JSON object"),
+				 errdetail("Got %s.", JsonbToCString(NULL, &params->root, VARSIZE(params))),
+				 errhint("Pass for example '{\"on_timeout\": \"expire\"}', or '{}' for the defaults.")));
+
+	it = JsonbIteratorInit(&params->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *key;
+		int			keybit;
+		const char *owner;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(v.val.string.val, v.val.string.len);
+		if (strcmp(key, "batch") == 0)
+			keybit = MM_PARAM_BATCH;
+		else if (strcmp(key, "ranges") == 0)
+			keybit = MM_PARAM_RANGES;
+		else if (strcmp(key, "wait_factor") == 0)
+			keybit = MM_PARAM_WAIT_FACTOR;
+		else if (strcmp(key, "on_timeout") == 0)
+			keybit = MM_PARAM_ON_TIMEOUT;
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown params key \"%s\"", key),
+					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait) and on_timeout.")));
+
+		owner = param_owner(keybit);
+		if (owner != NULL && strcmp(owner, algo) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("params key \"%s\" does not apply to algorithm \"%s\"", key, algo),
+					 errhint("\"%s\" is a parameter of algorithm \"%s\"; remove it from params.", key, owner)));
+
+		tok = JsonbIteratorNext(&it, &v, true);
+		Assert(tok == WJB_VALUE);
+
+		switch (keybit)
+		{
+			case MM_PARAM_BATCH:
+				if (param_is_string(&v, "auto"))
+					cfg->batch = 0;
+				else
+				{
+					char	   *expect = psprintf("\"auto\" or a positive multiple of %d (players per match)", k);
+
+					cfg->batch = param_int(&v, key, k, 1000000, expect);
+					if (cfg->batch % k != 0)
+						ereport(ERROR,
+								(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+								 errmsg("params key \"%s\" must be %s", key, expect),
+								 errdetail("Got %d.", cfg->batch),
+								 errhint("%s", param_hint(key))));
+				}
+				break;
+			case MM_PARAM_RANGES:
+				if (param_is_string(&v, "auto"))
+					cfg->ranges = 0;
+				else
+					cfg->ranges = param_int(&v, key, 1, 10000,
+											"\"auto\" or a whole number from 1 to 10000");
+				break;
+			case MM_PARAM_WAIT_FACTOR:
+				{
+					double		d = -1;
+
+					if (v.type == jbvNumeric)
+						d = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
+															   NumericGetDatum(v.val.numeric)));
+					if (!(d >= 0) || !isfinite(d) || d > 1e9)
+						ereport(ERROR,
+								(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+								 errmsg("params key \"%s\" must be a number of seconds from 0 to 1e9", key),
+								 errdetail("Got %s.", jsonb_value_text(&v)),
+								 errhint("%s", param_hint(key))));
+					cfg->wait_factor = d;
+					*wait_factor_set = true;
+				}
+				break;
+			case MM_PARAM_ON_TIMEOUT:
+				if (param_is_string(&v, "bots"))
+					cfg->on_timeout = MM_TIMEOUT_BOTS;
+				else if (param_is_string(&v, "expire"))
+					cfg->on_timeout = MM_TIMEOUT_EXPIRE;
+				else
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("params key \"%s\" must be \"bots\" or \"expire\"", key),
+							 errdetail("Got %s.", jsonb_value_text(&v)),
+							 errhint("%s", param_hint(key))));
+				break;
+		}
+	}
+}
+
+/* Refuse settings out of their domain; fill cfg from them. */
+static void
+validate_settings(QueueSettings *s, MMConfig *cfg)
+{
+	double		max_wait = mm_interval_seconds(s->max_wait);
+	double		tick = mm_interval_seconds(s->tick);
+	bool		wait_factor_set;
+
+	if (s->name[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("queue name must not be empty"),
+				 errhint("Name the queue after its game mode, for example 'duel'.")));
+	if (strlen(s->name) > NAMEDATALEN - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("queue name is too long"),
+				 errdetail("The name has %zu bytes; at most %d are allowed.",
+						   strlen(s->name), NAMEDATALEN - 1),
+				 errhint("Use a shorter name.")));
+	if (s->team_size < 1 || s->teams < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be at least 1", s->team_size < 1 ? "team_size" : "teams"),
+				 errdetail("Got %d.", s->team_size < 1 ? s->team_size : s->teams),
+				 errhint("A one-on-one queue has team_size 1 and teams 2.")));
+	if ((int64) s->team_size * s->teams < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a match needs at least 2 players"),
+				 errdetail("team_size %d times teams %d is %d.",
+						   s->team_size, s->teams, s->team_size * s->teams),
+				 errhint("A one-on-one queue has team_size 1 and teams 2.")));
+	if ((int64) s->team_size * s->teams > MM_MAX_PLAYERS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a match can have at most %d players", MM_MAX_PLAYERS),
+				 errdetail("team_size %d times teams %d is %lld.",
+						   s->team_size, s->teams, (long long) s->team_size * s->teams),
+				 errhint("Use fewer or smaller teams.")));
+	if (mm_algorithm_parse(s->algorithm, &cfg->algorithm) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown matchmaking algorithm \"%s\"", s->algorithm),
+				 errhint("Valid algorithms are greedy, periodic, multi_queue and difference_wait.")));
+	if (!(max_wait > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_wait must be positive"),
+				 errdetail("Got %s.", interval_text(s->max_wait)),
+				 errhint("max_wait is how long a player may wait before on_timeout applies, for example '2 minutes'.")));
+	if (!(tick > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tick must be positive"),
+				 errdetail("Got %s.", interval_text(s->tick)),
+				 errhint("tick is how often the queue's timers are checked, for example '1 second'.")));
+	if (!isfinite(s->rating_min) || !isfinite(s->rating_max) ||
+		!(s->rating_min < s->rating_max))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rating range must be finite with rating_min below rating_max"),
+				 errdetail("Got rating_min %g and rating_max %g.", s->rating_min, s->rating_max),
+				 errhint("Use the lowest and highest rating your game gives, for example 0 and 3000.")));
+
+	cfg->teams = s->teams;
+	cfg->team_size = s->team_size;
+	cfg->max_wait = max_wait;
+	cfg->arrival_rate = 0;
+	mm_parse_params(s->params, cfg, &wait_factor_set);
+	if (mm_config_check(cfg) != MM_OK)
+		elog(ERROR, "queue configuration failed the core's check");
+}
+
+/* Whether a queue of that name exists (SPI connected). */
+static bool
+queue_exists(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+
+	if (SPI_execute_with_args("SELECT 1 FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up queue \"%s\"", name);
+	return SPI_processed > 0;
+}
+
+/* The error for a queue that does not exist. */
+static void
+queue_not_found(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("queue \"%s\" does not exist", name),
+			 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
+}
+
+/*
+ * Load a queue's settings (SPI connected; the result lives in the current
+ * memory context).  With lock, the queue's row is locked FOR UPDATE, which
+ * serialises ticks and changes of one queue.  Returns false when the queue
+ * does not exist.
+ */
+bool
+mm_load_queue(const char *name, bool lock, MMQueue *queue)
+{
+	static const char *const sql[2] = {
+		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params "
+		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
+		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params "
+		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE"
+	};
+	static SPIPlanPtr plans[2];
+	Datum		values[1];
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	char	   *algo;
+
+	Oid			argtypes[1] = {TEXTOID};
+
+	mm_keep_plan(&plans[lock], sql[lock], 1, argtypes);
+	values[0] = CStringGetTextDatum(name);
+	if (SPI_execute_plan(plans[lock], values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up queue \"%s\"", name);
+	if (SPI_processed == 0)
+		return false;
+
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	queue->name = pstrdup(name);
+	queue->cfg.team_size = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
+	queue->cfg.teams = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+	algo = TextDatumGetCString(SPI_getbinval(tup, desc, 3, &isnull));
+	if (mm_algorithm_parse(algo, &queue->cfg.algorithm) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("queue \"%s\" has unknown algorithm \"%s\"", name, algo)));
+	queue->cfg.max_wait = mm_interval_seconds(DatumGetIntervalP(SPI_getbinval(tup, desc, 4, &isnull)));
+	queue->rating_min = DatumGetFloat8(SPI_getbinval(tup, desc, 5, &isnull));
+	queue->rating_max = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull));
+	queue->tick_seconds = mm_interval_seconds(DatumGetIntervalP(SPI_getbinval(tup, desc, 7, &isnull)));
+	queue->cfg.arrival_rate = 0;
+	mm_parse_params(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)),
+					&queue->cfg, &queue->wait_factor_set);
+	return true;
+}
+
+/* Load a queue named by a text argument, or raise "does not exist". */
+MMQueue *
+mm_get_queue(text *name, bool lock)
+{
+	MMQueue    *queue = palloc0(sizeof(MMQueue));
+	char	   *cname = text_to_cstring(name);
+
+	if (!mm_load_queue(cname, lock, queue))
+		queue_not_found(cname);
+	return queue;
+}
+
+/* The current settings of a queue into s (SPI connected, row locked). */
+static bool
+load_settings(const char *name, QueueSettings *s)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+
+	if (SPI_execute_with_args("SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params "
+							  "FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up queue \"%s\"", name);
+	if (SPI_processed == 0)
+		return false;
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	s->name = pstrdup(name);
+	s->team_size = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
+	s->teams = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+	s->algorithm = TextDatumGetCString(SPI_getbinval(tup, desc, 3, &isnull));
+	s->max_wait = DatumGetIntervalP(SPI_getbinval(tup, desc, 4, &isnull));
+	s->rating_min = DatumGetFloat8(SPI_getbinval(tup, desc, 5, &isnull));
+	s->rating_max = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull));
+	s->tick = DatumGetIntervalP(SPI_getbinval(tup, desc, 7, &isnull));
+	s->params = DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull));
+	return true;
+}
+
+/* Write a queue's settings (insert or update) through SPI. */
+static void
+store_settings(QueueSettings *s, bool insert)
+{
+	Oid			argtypes[9] = {TEXTOID, INT4OID, INT4OID, TEXTOID, INTERVALOID,
+	FLOAT8OID, FLOAT8OID, INTERVALOID, JSONBOID};
+	Datum		values[9];
+	int			rc;
+
+	values[0] = CStringGetTextDatum(s->name);
+	values[1] = Int32GetDatum(s->team_size);
+	values[2] = Int32GetDatum(s->teams);
+	values[3] = CStringGetTextDatum(s->algorithm);
+	values[4] = IntervalPGetDatum(s->max_wait);
+	values[5] = Float8GetDatum(s->rating_min);
+	values[6] = Float8GetDatum(s->rating_max);
+	values[7] = IntervalPGetDatum(s->tick);
+	values[8] = JsonbPGetDatum(s->params);
+
+	if (insert)
+		rc = SPI_execute_with_args("INSERT INTO matchmaker.queues "
+								   "(name, team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params) "
+								   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+								   9, argtypes, values, NULL, false, 0);
+	else
+		rc = SPI_execute_with_args("UPDATE matchmaker.queues SET team_size = $2, teams = $3, algorithm = $4, "
+								   "max_wait = $5, rating_min = $6, rating_max = $7, tick = $8, params = $9 "
+								   "WHERE name OPERATOR(pg_catalog.=) $1",
+								   9, argtypes, values, NULL, false, 0);
+	if (rc != (insert ? SPI_OK_INSERT : SPI_OK_UPDATE) || SPI_processed != 1)
+		elog(ERROR, "could not store queue \"%s\"", s->name);
+}
+
+/*
+ * matchmaker.create_queue(name, team_size, teams, algorithm, max_wait,
+ *						   rating_min, rating_max, tick, params)
+ */
+Datum
+mm_create_queue(PG_FUNCTION_ARGS)
+{
+	QueueSettings s;
+	MMConfig	cfg;
+	static const char *const argnames[] = {"name", "team_size", "teams", "algorithm",
+	"max_wait", "rating_min", "rating_max", "tick", "params"};
+
+	for (int i = 0; i < 9; i++)
+		mm_require_arg(fcinfo, i, argnames[i]);
+
+	s.name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	s.team_size = PG_GETARG_INT32(1);
+	s.teams = PG_GETARG_INT32(2);
+	s.algorithm = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	s.max_wait = PG_GETARG_INTERVAL_P(4);
+	s.rating_min = PG_GETARG_FLOAT8(5);
+	s.rating_max = PG_GETARG_FLOAT8(6);
+	s.tick = PG_GETARG_INTERVAL_P(7);
+	s.params = PG_GETARG_JSONB_P(8);
+	validate_settings(&s, &cfg);
+
+	SPI_connect();
+	if (queue_exists(s.name))
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("queue \"%s\" already exists", s.name),
+				 errhint("Change it with matchmaker.alter_queue(), or pick another name.")));
+	store_settings(&s, true);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * The number of a queue's waiting tickets whose rating lies outside
+ * [lo, hi] (SPI connected).
+ */
+static int64
+waiting_outside(const char *name, double lo, double hi)
+{
+	Oid			argtypes[3] = {TEXTOID, FLOAT8OID, FLOAT8OID};
+	Datum		values[3] = {CStringGetTextDatum(name), Float8GetDatum(lo), Float8GetDatum(hi)};
+	bool		isnull;
+
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM matchmaker.tickets "
+							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+							  "AND (rating OPERATOR(pg_catalog.<) $2 OR rating OPERATOR(pg_catalog.>) $3)",
+							  3, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not count waiting tickets");
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/* matchmaker.alter_queue(name, ...): NULL arguments leave a setting unchanged. */
+Datum
+mm_alter_queue(PG_FUNCTION_ARGS)
+{
+	QueueSettings s;
+	MMConfig	cfg;
+	char	   *name = mm_text_arg(fcinfo, 0, "name");
+	int64		outside;
+
+	SPI_connect();
+	if (!load_settings(name, &s))
+		queue_not_found(name);
+
+	if (!PG_ARGISNULL(1))
+		s.team_size = PG_GETARG_INT32(1);
+	if (!PG_ARGISNULL(2))
+		s.teams = PG_GETARG_INT32(2);
+	if (!PG_ARGISNULL(3))
+		s.algorithm = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	if (!PG_ARGISNULL(4))
+		s.max_wait = PG_GETARG_INTERVAL_P(4);
+	if (!PG_ARGISNULL(5))
+		s.rating_min = PG_GETARG_FLOAT8(5);
+	if (!PG_ARGISNULL(6))
+		s.rating_max = PG_GETARG_FLOAT8(6);
+	if (!PG_ARGISNULL(7))
+		s.tick = PG_GETARG_INTERVAL_P(7);
+	if (!PG_ARGISNULL(8))
+		s.params = PG_GETARG_JSONB_P(8);
+	validate_settings(&s, &cfg);
+
+	outside = waiting_outside(name, s.rating_min, s.rating_max);
+	if (outside > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg_plural("queue \"%s\" has %lld waiting ticket outside the new rating range",
+							   "queue \"%s\" has %lld waiting tickets outside the new rating range",
+							   outside, name, (long long) outside),
+				 errdetail("The new range is %g to %g.", s.rating_min, s.rating_max),
+				 errhint("Narrow the range once those tickets have left the queue, or cancel them.")));
+
+	store_settings(&s, false);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+/*
+ * matchmaker.drop_queue(name, force): remove a queue with its tickets and
+ * matches.  Refused while tickets wait, unless force.
+ */
+Datum
+mm_drop_queue(PG_FUNCTION_ARGS)
+{
+	char	   *name = mm_text_arg(fcinfo, 0, "name");
+	bool		force;
+	QueueSettings s;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	int64		waiting;
+	bool		isnull;
+
+	mm_require_arg(fcinfo, 1, "force");
+	force = PG_GETARG_BOOL(1);
+	values[0] = CStringGetTextDatum(name);
+
+	SPI_connect();
+
+	/*
+	 * Block enqueues while the queue goes away: an enqueue takes ROW
+	 * EXCLUSIVE on tickets before it looks the queue up, so after this lock
+	 * it can only see the queue gone.
+	 */
+	if (SPI_execute("LOCK TABLE matchmaker.tickets IN SHARE ROW EXCLUSIVE MODE", false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not lock matchmaker.tickets");
+	if (!load_settings(name, &s))
+		queue_not_found(name);
+
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM matchmaker.tickets "
+							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting'",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not count waiting tickets");
+	waiting = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (waiting > 0 && !force)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg_plural("queue \"%s\" has %lld waiting ticket",
+							   "queue \"%s\" has %lld waiting tickets",
+							   waiting, name, (long long) waiting),
+				 errhint("Cancel them first, or drop the queue with matchmaker.drop_queue('%s', force => true).", name)));
+
+	if (SPI_execute_with_args("DELETE FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
+		SPI_execute_with_args("DELETE FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
+		SPI_execute_with_args("DELETE FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not drop queue \"%s\"", name);
+	SPI_finish();
+	PG_RETURN_VOID();
+}
