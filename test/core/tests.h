@@ -11,4 +11,29 @@ extern void test_cost_criteria(void);
 extern void test_cost_invalid(void);
 extern void test_config(void);
 
+/* test_algorithms.c */
+extern void test_greedy_arrival(void);
+extern void test_greedy_timeout(void);
+extern void test_periodic_batch(void);
+extern void test_periodic_timeout(void);
+extern void test_auto_params(void);
+extern void test_split_teams(void);
+extern void test_split_exact(void);
+extern void test_split_large(void);
+extern void test_multi_queue(void);
+extern void test_diffwait_pairs(void);
+extern void test_diffwait_k3(void);
+extern void test_diffwait_dissolve(void);
+extern void test_next_deadline(void);
+extern void test_pool_compact(void);
+extern void test_step_invalid(void);
+
+/* test_sim.c */
+extern void test_sim_small(void);
+extern void test_sim_invariants(void);
+extern void test_sim_deterministic(void);
+extern void test_sim_periodic_cost(void);
+extern void test_sim_multi_queue_cost(void);
+extern void test_step_fuzz(void);
+
 #endif							/* MM_TESTS_H */

@@ -1,0 +1,758 @@
+/*
+ * mm_algo.c
+ *		One matching step (Schlup, section 4): the dispatch, the greedy,
+ *		periodic and multi-queue algorithms with their timeout handling,
+ *		the next deadline, pool compaction and the automatic parameters of
+ *		eq. 6 and eq. 9.  difference_wait lives in mm_diffwait.c.
+ *
+ * Every algorithm only decides: it appends matches (members, nmembers,
+ * bots) and expiries to the result.  mm_step then finishes each match the
+ * same way: its members are listed in pool (arrival) order, split into
+ * teams and costed.  doc/algorithms.md states the rules in prose.
+ */
+#include "mm_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest value mm_auto_batch and mm_auto_ranges return. */
+#define MM_AUTO_MAX			1e9
+
+/* Largest k mm_config_check accepts; bounds the stack scratch. */
+#define MM_MAX_K			1000
+
+/* A ticket index with the key it is sorted by. */
+typedef struct KeyedIndex
+{
+	double		key;
+	int			idx;
+} KeyedIndex;
+
+/* Order KeyedIndex by key, then by index (arrival order). */
+static int
+keyed_cmp(const void *a, const void *b)
+{
+	const KeyedIndex *x = a;
+	const KeyedIndex *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Order ints ascending. */
+static int
+int_cmp(const void *a, const void *b)
+{
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Whether a ticket has waited max_wait at time now.  Written as the
+ * deadline mm_next_deadline reports, so that a step at that deadline sees
+ * the timeout whatever the rounding.
+ */
+static inline int
+timed_out(const MMTicket *t, double now, double max_wait)
+{
+	return now >= t->arrival + max_wait;
+}
+
+/* Entries of result->members in use. */
+static int
+members_used(const MMResult *res)
+{
+	if (res->nmatches == 0)
+		return 0;
+	return res->matches[res->nmatches - 1].first +
+		res->matches[res->nmatches - 1].nmembers;
+}
+
+/* Append a match of n tickets taken from idx (k - n bots). */
+static void
+add_match(MMResult *res, const int *idx, int n, int k)
+{
+	MMMatch    *m = &res->matches[res->nmatches];
+	int			first = members_used(res);
+
+	m->first = first;
+	m->nmembers = n;
+	m->bots = k - n;
+	m->cost.criteria = m->cost.wait = m->cost.total = 0.0;
+	for (int i = 0; i < n; i++)
+		res->members[first + i] = idx[i];
+	res->nmatches++;
+}
+
+/* Append a match of the n consecutive tickets from start (k - n bots). */
+static void
+add_match_range(MMResult *res, int start, int n, int k)
+{
+	MMMatch    *m = &res->matches[res->nmatches];
+	int			first = members_used(res);
+
+	m->first = first;
+	m->nmembers = n;
+	m->bots = k - n;
+	m->cost.criteria = m->cost.wait = m->cost.total = 0.0;
+	for (int i = 0; i < n; i++)
+		res->members[first + i] = start + i;
+	res->nmatches++;
+}
+
+/*
+ * What happens to the tickets from start on (fewer than k, the oldest
+ * timed out) when nothing better can be done: with bots they all play one
+ * game completed with computer players; with expire the timed-out ones
+ * (a prefix, the pool being in arrival order) expire and the rest wait.
+ */
+static void
+timeout_rest(const MMConfig *cfg, const MMPool *pool, double now,
+			 MMResult *res, int start)
+{
+	int			n = pool->ntickets;
+
+	if (start >= n || !timed_out(&pool->tickets[start], now, cfg->max_wait))
+		return;
+	if (cfg->on_timeout == MM_TIMEOUT_BOTS)
+	{
+		add_match_range(res, start, n - start, mm_config_k(cfg));
+		return;
+	}
+	for (int i = start; i < n && timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
+		res->expired[res->nexpired++] = i;
+}
+
+/* greedy (4.1): the k oldest play together; timeouts per timeout_rest. */
+static MMStatus
+step_greedy(const MMConfig *cfg, const MMPool *pool, double now, MMResult *res)
+{
+	int			k = mm_config_k(cfg);
+	int			n = pool->ntickets;
+	int			i = 0;
+
+	for (; n - i >= k; i += k)
+		add_match_range(res, i, k, k);
+	timeout_rest(cfg, pool, now, res, i);
+	return MM_OK;
+}
+
+/*
+ * Sort the cnt tickets from start by rating (ties by arrival) and match
+ * every k consecutive ones; cnt is a multiple of k.  buf has cnt entries.
+ */
+static void
+match_by_rating(const MMPool *pool, MMResult *res, int start, int cnt, int k,
+				KeyedIndex *buf)
+{
+	int			idx[MM_MAX_K];
+
+	for (int i = 0; i < cnt; i++)
+	{
+		buf[i].key = pool->tickets[start + i].rating;
+		buf[i].idx = start + i;
+	}
+	qsort(buf, cnt, sizeof(KeyedIndex), keyed_cmp);
+	for (int g = 0; g < cnt; g += k)
+	{
+		for (int j = 0; j < k; j++)
+			idx[j] = buf[g + j].idx;
+		add_match(res, idx, k, k);
+	}
+}
+
+/*
+ * periodic (4.2): every full batch of the n oldest is sorted by rating and
+ * cut into games of k.  When the oldest remaining ticket times out the
+ * period ends early: the oldest m - m mod k are matched the same way and
+ * the newest m mod k wait, unless one of them timed out too.
+ */
+static MMStatus
+step_periodic(const MMConfig *cfg, const MMPool *pool, double now,
+			  MMResult *res)
+{
+	int			k = mm_config_k(cfg);
+	int			n = pool->ntickets;
+	int			nb = cfg->batch > 0 ? cfg->batch : mm_auto_batch(cfg);
+	int			i = 0;
+	KeyedIndex *buf;
+
+	if (n < nb && !timed_out(&pool->tickets[0], now, cfg->max_wait))
+		return MM_OK;			/* nothing to do: the usual case */
+
+	buf = malloc(sizeof(KeyedIndex) * (size_t) n);
+	if (buf == NULL)
+		return MM_ERR_NOMEM;
+	for (; n - i >= nb; i += nb)
+		match_by_rating(pool, res, i, nb, k, buf);
+	if (i < n && timed_out(&pool->tickets[i], now, cfg->max_wait))
+	{
+		int			m = n - i;
+		int			g = m - m % k;
+
+		match_by_rating(pool, res, i, g, k, buf);
+		timeout_rest(cfg, pool, now, res, i + g);
+	}
+	free(buf);
+	return MM_OK;
+}
+
+/* multi_queue: a ticket index with its range, sorted by (range, index). */
+typedef struct RangedIndex
+{
+	int64_t		range;
+	int			idx;
+} RangedIndex;
+
+/* Order RangedIndex by range, then index. */
+static int
+ranged_cmp(const void *a, const void *b)
+{
+	const RangedIndex *x = a;
+	const RangedIndex *y = b;
+
+	if (x->range != y->range)
+		return x->range < y->range ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* A full range queue found by multi_queue: where it starts, when it filled. */
+typedef struct FullQueue
+{
+	int			pos;			/* first entry in the sorted array */
+	int			last;			/* its newest ticket: the decision order */
+} FullQueue;
+
+/* Order FullQueue by the ticket that completed it. */
+static int
+fullqueue_cmp(const void *a, const void *b)
+{
+	const FullQueue *x = a;
+	const FullQueue *y = b;
+
+	return (x->last > y->last) - (x->last < y->last);
+}
+
+/*
+ * multi_queue (4.3).  Phase 1: per range, the tickets in arrival order
+ * form games of k (the order of the games is the arrival order of the
+ * ticket that completed them).  Phase 2: timed-out tickets, oldest first,
+ * take companions by radius growth over the non-empty ranges; the tickets
+ * taken from a range are always its oldest, so every range is consumed
+ * from its head.
+ */
+static MMStatus
+step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
+				 MMResult *res)
+{
+	int			k = mm_config_k(cfg);
+	int			n = pool->ntickets;
+	int64_t		r = cfg->ranges > 0 ? cfg->ranges : mm_auto_ranges(cfg);
+	void	   *block;
+	RangedIndex *ord;
+	FullQueue  *full;
+	int64_t    *rng;			/* ticket -> range, then non-empty range ->
+								 * range number */
+	int		   *head;			/* non-empty range -> next entry in ord */
+	int		   *end;			/* non-empty range -> end of its entries */
+	int		   *where;			/* ticket -> non-empty range */
+	unsigned char *gone;		/* ticket matched or expired */
+	int			nfull = 0;
+	int			nr = 0;
+	int			waiting = 0;
+	int			take[MM_MAX_K];
+	int			counting;
+	int		   *cnt;			/* counting sort: start of each range */
+
+	if (n < k && !timed_out(&pool->tickets[0], now, cfg->max_wait))
+		return MM_OK;			/* no queue can be full, nobody timed out */
+
+	/*
+	 * One block for all scratch (int64_t-sized pieces first).  With few
+	 * ranges a counting sort (stable, so arrival order within a range)
+	 * replaces qsort: a step runs for every arrival.
+	 */
+	counting = r <= 4 * (int64_t) n + 64;
+	block = malloc(sizeof(RangedIndex) * (size_t) n +
+				   sizeof(FullQueue) * (size_t) (n / k + 1) +
+				   sizeof(int64_t) * (size_t) n +
+				   sizeof(int) * 3 * (size_t) n + (size_t) n +
+				   (counting ? sizeof(int) * (size_t) (r + 1) : 0));
+	if (block == NULL)
+		return MM_ERR_NOMEM;
+	ord = (RangedIndex *) block;
+	rng = (int64_t *) (ord + n);
+	full = (FullQueue *) (rng + n);
+	head = (int *) (full + n / k + 1);
+	end = head + n;
+	where = end + n;
+	cnt = where + n;			/* r + 1 entries when counting */
+	gone = (unsigned char *) (cnt + (counting ? r + 1 : 0));
+	memset(gone, 0, (size_t) n);
+
+	/* rng temporarily holds each ticket's range */
+	for (int i = 0; i < n; i++)
+	{
+		int64_t		q = (int64_t) floor(pool->tickets[i].rating * (double) r);
+
+		rng[i] = q < r - 1 ? q : r - 1;
+	}
+	if (counting)
+	{
+		memset(cnt, 0, sizeof(int) * (size_t) (r + 1));
+		for (int i = 0; i < n; i++)
+			cnt[rng[i] + 1]++;
+		for (int64_t b = 0; b < r; b++)
+			cnt[b + 1] += cnt[b];
+		for (int i = 0; i < n; i++)
+		{
+			int			p = cnt[rng[i]]++;
+
+			ord[p].range = rng[i];
+			ord[p].idx = i;
+		}
+	}
+	else
+	{
+		for (int i = 0; i < n; i++)
+		{
+			ord[i].range = rng[i];
+			ord[i].idx = i;
+		}
+		qsort(ord, n, sizeof(RangedIndex), ranged_cmp);
+	}
+
+	/* phase 1: full queues; what is left of each range is its tail */
+	for (int b = 0; b < n;)
+	{
+		int			e = b;
+		int			tail;
+
+		while (e < n && ord[e].range == ord[b].range)
+			e++;
+		tail = b + (e - b) / k * k;
+		for (int p = b; p < tail; p += k)
+		{
+			full[nfull].pos = p;
+			full[nfull].last = ord[p + k - 1].idx;
+			nfull++;
+		}
+		for (int p = b; p < tail; p++)
+			gone[ord[p].idx] = 1;
+		if (tail < e)
+		{
+			rng[nr] = ord[b].range;
+			head[nr] = tail;
+			end[nr] = e;
+			for (int p = tail; p < e; p++)
+				where[ord[p].idx] = nr;
+			waiting += e - tail;
+			nr++;
+		}
+		b = e;
+	}
+	qsort(full, nfull, sizeof(FullQueue), fullqueue_cmp);
+	for (int f = 0; f < nfull; f++)
+	{
+		for (int j = 0; j < k; j++)
+			take[j] = ord[full[f].pos + j].idx;
+		add_match(res, take, k, k);
+	}
+
+	/* phase 2: timeouts, oldest first */
+	for (int x = 0; x < n && waiting > 0; x++)
+	{
+		int			rx;
+		int			ntake = 0;
+		int			left;
+		int			right;
+
+		if (gone[x])
+			continue;
+		if (!timed_out(&pool->tickets[x], now, cfg->max_wait))
+			break;				/* every later ticket is younger */
+		rx = where[x];
+
+		if (waiting - 1 < k - 1)
+		{
+			/* not enough players anywhere */
+			if (cfg->on_timeout == MM_TIMEOUT_EXPIRE)
+			{
+				res->expired[res->nexpired++] = x;
+				gone[x] = 1;
+				head[rx]++;		/* x is the oldest of its range */
+				waiting--;
+				continue;
+			}
+			for (int i = x; i < n; i++)
+				if (!gone[i])
+				{
+					take[ntake++] = i;
+					gone[i] = 1;
+				}
+			add_match(res, take, ntake, k);
+			waiting = 0;
+			break;
+		}
+
+		/* radius growth; x heads its own range, which comes first */
+		left = rx - 1;
+		right = rx + 1;
+		while (ntake < k && head[rx] < end[rx])
+			take[ntake++] = ord[head[rx]++].idx;
+		while (ntake < k)
+		{
+			int64_t		dl;
+			int64_t		dr;
+
+			while (left >= 0 && head[left] == end[left])
+				left--;
+			while (right < nr && head[right] == end[right])
+				right++;
+			dl = left >= 0 ? rng[rx] - rng[left] : INT64_MAX;
+			dr = right < nr ? rng[right] - rng[rx] : INT64_MAX;
+			if (dl == INT64_MAX && dr == INT64_MAX)
+				break;			/* cannot happen: enough are waiting */
+			if (dl == dr)
+			{
+				/* both neighbours at this distance: oldest first across them */
+				while (ntake < k && (head[left] < end[left] || head[right] < end[right]))
+				{
+					if (head[right] == end[right] ||
+						(head[left] < end[left] &&
+						 ord[head[left]].idx < ord[head[right]].idx))
+						take[ntake++] = ord[head[left]++].idx;
+					else
+						take[ntake++] = ord[head[right]++].idx;
+				}
+			}
+			else if (dl < dr)
+			{
+				while (ntake < k && head[left] < end[left])
+					take[ntake++] = ord[head[left]++].idx;
+			}
+			else
+			{
+				while (ntake < k && head[right] < end[right])
+					take[ntake++] = ord[head[right]++].idx;
+			}
+		}
+		for (int i = 0; i < ntake; i++)
+			gone[take[i]] = 1;
+		waiting -= ntake;
+		add_match(res, take, ntake, k);
+	}
+
+	free(block);
+	return MM_OK;
+}
+
+/*
+ * Give every match decided by a step its final form: members in pool
+ * order, team numbers and cost.  Allocates nothing, so cannot fail on a
+ * validated pool.
+ */
+static MMStatus
+finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
+			   MMResult *res)
+{
+	int			k = mm_config_k(cfg);
+	double		ratings[MM_MAX_K];
+	double		waits[MM_MAX_K];
+
+	for (int j = 0; j < res->nmatches; j++)
+	{
+		MMMatch    *m = &res->matches[j];
+		int		   *mem = res->members + m->first;
+		MMStatus	st;
+
+		if (m->nmembers <= 16)
+		{
+			for (int i = 1; i < m->nmembers; i++)
+			{
+				int			v = mem[i];
+				int			p = i;
+
+				for (; p > 0 && mem[p - 1] > v; p--)
+					mem[p] = mem[p - 1];
+				mem[p] = v;
+			}
+		}
+		else
+			qsort(mem, m->nmembers, sizeof(int), int_cmp);
+
+		for (int i = 0; i < m->nmembers; i++)
+		{
+			const MMTicket *t = &pool->tickets[mem[i]];
+			double		w = now - t->arrival;
+
+			ratings[i] = t->rating;
+			waits[i] = w > 0 ? w : 0.0;
+		}
+		st = mm_split_teams(cfg, m->nmembers, ratings, res->teams + m->first);
+		if (st != MM_OK)
+			return st;
+		st = mm_game_cost(k, m->nmembers, 1, ratings, NULL, waits,
+						  cfg->max_wait, &m->cost);
+		if (st != MM_OK)
+			return st;
+	}
+	return MM_OK;
+}
+
+/*
+ * Check what every algorithm relies on: result arrays present, tickets
+ * strictly ordered by (arrival, id), finite arrivals, ratings in [0, 1].
+ */
+static MMStatus
+check_pool(const MMPool *pool, const MMResult *res)
+{
+	int			n = pool->ntickets;
+
+	if (n < 0)
+		return MM_ERR_ARGUMENT;
+	if (n == 0)
+		return MM_OK;
+	if (pool->tickets == NULL || res->matches == NULL ||
+		res->members == NULL || res->teams == NULL || res->expired == NULL)
+		return MM_ERR_ARGUMENT;
+	for (int i = 0; i < n; i++)
+	{
+		const MMTicket *t = &pool->tickets[i];
+
+		if (!isfinite(t->arrival) || !(t->rating >= 0.0 && t->rating <= 1.0))
+			return MM_ERR_ARGUMENT;
+		if (i > 0)
+		{
+			const MMTicket *p = &pool->tickets[i - 1];
+
+			if (p->arrival > t->arrival ||
+				(p->arrival == t->arrival && p->id >= t->id))
+				return MM_ERR_ARGUMENT;
+		}
+	}
+	return MM_OK;
+}
+
+/* Run the configured algorithm on the pool at time now. */
+MMStatus
+mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
+{
+	MMStatus	st;
+
+	if (result != NULL)
+	{
+		result->nmatches = 0;
+		result->nexpired = 0;
+	}
+	if (mm_config_check(cfg) != MM_OK || pool == NULL || result == NULL ||
+		!isfinite(now))
+		return MM_ERR_ARGUMENT;
+	st = check_pool(pool, result);
+	if (st != MM_OK)
+		return st;
+	if (pool->ntickets == 0)
+	{
+		if (cfg->algorithm == MM_ALGO_DIFFERENCE_WAIT)
+			pool->ngroups = 0;
+		return MM_OK;
+	}
+
+	switch (cfg->algorithm)
+	{
+		case MM_ALGO_GREEDY:
+			st = step_greedy(cfg, pool, now, result);
+			break;
+		case MM_ALGO_PERIODIC:
+			st = step_periodic(cfg, pool, now, result);
+			break;
+		case MM_ALGO_MULTI_QUEUE:
+			st = step_multi_queue(cfg, pool, now, result);
+			break;
+		case MM_ALGO_DIFFERENCE_WAIT:
+			st = mm_difference_wait_step(cfg, pool, now, result);
+			break;
+		default:
+			st = MM_ERR_ARGUMENT;
+			break;
+	}
+	if (st == MM_OK)
+		st = finish_matches(cfg, pool, now, result);
+	if (st != MM_OK)
+	{
+		result->nmatches = 0;
+		result->nexpired = 0;
+	}
+	return st;
+}
+
+/*
+ * The earliest time at which a step without new arrivals would act: a
+ * ticket's timeout (for difference_wait only ungrouped tickets can time
+ * out, grouped ones finalise first) or a provisional group's finalisation.
+ */
+double
+mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	double		d = INFINITY;
+
+	if (cfg == NULL || pool == NULL || pool->ntickets <= 0 ||
+		pool->tickets == NULL)
+		return INFINITY;
+	if (cfg->algorithm != MM_ALGO_DIFFERENCE_WAIT)
+		return pool->tickets[0].arrival + cfg->max_wait;	/* the oldest */
+
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		const MMTicket *t = &pool->tickets[i];
+
+		if (t->group < 0 || t->group >= pool->ngroups)
+		{
+			double		td = t->arrival + cfg->max_wait;
+
+			if (td < d)
+				d = td;
+		}
+	}
+	if (pool->groups != NULL)
+		for (int g = 0; g < pool->ngroups; g++)
+			if (pool->groups[g].finalize_at < d)
+				d = pool->groups[g].finalize_at;
+	return d;
+}
+
+/*
+ * Drop the tickets a step matched or expired, keeping arrival order.  The
+ * group indices of the remaining tickets point into pool->groups, which
+ * the step already compacted, so they stay valid as they are.  Entries
+ * of result outside the pool are ignored.
+ */
+void
+mm_pool_compact(MMPool *pool, const MMResult *result)
+{
+	int			n;
+	int			w = 0;
+
+	if (pool == NULL || result == NULL || pool->ntickets <= 0 ||
+		pool->tickets == NULL)
+		return;
+	n = pool->ntickets;
+
+	/* mark in place: the marked tickets are about to disappear anyway */
+	for (int j = 0; j < result->nmatches; j++)
+	{
+		const MMMatch *m = &result->matches[j];
+
+		for (int i = 0; i < m->nmembers; i++)
+		{
+			int			idx = result->members[m->first + i];
+
+			if (idx >= 0 && idx < n)
+				pool->tickets[idx].group = INT32_MIN;
+		}
+	}
+	for (int j = 0; j < result->nexpired; j++)
+	{
+		int			idx = result->expired[j];
+
+		if (idx >= 0 && idx < n)
+			pool->tickets[idx].group = INT32_MIN;
+	}
+	for (int i = 0; i < n; i++)
+		if (pool->tickets[i].group != INT32_MIN)
+			pool->tickets[w++] = pool->tickets[i];
+	pool->ntickets = w;
+}
+
+/* Eq. 5: expected cost per game of periodic with batch n. */
+static double
+periodic_cost(int k, double n, double a, double max_wait)
+{
+	return (double) k * (k - 1) / (n + 1) + k * (n - 1) / (2 * a * max_wait);
+}
+
+/*
+ * Periodic batch from eq. 6: the multiple of k just below or just above
+ * n_opt (at least k) with the lower eq. 5 cost, the smaller on a tie;
+ * k when the arrival rate is unknown (0).
+ */
+int
+mm_auto_batch(const MMConfig *cfg)
+{
+	int			k;
+	double		a;
+	double		t;
+	double		nopt;
+	double		lo;
+	double		hi;
+
+	if (cfg == NULL)
+		return 0;
+	k = mm_config_k(cfg);
+	a = cfg->arrival_rate;
+	t = cfg->max_wait;
+	if (k < 1)
+		return 0;
+	if (!(a > 0) || !(t > 0) || !isfinite(a) || !isfinite(t))
+		return k;
+	nopt = sqrt(a) * sqrt(2.0 * (k - 1)) * sqrt(t) - 1.0;
+	if (!(nopt <= MM_AUTO_MAX))
+		nopt = MM_AUTO_MAX;
+	lo = floor(nopt / k) * k;
+	hi = ceil(nopt / k) * k;
+	if (lo < k)
+		lo = k;
+	if (hi < k)
+		hi = k;
+	if (periodic_cost(k, hi, a, t) < periodic_cost(k, lo, a, t))
+		return (int) hi;
+	return (int) lo;
+}
+
+/* Eq. 7: expected cost per game of multi_queue with r ranges. */
+static double
+multi_queue_cost(int k, double r, double a, double max_wait)
+{
+	return (double) k * (k - 1) / (r * (k + 1)) +
+		r * k * (k - 1) / (2 * a * max_wait);
+}
+
+/*
+ * Multi-queue range count from eq. 9: floor or ceil of r_opt (at least 1),
+ * whichever has the lower eq. 7 cost, the smaller on a tie; 1 when the
+ * arrival rate is unknown (0).
+ */
+int
+mm_auto_ranges(const MMConfig *cfg)
+{
+	int			k;
+	double		a;
+	double		t;
+	double		ropt;
+	double		lo;
+	double		hi;
+
+	if (cfg == NULL)
+		return 1;
+	k = mm_config_k(cfg);
+	a = cfg->arrival_rate;
+	t = cfg->max_wait;
+	if (!(a > 0) || !(t > 0) || !isfinite(a) || !isfinite(t) || k < 1)
+		return 1;
+	ropt = sqrt(2.0 * a * t / (k + 1));
+	if (!(ropt <= MM_AUTO_MAX))
+		ropt = MM_AUTO_MAX;
+	lo = floor(ropt);
+	hi = ceil(ropt);
+	if (lo < 1)
+		lo = 1;
+	if (hi < 1)
+		hi = 1;
+	if (multi_queue_cost(k, hi, a, t) < multi_queue_cost(k, lo, a, t))
+		return (int) hi;
+	return (int) lo;
+}

@@ -1,0 +1,20 @@
+/*
+ * mm_internal.h
+ *		Declarations shared between the core's own files; not part of the
+ *		interface that mm_core.h gives the PostgreSQL side.
+ */
+#ifndef MM_INTERNAL_H
+#define MM_INTERNAL_H
+
+#include "mm_core.h"
+
+/*
+ * Decide one difference_wait step (mm_diffwait.c).  Like the other
+ * algorithms in mm_algo.c it only fills in the membership of matches and
+ * the expiries (mm_step adds teams and costs); it also rewrites the pool's
+ * provisional groups.
+ */
+extern MMStatus mm_difference_wait_step(const MMConfig *cfg, MMPool *pool,
+										double now, MMResult *result);
+
+#endif							/* MM_INTERNAL_H */

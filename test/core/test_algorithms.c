@@ -1,0 +1,976 @@
+/*
+ * test_algorithms.c
+ *		Unit tests of one matching step: greedy, periodic, multi_queue,
+ *		difference_wait, the automatic parameters, the team split, the next
+ *		deadline and pool compaction.
+ *
+ * Most tests drive a small queue by hand and compare what each step did
+ * with a description string: every match as "{r,r,...}" with its members'
+ * ratings in ascending order and "+Nb" for N bots, every expiry as "xr",
+ * in the order of the result.
+ */
+#include "mm_test.h"
+#include "tests.h"
+#include "../../src/core/mm_core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TQ_MAX 128
+
+/* Compare two strings, printing both when they differ. */
+#define CHECK_STR(a, b) \
+	do { \
+		const char *_a = (a), *_b = (b); \
+		if (strcmp(_a, _b) != 0) { \
+			fprintf(stderr, "%s:%d: check failed: %s = \"%s\", expected \"%s\"\n", \
+					__FILE__, __LINE__, #a, _a, _b); \
+			mm_test_failed = 1; \
+		} \
+	} while (0)
+
+/* A queue with room for TQ_MAX tickets and the last step's result. */
+typedef struct TestQueue
+{
+	MMConfig	cfg;
+	MMTicket	tickets[TQ_MAX];
+	MMGroup		groups[TQ_MAX];
+	MMPool		pool;
+	MMMatch		matches[TQ_MAX];
+	int			members[TQ_MAX];
+	int			teams[TQ_MAX];
+	int			expired[TQ_MAX];
+	MMResult	res;
+	MMStatus	status;			/* of the last step */
+	char		desc[1024];		/* description of the last step */
+	int64_t		next_id;
+} TestQueue;
+
+/* A configuration with the fields the tests vary. */
+static MMConfig
+make_cfg(MMAlgorithm algo, int teams, int team_size, double max_wait,
+		 MMTimeout on_timeout)
+{
+	MMConfig	cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.algorithm = algo;
+	cfg.teams = teams;
+	cfg.team_size = team_size;
+	cfg.max_wait = max_wait;
+	cfg.on_timeout = on_timeout;
+	return cfg;
+}
+
+/* Start an empty queue. */
+static void
+tq_init(TestQueue *q, const MMConfig *cfg)
+{
+	memset(q, 0, sizeof(*q));
+	q->cfg = *cfg;
+	q->pool.tickets = q->tickets;
+	q->pool.groups = q->groups;
+	q->pool.ngroups_cap = TQ_MAX;
+	q->res.matches = q->matches;
+	q->res.members = q->members;
+	q->res.teams = q->teams;
+	q->res.expired = q->expired;
+	q->next_id = 1;
+}
+
+/* Enqueue a ticket (arrivals must come in time order). */
+static void
+tq_add(TestQueue *q, double rating, double arrival)
+{
+	MMTicket   *t = &q->tickets[q->pool.ntickets++];
+
+	t->id = q->next_id++;
+	t->rating = rating;
+	t->arrival = arrival;
+	t->group = -1;
+}
+
+/* Sort doubles ascending. */
+static int
+dbl_cmp(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Describe q->res (see the file header) into q->desc. */
+static void
+tq_describe(TestQueue *q)
+{
+	char	   *p = q->desc;
+	size_t		room = sizeof(q->desc);
+
+	q->desc[0] = '\0';
+	for (int j = 0; j < q->res.nmatches; j++)
+	{
+		const MMMatch *m = &q->res.matches[j];
+		double		r[TQ_MAX];
+		int			w;
+
+		for (int i = 0; i < m->nmembers; i++)
+			r[i] = q->tickets[q->res.members[m->first + i]].rating;
+		qsort(r, m->nmembers, sizeof(double), dbl_cmp);
+		w = snprintf(p, room, "%s{", j > 0 ? " " : "");
+		p += w;
+		room -= w;
+		for (int i = 0; i < m->nmembers; i++)
+		{
+			w = snprintf(p, room, "%s%g", i > 0 ? "," : "", r[i]);
+			p += w;
+			room -= w;
+		}
+		if (m->bots > 0)
+			w = snprintf(p, room, "+%db}", m->bots);
+		else
+			w = snprintf(p, room, "}");
+		p += w;
+		room -= w;
+	}
+	for (int j = 0; j < q->res.nexpired; j++)
+	{
+		int			w = snprintf(p, room, "%sx%g",
+								 (j > 0 || q->res.nmatches > 0) ? " " : "",
+								 q->tickets[q->res.expired[j]].rating);
+
+		p += w;
+		room -= w;
+	}
+}
+
+/* Run a step at now, describe it and compact the pool; returns q->desc. */
+static const char *
+tq_step(TestQueue *q, double now)
+{
+	q->status = mm_step(&q->cfg, &q->pool, now, &q->res);
+	if (q->status != MM_OK)
+	{
+		snprintf(q->desc, sizeof(q->desc), "error %d", (int) q->status);
+		return q->desc;
+	}
+	tq_describe(q);
+	mm_pool_compact(&q->pool, &q->res);
+	return q->desc;
+}
+
+/* Index of the waiting ticket with this rating, or -1. */
+static int
+tq_find(const TestQueue *q, double rating)
+{
+	for (int i = 0; i < q->pool.ntickets; i++)
+		if (q->tickets[i].rating == rating)
+			return i;
+	return -1;
+}
+
+/* greedy matches the k oldest, ignoring ratings; lists members in pool order. */
+void
+test_greedy_arrival(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_GREEDY, 2, 1, 10.0, MM_TIMEOUT_BOTS);
+	TestQueue	q;
+
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.9, 0.0);
+	tq_add(&q, 0.1, 1.0);
+	tq_add(&q, 0.5, 2.0);
+	tq_add(&q, 0.3, 3.0);
+	tq_add(&q, 0.7, 4.0);
+	CHECK_STR(tq_step(&q, 4.0), "{0.1,0.9} {0.3,0.5}");
+	CHECK_INT(q.res.nmatches, 2);
+	CHECK_INT(q.res.matches[0].first, 0);
+	CHECK_INT(q.res.matches[0].nmembers, 2);
+	CHECK_INT(q.res.matches[0].bots, 0);
+	CHECK_INT(q.res.matches[1].first, 2);
+	CHECK_INT(q.members[0], 0);
+	CHECK_INT(q.members[1], 1);
+	CHECK_INT(q.members[2], 2);
+	CHECK_INT(q.members[3], 3);
+	/* 1v1: teams numbered in rating order */
+	CHECK_INT(q.teams[0], 2);
+	CHECK_INT(q.teams[1], 1);
+	/* cost: k * q + waits / max_wait = 2 * 0.8 + (4 + 3) / 10 */
+	CHECK_NEAR(q.matches[0].cost.criteria, 1.6, 1e-12);
+	CHECK_NEAR(q.matches[0].cost.wait, 0.7, 1e-12);
+	CHECK_NEAR(q.matches[0].cost.total, 2.3, 1e-12);
+	CHECK_INT(q.pool.ntickets, 1);
+	CHECK(q.tickets[0].rating == 0.7);
+
+	/* 2v2: four oldest, teams balanced inside the match */
+	cfg = make_cfg(MM_ALGO_GREEDY, 2, 2, 10.0, MM_TIMEOUT_BOTS);
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.4, 0.0);
+	tq_add(&q, 0.2, 0.5);
+	tq_add(&q, 0.1, 1.0);
+	tq_add(&q, 0.3, 1.5);
+	tq_add(&q, 0.8, 2.0);
+	CHECK_STR(tq_step(&q, 2.0), "{0.1,0.2,0.3,0.4}");
+	CHECK(q.teams[0] == q.teams[2]);	/* 0.4 with 0.1 */
+	CHECK(q.teams[1] == q.teams[3]);	/* 0.2 with 0.3 */
+	CHECK(q.teams[0] != q.teams[1]);
+}
+
+/* greedy at a timeout: bots complete the game, or the timed-out expire. */
+void
+test_greedy_timeout(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_GREEDY, 2, 2, 10.0, MM_TIMEOUT_BOTS);
+	TestQueue	q;
+
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.2, 0.0);
+	tq_add(&q, 0.6, 1.0);
+	tq_add(&q, 0.4, 2.0);
+	CHECK_STR(tq_step(&q, 9.999), "");
+	CHECK_STR(tq_step(&q, 10.0), "{0.2,0.4,0.6+1b}");
+	CHECK_INT(q.res.matches[0].nmembers, 3);
+	CHECK_INT(q.res.matches[0].bots, 1);
+	/* q = 1 with a bot: criteria = k = 4; wait = (10 + 9 + 8) / 10 + 1 */
+	CHECK_NEAR(q.matches[0].cost.criteria, 4.0, 1e-12);
+	CHECK_NEAR(q.matches[0].cost.wait, 3.7, 1e-12);
+	CHECK_INT(q.pool.ntickets, 0);
+	/* the bot fills the team of the strongest player */
+	CHECK(q.teams[0] == q.teams[2]);	/* 0.2 with 0.4 */
+	CHECK(q.teams[1] != q.teams[0]);	/* 0.6 alone with the bot */
+
+	cfg = make_cfg(MM_ALGO_GREEDY, 4, 1, 10.0, MM_TIMEOUT_EXPIRE);
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.2, 0.0);
+	tq_add(&q, 0.6, 1.0);
+	tq_add(&q, 0.4, 5.0);
+	CHECK_STR(tq_step(&q, 11.0), "x0.2 x0.6");
+	CHECK_INT(q.pool.ntickets, 1);
+	CHECK_STR(tq_step(&q, 14.0), "");
+	tq_add(&q, 0.5, 14.0);
+	tq_add(&q, 0.9, 14.0);
+	CHECK_STR(tq_step(&q, 14.0), "");
+	tq_add(&q, 0.1, 14.5);
+	CHECK_STR(tq_step(&q, 14.5), "{0.1,0.4,0.5,0.9}");
+	CHECK_INT(q.pool.ntickets, 0);
+}
+
+/* periodic sorts a full batch by rating and cuts it into games. */
+void
+test_periodic_batch(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_PERIODIC, 2, 1, 100.0, MM_TIMEOUT_BOTS);
+	TestQueue	q;
+	double		r[] = {0.1, 0.9, 0.2, 0.8, 0.3, 0.7, 0.4, 0.6};
+
+	cfg.batch = 8;
+	tq_init(&q, &cfg);
+	for (int i = 0; i < 8; i++)
+	{
+		tq_add(&q, r[i], (double) i);
+		if (i < 7)
+			CHECK_STR(tq_step(&q, (double) i), "");
+	}
+	CHECK_STR(tq_step(&q, 7.0), "{0.1,0.2} {0.3,0.4} {0.6,0.7} {0.8,0.9}");
+	CHECK_INT(q.pool.ntickets, 0);
+	/* members in pool order: 0.7 (t=5) before 0.6 (t=7) */
+	CHECK_INT(q.members[4], 5);
+	CHECK_INT(q.members[5], 7);
+	CHECK_INT(q.teams[4], 2);
+	CHECK_INT(q.teams[5], 1);
+
+	/* ties in rating are broken by arrival */
+	cfg.batch = 4;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.2, 1.0);
+	tq_add(&q, 0.5, 2.0);
+	tq_add(&q, 0.5, 3.0);
+	CHECK_STR(tq_step(&q, 3.0), "{0.2,0.5} {0.5,0.5}");
+	CHECK_INT(q.members[0], 0);
+	CHECK_INT(q.members[1], 1);
+	CHECK_INT(q.members[2], 2);
+	CHECK_INT(q.members[3], 3);
+}
+
+/* periodic: the oldest ticket's timeout ends the period early. */
+void
+test_periodic_timeout(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_PERIODIC, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	TestQueue	q;
+
+	cfg.batch = 8;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.1, 1.0);
+	tq_add(&q, 0.9, 2.0);
+	tq_add(&q, 0.2, 3.0);
+	tq_add(&q, 0.6, 4.0);
+	CHECK_STR(tq_step(&q, 4.9), "");
+	/* m = 5: the oldest 4 by rating; the newest (0.6) keeps waiting */
+	CHECK_STR(tq_step(&q, 5.0), "{0.1,0.2} {0.5,0.9}");
+	CHECK_INT(q.pool.ntickets, 1);
+	CHECK_STR(tq_step(&q, 8.9), "");
+	CHECK_STR(tq_step(&q, 9.0), "{0.6+1b}");
+	CHECK_NEAR(q.matches[0].cost.total, 2.0 + 1.0 + 1.0, 1e-12);
+
+	/* the same leftover expires instead */
+	cfg.on_timeout = MM_TIMEOUT_EXPIRE;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.1, 1.0);
+	tq_add(&q, 0.9, 2.0);
+	tq_add(&q, 0.2, 3.0);
+	tq_add(&q, 0.6, 4.0);
+	CHECK_STR(tq_step(&q, 5.0), "{0.1,0.2} {0.5,0.9}");
+	CHECK_STR(tq_step(&q, 9.0), "x0.6");
+
+	/* a leftover that timed out with the period: k = 3, 4 tickets at t=0 */
+	cfg = make_cfg(MM_ALGO_PERIODIC, 3, 1, 5.0, MM_TIMEOUT_BOTS);
+	cfg.batch = 6;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.9, 0.0);
+	tq_add(&q, 0.2, 0.0);
+	CHECK_STR(tq_step(&q, 5.0), "{0.1,0.5,0.9} {0.2+2b}");
+	cfg.on_timeout = MM_TIMEOUT_EXPIRE;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.9, 0.0);
+	tq_add(&q, 0.2, 0.0);
+	CHECK_STR(tq_step(&q, 5.0), "{0.1,0.5,0.9} x0.2");
+
+	/* batch 0 takes the batch from eq. 6 */
+	cfg = make_cfg(MM_ALGO_PERIODIC, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	cfg.arrival_rate = 10.0;	/* n = 10 */
+	tq_init(&q, &cfg);
+	for (int i = 0; i < 9; i++)
+		tq_add(&q, 0.05 + 0.1 * i, 0.1 * i);
+	CHECK_STR(tq_step(&q, 0.8), "");
+	tq_add(&q, 0.0, 0.9);
+	CHECK_INT(q.pool.ntickets, 10);
+	tq_step(&q, 0.9);
+	CHECK_INT(q.res.nmatches, 5);
+}
+
+/* Eq. 6 and eq. 9 with the paper's example, and their fallbacks. */
+void
+test_auto_params(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_PERIODIC, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	int			n;
+
+	cfg.arrival_rate = 10.0;
+	n = mm_auto_batch(&cfg);
+	CHECK(n == 8 || n == 10);
+	/* eq. 5: n = 10 costs 0.3618, n = 8 costs 0.3622 */
+	CHECK_INT(n, 10);
+	CHECK_INT(mm_auto_ranges(&cfg), 6);
+
+	cfg.arrival_rate = 0.0;
+	CHECK_INT(mm_auto_batch(&cfg), 2);
+	CHECK_INT(mm_auto_ranges(&cfg), 1);
+
+	/* a tiny rate still gives one game per batch and one range */
+	cfg.arrival_rate = 0.01;
+	CHECK_INT(mm_auto_batch(&cfg), 2);
+	CHECK_INT(mm_auto_ranges(&cfg), 1);
+
+	/* 5v5: k = 10, a = 2, max_wait = 60: n_opt = sqrt(2 * 18 * 60) - 1 = 45.5 */
+	cfg = make_cfg(MM_ALGO_PERIODIC, 2, 5, 60.0, MM_TIMEOUT_BOTS);
+	cfg.arrival_rate = 2.0;
+	n = mm_auto_batch(&cfg);
+	CHECK(n == 40 || n == 50);
+	CHECK_INT(n % 10, 0);
+	/* r_opt = sqrt(240 / 11) = 4.67 */
+	n = mm_auto_ranges(&cfg);
+	CHECK(n == 4 || n == 5);
+
+	/* huge rates stay in range */
+	cfg.arrival_rate = 1e300;
+	CHECK(mm_auto_batch(&cfg) > 0);
+	CHECK(mm_auto_ranges(&cfg) > 0);
+}
+
+/* Spread of team sums for an assignment (1-based teams, sums of ratings). */
+static double
+team_spread(int nteams, int n, const double *r, const int *team)
+{
+	double		sum[16] = {0};
+	double		lo = INFINITY;
+	double		hi = -INFINITY;
+
+	for (int i = 0; i < n; i++)
+		sum[team[i] - 1] += r[i];
+	for (int t = 0; t < nteams; t++)
+	{
+		if (sum[t] < lo)
+			lo = sum[t];
+		if (sum[t] > hi)
+			hi = sum[t];
+	}
+	return hi - lo;
+}
+
+/* Brute force: try every team for player i and all after it. */
+static void
+brute_rec(int nteams, int size, int n, const double *r, int i, int *team,
+		  int *count, double *best)
+{
+	if (i == n)
+	{
+		double		s = team_spread(nteams, n, r, team);
+
+		if (s < *best)
+			*best = s;
+		return;
+	}
+	for (int t = 0; t < nteams; t++)
+	{
+		if (count[t] == size)
+			continue;
+		count[t]++;
+		team[i] = t + 1;
+		brute_rec(nteams, size, n, r, i + 1, team, count, best);
+		count[t]--;
+	}
+}
+
+/* Smallest spread over every assignment of n players to teams of size. */
+static double
+brute_spread(int nteams, int size, int n, const double *r)
+{
+	int			team[16];
+	int			count[16] = {0};
+	double		best = INFINITY;
+
+	brute_rec(nteams, size, n, r, 0, team, count, &best);
+	return best;
+}
+
+/* Check a split's shape: numbers in 1..teams, at most team_size each. */
+static int
+split_valid(int nteams, int size, int n, const int *team)
+{
+	int			count[1000] = {0};
+
+	for (int i = 0; i < n; i++)
+	{
+		if (team[i] < 1 || team[i] > nteams)
+			return 0;
+		if (++count[team[i] - 1] > size)
+			return 0;
+	}
+	return 1;
+}
+
+/* A small deterministic PRNG (splitmix64) for the split tests. */
+static double
+test_rand(uint64_t *state)
+{
+	uint64_t	z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return (double) (z >> 11) / 9007199254740992.0;
+}
+
+/* Team split: the 2v2 example, 1-player teams, bots, invalid input. */
+void
+test_split_teams(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_GREEDY, 2, 2, 10.0, MM_TIMEOUT_BOTS);
+	double		r4[] = {0.1, 0.2, 0.3, 0.4};
+	double		r3[] = {0.1, 0.3, 0.2};
+	double		r1s[] = {0.5, 0.2, 0.9, 0.2};
+	int			t[16];
+
+	CHECK_INT(mm_split_teams(&cfg, 4, r4, t), MM_OK);
+	CHECK(t[0] == t[3]);
+	CHECK(t[1] == t[2]);
+	CHECK(t[0] != t[1]);
+	/* equal sums: team 1 holds the first listed player */
+	CHECK_INT(t[0], 1);
+	CHECK_INT(t[1], 2);
+
+	/* 3 real players and a bot: {0.1, 0.2} vs {0.3, bot} */
+	CHECK_INT(mm_split_teams(&cfg, 3, r3, t), MM_OK);
+	CHECK(t[0] == t[2]);
+	CHECK(t[1] != t[0]);
+
+	/* one player per team: numbered in rating order, ties by input order */
+	cfg = make_cfg(MM_ALGO_GREEDY, 4, 1, 10.0, MM_TIMEOUT_BOTS);
+	CHECK_INT(mm_split_teams(&cfg, 4, r1s, t), MM_OK);
+	CHECK_INT(t[0], 3);
+	CHECK_INT(t[1], 1);
+	CHECK_INT(t[2], 4);
+	CHECK_INT(t[3], 2);
+	/* with bots: the real players take 1..n */
+	CHECK_INT(mm_split_teams(&cfg, 2, r1s, t), MM_OK);
+	CHECK_INT(t[0], 2);
+	CHECK_INT(t[1], 1);
+
+	CHECK_INT(mm_split_teams(&cfg, 0, r1s, t), MM_ERR_ARGUMENT);
+	CHECK_INT(mm_split_teams(&cfg, 5, r1s, t), MM_ERR_ARGUMENT);
+	CHECK_INT(mm_split_teams(NULL, 2, r1s, t), MM_ERR_ARGUMENT);
+}
+
+/* The exact split equals brute force on random 3v3, 2v2v2, 4x3 and with bots. */
+void
+test_split_exact(void)
+{
+	static const int shapes[][2] = {{2, 3}, {3, 2}, {2, 2}, {4, 3}, {3, 4}, {2, 6}};
+	uint64_t	seed = 12345;
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+	{
+		int			nteams = shapes[s][0];
+		int			size = shapes[s][1];
+		int			k = nteams * size;
+		MMConfig	cfg = make_cfg(MM_ALGO_GREEDY, nteams, size, 10.0, MM_TIMEOUT_BOTS);
+		int			rounds = k <= 6 ? 200 : 5;
+
+		for (int round = 0; round < rounds; round++)
+		{
+			double		r[16];
+			int			t[16];
+			int			n = k - (round % 3 == 2 ? round % size + 1 : 0);
+
+			if (n < 1)
+				n = 1;
+			for (int i = 0; i < n; i++)
+				r[i] = test_rand(&seed);
+			if (round % 7 == 3)
+				r[1 % n] = r[0];	/* a tie now and then */
+			CHECK_INT(mm_split_teams(&cfg, n, r, t), MM_OK);
+			CHECK(split_valid(nteams, size, n, t));
+			CHECK_NEAR(team_spread(nteams, n, r, t),
+					   brute_spread(nteams, size, n, r), 1e-12);
+		}
+	}
+}
+
+/* Above 12 players: the greedy split with swaps is valid and close. */
+void
+test_split_large(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_GREEDY, 2, 8, 10.0, MM_TIMEOUT_BOTS);
+	double		r[1000];
+	int			t[1000];
+	uint64_t	seed = 99;
+	int			t2[1000];
+
+	for (int i = 0; i < 16; i++)
+		r[i] = 0.05 * (i + 1);
+	CHECK_INT(mm_split_teams(&cfg, 16, r, t), MM_OK);
+	CHECK(split_valid(2, 8, 16, t));
+	CHECK(team_spread(2, 16, r, t) < 0.05 + 1e-9);
+
+	/* 10v10 random, and with 5 bots */
+	cfg = make_cfg(MM_ALGO_GREEDY, 2, 10, 10.0, MM_TIMEOUT_BOTS);
+	for (int i = 0; i < 20; i++)
+		r[i] = test_rand(&seed);
+	CHECK_INT(mm_split_teams(&cfg, 20, r, t), MM_OK);
+	CHECK(split_valid(2, 10, 20, t));
+	CHECK(team_spread(2, 20, r, t) < 0.05);
+	CHECK_INT(mm_split_teams(&cfg, 15, r, t), MM_OK);
+	CHECK(split_valid(2, 10, 15, t));
+
+	/* deterministic */
+	CHECK_INT(mm_split_teams(&cfg, 20, r, t2), MM_OK);
+	CHECK_INT(mm_split_teams(&cfg, 20, r, t), MM_OK);
+	CHECK(memcmp(t, t2, sizeof(int) * 20) == 0);
+
+	/* the largest k: 4 teams of 250 */
+	cfg = make_cfg(MM_ALGO_GREEDY, 4, 250, 10.0, MM_TIMEOUT_BOTS);
+	for (int i = 0; i < 1000; i++)
+		r[i] = test_rand(&seed);
+	CHECK_INT(mm_split_teams(&cfg, 1000, r, t), MM_OK);
+	CHECK(split_valid(4, 250, 1000, t));
+	CHECK(team_spread(4, 1000, r, t) < 0.01);
+}
+
+/* multi_queue: the foundation's example, queue order and radius growth. */
+void
+test_multi_queue(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_MULTI_QUEUE, 2, 1, 5.0, MM_TIMEOUT_EXPIRE);
+	TestQueue	q;
+
+	cfg.ranges = 4;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.1, 0.0);
+	CHECK_STR(tq_step(&q, 0.0), "");
+	tq_add(&q, 0.2, 1.0);
+	CHECK_STR(tq_step(&q, 1.0), "{0.1,0.2}");
+	tq_add(&q, 0.6, 2.0);
+	CHECK_STR(tq_step(&q, 2.0), "");
+	CHECK_STR(tq_step(&q, 6.999), "");
+	CHECK_STR(tq_step(&q, 7.0), "x0.6");
+	CHECK_INT(q.pool.ntickets, 0);
+
+	/* games come in the order their queue filled; rating 1 is in the top range */
+	cfg.ranges = 2;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 1.0, 1.0);
+	tq_add(&q, 0.8, 2.0);
+	tq_add(&q, 0.2, 3.0);
+	tq_add(&q, 0.3, 3.5);
+	CHECK_STR(tq_step(&q, 3.5), "{0.8,1} {0.1,0.2}");
+	CHECK_INT(q.pool.ntickets, 1);
+
+	/* a huge range count: every rating its own range, nearest first */
+	cfg.ranges = 1000000000;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.9, 1.0);
+	tq_add(&q, 0.5, 2.0);
+	tq_add(&q, 0.2, 3.0);
+	tq_add(&q, 0.45, 3.0);
+	CHECK_STR(tq_step(&q, 3.0), "{0.5,0.5}");
+	CHECK_STR(tq_step(&q, 6.0), "{0.45,0.9}");
+	CHECK_STR(tq_step(&q, 8.0), "x0.2");
+
+	/*
+	 * Radius growth, k = 3, 10 ranges: 0.55 times out; its own range gives
+	 * 0.51; ranges 4 and 6 are empty; at distance 2, 0.72 (range 7, t=2)
+	 * is older than 0.35 (range 3, t=3).
+	 */
+	cfg = make_cfg(MM_ALGO_MULTI_QUEUE, 3, 1, 10.0, MM_TIMEOUT_EXPIRE);
+	cfg.ranges = 10;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.55, 0.0);
+	tq_add(&q, 0.51, 1.0);
+	tq_add(&q, 0.72, 2.0);
+	tq_add(&q, 0.35, 3.0);
+	tq_add(&q, 0.05, 4.0);
+	tq_add(&q, 0.95, 5.0);
+	CHECK_STR(tq_step(&q, 9.0), "");
+	CHECK_STR(tq_step(&q, 10.0), "{0.51,0.55,0.72}");
+	/* 0.35 times out at 13: range 3 -> 0.05 (distance 3) before 0.95 (6) */
+	CHECK_STR(tq_step(&q, 13.0), "{0.05,0.35,0.95}");
+	CHECK_INT(q.pool.ntickets, 0);
+
+	/* not enough players anywhere: expire leaves the others waiting */
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.55, 0.0);
+	tq_add(&q, 0.15, 1.0);
+	CHECK_STR(tq_step(&q, 10.0), "x0.55");
+	CHECK_INT(q.pool.ntickets, 1);
+	CHECK_STR(tq_step(&q, 11.0), "x0.15");
+
+	/* ... or with bots plays with everyone there is */
+	cfg.on_timeout = MM_TIMEOUT_BOTS;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.55, 0.0);
+	tq_add(&q, 0.15, 1.0);
+	CHECK_STR(tq_step(&q, 10.0), "{0.15,0.55+1b}");
+	CHECK_INT(q.pool.ntickets, 0);
+}
+
+/* difference_wait, k = 2: the foundation's example. */
+void
+test_diffwait_pairs(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 30.0, MM_TIMEOUT_EXPIRE);
+	TestQueue	q;
+	int			a;
+	int			b;
+
+	cfg.wait_factor = 10.0;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	CHECK_STR(tq_step(&q, 0.0), "");
+	CHECK_INT(q.pool.ngroups, 0);
+	CHECK(tq_find(&q, 0.5) >= 0 && q.tickets[tq_find(&q, 0.5)].group == -1);
+
+	tq_add(&q, 0.9, 1.0);
+	CHECK_STR(tq_step(&q, 1.0), "");
+	CHECK_INT(q.pool.ngroups, 1);
+	CHECK_INT(q.tickets[0].group, 0);
+	CHECK_INT(q.tickets[1].group, 0);
+	CHECK_NEAR(q.groups[0].q, 0.4, 1e-12);
+	CHECK_NEAR(q.groups[0].formed_at, 1.0, 1e-12);
+	CHECK_NEAR(q.groups[0].finalize_at, 5.0, 1e-9);
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 5.0, 1e-9);
+
+	tq_add(&q, 0.55, 2.0);
+	CHECK_STR(tq_step(&q, 2.0), "");
+	CHECK_INT(q.pool.ngroups, 1);
+	a = tq_find(&q, 0.5);
+	b = tq_find(&q, 0.55);
+	CHECK_INT(q.tickets[a].group, 0);
+	CHECK_INT(q.tickets[b].group, 0);
+	CHECK_INT(q.tickets[tq_find(&q, 0.9)].group, -1);
+	CHECK_NEAR(q.groups[0].q, 0.05, 1e-12);
+	CHECK_NEAR(q.groups[0].formed_at, 2.0, 1e-12);
+	CHECK_NEAR(q.groups[0].finalize_at, 2.5, 1e-9);
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 2.5, 1e-9);
+
+	CHECK_STR(tq_step(&q, 3.0), "{0.5,0.55}");
+	CHECK_INT(q.pool.ngroups, 0);
+	CHECK_INT(q.pool.ntickets, 1);
+	CHECK_INT(q.tickets[0].group, -1);
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 31.0, 1e-12);
+	CHECK_STR(tq_step(&q, 30.999), "");
+	CHECK_STR(tq_step(&q, 31.0), "x0.9");
+	CHECK_INT(q.pool.ntickets, 0);
+	CHECK(isinf(mm_next_deadline(&cfg, &q.pool)));
+
+	/* with bots the lone ticket plays a bot */
+	cfg.on_timeout = MM_TIMEOUT_BOTS;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.9, 1.0);
+	CHECK_STR(tq_step(&q, 31.0), "{0.9+1b}");
+
+	/* equal distances: the older partner wins */
+	cfg.on_timeout = MM_TIMEOUT_EXPIRE;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.75, 1.0);
+	tq_add(&q, 0.25, 2.0);
+	CHECK_STR(tq_step(&q, 2.0), "");
+	CHECK_INT(q.tickets[0].group, 0);
+	CHECK_INT(q.tickets[1].group, 0);
+	CHECK_INT(q.tickets[2].group, -1);
+
+	/* wait_factor 0: a pair is final at once */
+	cfg.wait_factor = 0.0;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.9, 1.0);
+	CHECK_STR(tq_step(&q, 1.0), "{0.5,0.9}");
+
+	/* a group finalises no later than its oldest member's timeout */
+	cfg.wait_factor = 100.0;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.9, 20.0);
+	CHECK_STR(tq_step(&q, 20.0), "");
+	CHECK_NEAR(q.groups[0].finalize_at, 30.0, 1e-12);
+	CHECK_STR(tq_step(&q, 30.0), "{0.1,0.9}");
+
+	/*
+	 * A step that comes late (after a group's finalize_at) first makes the
+	 * due group a match: a newcomer that arrived after it was due cannot
+	 * take a place in it.
+	 */
+	cfg.wait_factor = 10.0;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.9, 1.0);
+	CHECK_STR(tq_step(&q, 1.0), "");
+	CHECK_NEAR(q.groups[0].finalize_at, 5.0, 1e-9);
+	tq_add(&q, 0.55, 6.0);
+	CHECK_STR(tq_step(&q, 6.0), "{0.5,0.9}");
+	CHECK_INT(q.pool.ntickets, 1);
+	CHECK_INT(q.tickets[0].group, -1);
+}
+
+/* difference_wait, k = 3: windows, improvements, a displacement chain. */
+void
+test_diffwait_k3(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_DIFFERENCE_WAIT, 3, 1, 30.0, MM_TIMEOUT_EXPIRE);
+	TestQueue	q;
+
+	cfg.wait_factor = 10.0;
+
+	/*
+	 * 0.1, 0.5, 0.9 make a group of spread 0.8; 0.2 takes 0.9's place
+	 * (spread 0.4); 0.45 then takes 0.1's place (spread 0.3); neither
+	 * displaced ticket can improve the group back.
+	 */
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.5, 1.0);
+	CHECK_STR(tq_step(&q, 1.0), "");
+	CHECK_INT(q.pool.ngroups, 0);
+	tq_add(&q, 0.9, 2.0);
+	CHECK_STR(tq_step(&q, 2.0), "");
+	CHECK_INT(q.pool.ngroups, 1);
+	CHECK_NEAR(q.groups[0].q, 0.8, 1e-12);
+	CHECK_NEAR(q.groups[0].finalize_at, 10.0, 1e-9);
+	tq_add(&q, 0.2, 3.0);
+	CHECK_STR(tq_step(&q, 3.0), "");
+	CHECK_NEAR(q.groups[0].q, 0.4, 1e-12);
+	CHECK_NEAR(q.groups[0].finalize_at, 7.0, 1e-9);
+	CHECK_INT(q.tickets[tq_find(&q, 0.9)].group, -1);
+	tq_add(&q, 0.45, 4.0);
+	CHECK_STR(tq_step(&q, 4.0), "");
+	CHECK_NEAR(q.groups[0].q, 0.3, 1e-12);
+	CHECK_NEAR(q.groups[0].formed_at, 4.0, 1e-12);
+	CHECK_NEAR(q.groups[0].finalize_at, 7.0, 1e-9);
+	CHECK_INT(q.tickets[tq_find(&q, 0.1)].group, -1);
+	CHECK_INT(q.tickets[tq_find(&q, 0.9)].group, -1);
+	CHECK_INT(q.tickets[tq_find(&q, 0.2)].group, 0);
+	CHECK_INT(q.tickets[tq_find(&q, 0.45)].group, 0);
+	CHECK_INT(q.tickets[tq_find(&q, 0.5)].group, 0);
+	CHECK_STR(tq_step(&q, 6.9), "");
+	CHECK_STR(tq_step(&q, 7.0 + 1e-9), "{0.2,0.45,0.5}");
+	CHECK_STR(tq_step(&q, 30.0), "x0.1");
+	CHECK_STR(tq_step(&q, 32.0), "x0.9");
+
+	/*
+	 * All at once: 0.8 (oldest) can only form {0.35, 0.4, 0.8}; 0.1
+	 * replaces 0.8 in it (0.3 < 0.45); 0.3 then replaces 0.1 (0.1 < 0.3).
+	 */
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.8, 0.0);
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.3, 0.0);
+	tq_add(&q, 0.35, 0.0);
+	tq_add(&q, 0.4, 0.0);
+	CHECK_STR(tq_step(&q, 0.0), "");
+	CHECK_INT(q.pool.ngroups, 1);
+	CHECK_INT(q.tickets[0].group, -1);
+	CHECK_INT(q.tickets[1].group, -1);
+	CHECK_INT(q.tickets[2].group, 0);
+	CHECK_INT(q.tickets[3].group, 0);
+	CHECK_INT(q.tickets[4].group, 0);
+	CHECK_NEAR(q.groups[0].q, 0.1, 1e-12);
+	CHECK_STR(tq_step(&q, 1.1), "{0.3,0.35,0.4}");
+
+	/* timed-out ungrouped tickets gather, bots fill the game */
+	cfg.on_timeout = MM_TIMEOUT_BOTS;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.9, 0.5);
+	CHECK_STR(tq_step(&q, 29.0), "");
+	CHECK_STR(tq_step(&q, 30.5), "{0.1,0.9+1b}");
+}
+
+/* difference_wait: a group that lost a member (cancelled) is dissolved. */
+void
+test_diffwait_dissolve(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 30.0, MM_TIMEOUT_EXPIRE);
+	TestQueue	q;
+
+	cfg.wait_factor = 10.0;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.9, 0.0);
+	CHECK_STR(tq_step(&q, 0.0), "");
+	CHECK_INT(q.pool.ngroups, 1);
+	CHECK_INT(q.tickets[0].group, 0);
+	CHECK_INT(q.tickets[1].group, 0);
+	CHECK_INT(q.tickets[2].group, -1);
+	/* cancel 0.1 by hand */
+	q.tickets[0] = q.tickets[1];
+	q.tickets[1] = q.tickets[2];
+	q.pool.ntickets = 2;
+	CHECK_STR(tq_step(&q, 1.0), "");
+	CHECK_INT(q.pool.ngroups, 1);
+	CHECK_INT(q.tickets[0].group, 0);
+	CHECK_INT(q.tickets[1].group, 0);
+	CHECK_NEAR(q.groups[0].q, 0.4, 1e-12);
+	CHECK_NEAR(q.groups[0].formed_at, 1.0, 1e-12);
+
+	/* a group index out of range is refused */
+	q.tickets[1].group = 5;
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 2.0, &q.res), MM_ERR_ARGUMENT);
+}
+
+/* mm_next_deadline for each kind of queue. */
+void
+test_next_deadline(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_GREEDY, 2, 1, 10.0, MM_TIMEOUT_BOTS);
+	TestQueue	q;
+
+	tq_init(&q, &cfg);
+	CHECK(isinf(mm_next_deadline(&cfg, &q.pool)));
+	tq_add(&q, 0.3, 3.0);
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 13.0, 0);
+	tq_add(&q, 0.4, 5.0);
+	cfg.algorithm = MM_ALGO_MULTI_QUEUE;
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 13.0, 0);
+
+	/* difference_wait: ungrouped timeouts and group finalisations */
+	cfg = make_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 10.0, MM_TIMEOUT_BOTS);
+	cfg.wait_factor = 20.0;
+	q.cfg = cfg;
+	q.pool.ntickets = 0;
+	tq_add(&q, 0.3, 3.0);
+	tq_add(&q, 0.4, 5.0);
+	tq_add(&q, 0.9, 6.0);
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 13.0, 0);
+	CHECK_STR(tq_step(&q, 6.0), "");
+	/* {0.3, 0.4}: 6 + 20 * 0.1 = 8; 0.9 ungrouped: 16 */
+	CHECK_INT(q.pool.ngroups, 1);
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 8.0, 1e-9);
+	CHECK_STR(tq_step(&q, 8.0 + 1e-9), "{0.3,0.4}");
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 16.0, 0);
+}
+
+/* mm_pool_compact drops matched and expired tickets, keeping order. */
+void
+test_pool_compact(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 10.0, MM_TIMEOUT_EXPIRE);
+	TestQueue	q;
+
+	tq_init(&q, &cfg);
+	for (int i = 0; i < 6; i++)
+		tq_add(&q, 0.1 * (i + 1), (double) i);
+	q.tickets[4].group = 0;
+	q.tickets[5].group = 0;
+	q.pool.ngroups = 1;
+	q.res.nmatches = 1;
+	q.matches[0].first = 0;
+	q.matches[0].nmembers = 2;
+	q.matches[0].bots = 0;
+	q.members[0] = 1;
+	q.members[1] = 3;
+	q.res.nexpired = 1;
+	q.expired[0] = 0;
+	mm_pool_compact(&q.pool, &q.res);
+	CHECK_INT(q.pool.ntickets, 3);
+	CHECK_INT(q.tickets[0].id, 3);
+	CHECK_INT(q.tickets[1].id, 5);
+	CHECK_INT(q.tickets[2].id, 6);
+	CHECK_INT(q.tickets[0].group, -1);
+	CHECK_INT(q.tickets[1].group, 0);
+	CHECK_INT(q.tickets[2].group, 0);
+	CHECK_INT(q.pool.ngroups, 1);
+
+	/* an empty result changes nothing */
+	q.res.nmatches = 0;
+	q.res.nexpired = 0;
+	mm_pool_compact(&q.pool, &q.res);
+	CHECK_INT(q.pool.ntickets, 3);
+}
+
+/* mm_step refuses pools that break its assumptions. */
+void
+test_step_invalid(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_GREEDY, 2, 1, 10.0, MM_TIMEOUT_BOTS);
+	TestQueue	q;
+
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.3, 5.0);
+	tq_add(&q, 0.4, 3.0);		/* out of order */
+	CHECK_STR(tq_step(&q, 6.0), "error 1");
+	tq_init(&q, &cfg);
+	tq_add(&q, 1.5, 5.0);		/* not normalised */
+	CHECK_STR(tq_step(&q, 6.0), "error 1");
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 5.0);
+	CHECK_STR(tq_step(&q, NAN), "error 1");
+	q.cfg.teams = 0;
+	CHECK_STR(tq_step(&q, 6.0), "error 1");
+	CHECK_INT(mm_step(&cfg, NULL, 1.0, &q.res), MM_ERR_ARGUMENT);
+	CHECK_INT(mm_step(&cfg, &q.pool, 1.0, NULL), MM_ERR_ARGUMENT);
+
+	/* an empty pool is fine */
+	tq_init(&q, &cfg);
+	CHECK_STR(tq_step(&q, 1.0), "");
+}

@@ -1,0 +1,553 @@
+/*
+ * test_sim.c
+ *		Tests of the virtual-time simulator: small streams with known
+ *		outcomes, the expected costs of Schlup's section 5 on long Poisson
+ *		streams, invariants over every algorithm, determinism, and a fuzz
+ *		test of mm_step driven at irregular times as a live queue would be.
+ */
+#include "mm_test.h"
+#include "tests.h"
+#include "../../src/core/mm_core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A splitmix64 generator: all the randomness of these tests, fixed seeds. */
+typedef struct TestRng
+{
+	uint64_t	state;
+} TestRng;
+
+/* Next 64 random bits. */
+static uint64_t
+rng_next(TestRng *r)
+{
+	uint64_t	z = (r->state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1). */
+static double
+rng_unit(TestRng *r)
+{
+	return (double) (rng_next(r) >> 11) / 9007199254740992.0;
+}
+
+/*
+ * n Poisson arrivals at rate per second (exponential gaps) with uniform
+ * ratings, ids 1..n.  The caller frees the array.
+ */
+static MMArrival *
+make_stream(int n, double rate, uint64_t seed)
+{
+	MMArrival  *a = malloc(sizeof(MMArrival) * (size_t) (n > 0 ? n : 1));
+	TestRng		r = {seed};
+	double		t = 0.0;
+
+	if (a == NULL)
+		return NULL;
+	for (int i = 0; i < n; i++)
+	{
+		t += -log(1.0 - rng_unit(&r)) / rate;
+		a[i].id = i + 1;
+		a[i].arrival = t;
+		a[i].rating = rng_unit(&r);
+	}
+	return a;
+}
+
+/* A configuration with the fields the tests vary. */
+static MMConfig
+sim_cfg(MMAlgorithm algo, int teams, int team_size, double max_wait,
+		MMTimeout on_timeout)
+{
+	MMConfig	cfg;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.algorithm = algo;
+	cfg.teams = teams;
+	cfg.team_size = team_size;
+	cfg.max_wait = max_wait;
+	cfg.on_timeout = on_timeout;
+	return cfg;
+}
+
+/* Small streams whose every outcome is known. */
+void
+test_sim_small(void)
+{
+	MMConfig	cfg = sim_cfg(MM_ALGO_GREEDY, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	MMArrival	a[8] = {{1, 0.1, 0.0}, {2, 0.2, 1.0}, {3, 0.3, 2.0}};
+	MMOutcome	o[8];
+	MMSimSummary s;
+
+	/* greedy: a pair at t=1, then 0.3 with a bot at its timeout, t=7 */
+	CHECK_INT(mm_simulate(&cfg, a, 3, o, &s), MM_OK);
+	CHECK_INT(o[0].match_no, 1);
+	CHECK_INT(o[1].match_no, 1);
+	CHECK_INT(o[2].match_no, 2);
+	CHECK_NEAR(o[0].matched_at, 1.0, 0);
+	CHECK_NEAR(o[2].matched_at, 7.0, 0);
+	CHECK_INT(o[0].team, 1);
+	CHECK_INT(o[1].team, 2);
+	CHECK_INT(o[2].team, 1);
+	CHECK_INT(s.players, 3);
+	CHECK_INT(s.games, 2);
+	CHECK_INT(s.bots, 1);
+	CHECK_INT(s.expired, 0);
+	/* {0.1, 0.2}: 2 * 0.1 + 1/5; {0.3, bot}: 2 + 1 + 1 */
+	CHECK_NEAR(s.criteria_cost, 0.2 + 2.0, 1e-12);
+	CHECK_NEAR(s.wait_cost, 0.2 + 2.0, 1e-12);
+	CHECK_NEAR(s.cost, 4.4, 1e-12);
+	CHECK_NEAR(s.mean_wait, (1.0 + 0.0 + 5.0) / 3, 1e-12);
+	CHECK_NEAR(s.max_wait, 5.0, 0);
+
+	/* expire instead: 0.3 leaves at 7 unmatched */
+	cfg.on_timeout = MM_TIMEOUT_EXPIRE;
+	CHECK_INT(mm_simulate(&cfg, a, 3, o, &s), MM_OK);
+	CHECK_INT(o[2].match_no, 0);
+	CHECK_INT(o[2].team, 0);
+	CHECK_NEAR(o[2].matched_at, 7.0, 0);
+	CHECK_INT(s.games, 1);
+	CHECK_INT(s.expired, 1);
+	CHECK_INT(s.bots, 0);
+
+	/* periodic, batch 8: the 1-second example */
+	{
+		double		r[] = {0.1, 0.9, 0.2, 0.8, 0.3, 0.7, 0.4, 0.6};
+
+		cfg = sim_cfg(MM_ALGO_PERIODIC, 2, 1, 100.0, MM_TIMEOUT_BOTS);
+		cfg.batch = 8;
+		for (int i = 0; i < 8; i++)
+		{
+			a[i].id = i + 1;
+			a[i].rating = r[i];
+			a[i].arrival = i;
+		}
+		CHECK_INT(mm_simulate(&cfg, a, 8, o, &s), MM_OK);
+		CHECK_INT(s.games, 4);
+		CHECK_INT(o[0].match_no, 1);	/* 0.1 */
+		CHECK_INT(o[2].match_no, 1);	/* 0.2 */
+		CHECK_INT(o[4].match_no, 2);	/* 0.3 */
+		CHECK_INT(o[6].match_no, 2);	/* 0.4 */
+		CHECK_INT(o[7].match_no, 3);	/* 0.6 */
+		CHECK_INT(o[5].match_no, 3);	/* 0.7 */
+		CHECK_INT(o[3].match_no, 4);	/* 0.8 */
+		CHECK_INT(o[1].match_no, 4);	/* 0.9 */
+		for (int i = 0; i < 8; i++)
+			CHECK_NEAR(o[i].matched_at, 7.0, 0);
+	}
+
+	/* difference_wait: the group is final at its deadline 2.5, not later */
+	cfg = sim_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 30.0, MM_TIMEOUT_EXPIRE);
+	cfg.wait_factor = 10.0;
+	a[0] = (MMArrival) {1, 0.5, 0.0};
+	a[1] = (MMArrival) {2, 0.9, 1.0};
+	a[2] = (MMArrival) {3, 0.55, 2.0};
+	CHECK_INT(mm_simulate(&cfg, a, 3, o, &s), MM_OK);
+	CHECK_INT(o[0].match_no, 1);
+	CHECK_INT(o[2].match_no, 1);
+	CHECK_NEAR(o[0].matched_at, 2.5, 1e-9);
+	CHECK_INT(o[1].match_no, 0);
+	CHECK_NEAR(o[1].matched_at, 31.0, 0);
+	CHECK_INT(s.expired, 1);
+
+	/* nothing at all */
+	CHECK_INT(mm_simulate(&cfg, a, 0, NULL, &s), MM_OK);
+	CHECK_INT(s.players, 0);
+	CHECK_INT(s.games, 0);
+
+	/* unsorted arrivals are refused */
+	a[0].arrival = 5.0;
+	CHECK_INT(mm_simulate(&cfg, a, 3, o, &s), MM_ERR_ARGUMENT);
+	CHECK_INT(mm_simulate(NULL, a, 3, o, &s), MM_ERR_ARGUMENT);
+}
+
+/*
+ * Check the outcomes of a simulation: everyone matched exactly once or
+ * expired, no game over k players or a team over team_size, a game's
+ * members leave together, nobody waits beyond max_wait (steps run at every
+ * deadline), and the summary adds up.
+ */
+static void
+check_outcomes(const MMConfig *cfg, const MMArrival *a, int n,
+			   const MMOutcome *o, const MMSimSummary *s)
+{
+	int			k = mm_config_k(cfg);
+	int		   *members = calloc((size_t) s->games + 1, sizeof(int));
+	int		   *teamcount = calloc(((size_t) s->games + 1) * cfg->teams, sizeof(int));
+	double	   *when = calloc((size_t) s->games + 1, sizeof(double));
+	int64_t		matched = 0;
+	int64_t		expired = 0;
+	double		wsum = 0.0;
+	double		wmax = 0.0;
+	int			bad = 0;
+
+	if (!members || !teamcount || !when)
+	{
+		CHECK(!"out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		double		w = o[i].matched_at - a[i].arrival;
+
+		if (!(w >= 0 && w <= cfg->max_wait + 1e-9))
+			bad++;
+		wsum += w;
+		if (w > wmax)
+			wmax = w;
+		if (o[i].match_no == 0)
+		{
+			expired++;
+			if (o[i].team != 0)
+				bad++;
+			continue;
+		}
+		if (o[i].match_no < 1 || o[i].match_no > s->games ||
+			o[i].team < 1 || o[i].team > cfg->teams)
+		{
+			bad++;
+			continue;
+		}
+		matched++;
+		if (members[o[i].match_no]++ == 0)
+			when[o[i].match_no] = o[i].matched_at;
+		else if (when[o[i].match_no] != o[i].matched_at)
+			bad++;
+		if (++teamcount[o[i].match_no * cfg->teams + o[i].team - 1] > cfg->team_size)
+			bad++;
+	}
+	for (int64_t g = 1; g <= s->games; g++)
+		if (members[g] < 1 || members[g] > k)
+			bad++;
+	CHECK_INT(bad, 0);
+	CHECK_INT(s->players, n);
+	CHECK_INT(s->expired, expired);
+	CHECK_INT(matched + expired, n);
+	/* every game has nmembers + bots = k */
+	CHECK_INT(s->bots, s->games * k - matched);
+	if (cfg->on_timeout == MM_TIMEOUT_EXPIRE)
+		CHECK_INT(s->bots, 0);
+	else
+		CHECK_INT(s->expired, 0);
+	CHECK_NEAR(s->mean_wait, n > 0 ? wsum / n : 0.0, 1e-9);
+	CHECK_NEAR(s->max_wait, wmax, 1e-12);
+	CHECK(s->max_wait <= cfg->max_wait + 1e-9);
+	CHECK_NEAR(s->cost, s->criteria_cost + s->wait_cost, 1e-6);
+out:
+	free(members);
+	free(teamcount);
+	free(when);
+}
+
+/* Every algorithm, both timeout policies, several shapes: invariants hold. */
+void
+test_sim_invariants(void)
+{
+	static const int shapes[][2] = {{2, 1}, {2, 2}, {3, 1}, {1, 3}, {2, 5}};
+	static const double rates[] = {0.5, 10.0};
+	int			n = 3000;
+
+	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_DIFFERENCE_WAIT; algo++)
+		for (int tmo = 0; tmo < 2; tmo++)
+			for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
+				for (size_t ri = 0; ri < sizeof(rates) / sizeof(rates[0]); ri++)
+				{
+					MMConfig	cfg = sim_cfg((MMAlgorithm) algo, shapes[sh][0],
+											  shapes[sh][1], 5.0, (MMTimeout) tmo);
+					MMArrival  *a = make_stream(n, rates[ri], 1000 + sh * 10 + ri);
+					MMOutcome  *o = malloc(sizeof(MMOutcome) * n);
+					MMSimSummary s;
+
+					cfg.wait_factor = 5.0;
+					cfg.arrival_rate = rates[ri];	/* auto batch and ranges */
+					if (a == NULL || o == NULL)
+					{
+						CHECK(!"out of memory");
+						free(a);
+						free(o);
+						return;
+					}
+					CHECK_INT(mm_simulate(&cfg, a, n, o, &s), MM_OK);
+					check_outcomes(&cfg, a, n, o, &s);
+					free(a);
+					free(o);
+				}
+}
+
+/* The same input gives the same output, and the summary may be NULL. */
+void
+test_sim_deterministic(void)
+{
+	int			n = 20000;
+	MMArrival  *a = make_stream(n, 10.0, 7);
+	MMOutcome  *o1 = malloc(sizeof(MMOutcome) * n);
+	MMOutcome  *o2 = malloc(sizeof(MMOutcome) * n);
+
+	if (a == NULL || o1 == NULL || o2 == NULL)
+	{
+		CHECK(!"out of memory");
+		goto out;
+	}
+	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_DIFFERENCE_WAIT; algo++)
+	{
+		MMConfig	cfg = sim_cfg((MMAlgorithm) algo, 2, 2, 5.0, MM_TIMEOUT_BOTS);
+		MMSimSummary s1;
+		MMSimSummary s2;
+
+		cfg.batch = 8;
+		cfg.ranges = 3;
+		cfg.wait_factor = 4.0;
+		CHECK_INT(mm_simulate(&cfg, a, n, o1, &s1), MM_OK);
+		CHECK_INT(mm_simulate(&cfg, a, n, o2, &s2), MM_OK);
+		/* field by field: MMOutcome has padding */
+		{
+			int			diff = 0;
+
+			for (int i = 0; i < n; i++)
+				if (o1[i].match_no != o2[i].match_no || o1[i].team != o2[i].team ||
+					o1[i].matched_at != o2[i].matched_at)
+					diff++;
+			CHECK_INT(diff, 0);
+		}
+		CHECK(s1.games == s2.games && s1.bots == s2.bots &&
+			  s1.expired == s2.expired && s1.cost == s2.cost &&
+			  s1.criteria_cost == s2.criteria_cost &&
+			  s1.wait_cost == s2.wait_cost && s1.mean_wait == s2.mean_wait &&
+			  s1.max_wait == s2.max_wait);
+		CHECK_INT(mm_simulate(&cfg, a, n, NULL, NULL), MM_OK);
+	}
+out:
+	free(a);
+	free(o1);
+	free(o2);
+}
+
+/* Simulate 200,000 Poisson arrivals at 10/s; returns the cost per game. */
+static double
+sim_cost_per_game(const MMConfig *cfg, MMSimSummary *s)
+{
+	int			n = 200000;
+	MMArrival  *a = make_stream(n, 10.0, 42);
+	double		c = NAN;
+
+	if (a == NULL)
+		return NAN;
+	if (mm_simulate(cfg, a, n, NULL, s) == MM_OK && s->games > 0)
+		c = s->cost / s->games;
+	free(a);
+	return c;
+}
+
+/* Periodic, k = 2, n = 8, a = 10, max_wait = 5: eq. 5 gives 0.362. */
+void
+test_sim_periodic_cost(void)
+{
+	MMConfig	cfg = sim_cfg(MM_ALGO_PERIODIC, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	MMSimSummary s;
+	double		eq5 = 2.0 / 9.0 + 2.0 * 7.0 / (2.0 * 10.0 * 5.0);
+	double		c;
+
+	cfg.batch = 8;
+	c = sim_cost_per_game(&cfg, &s);
+	printf("     periodic n=8: %.4f per game (criteria %.4f, wait %.4f; eq. 5: %.4f), %lld bots\n",
+		   c, s.criteria_cost / s.games, s.wait_cost / s.games, eq5,
+		   (long long) s.bots);
+	CHECK_NEAR(c, eq5, 0.03 * eq5);
+
+	cfg.batch = 10;
+	c = sim_cost_per_game(&cfg, &s);
+	printf("     periodic n=10: %.4f per game (eq. 5: %.4f)\n",
+		   c, 2.0 / 11.0 + 2.0 * 9.0 / 100.0);
+	CHECK_NEAR(c, 2.0 / 11.0 + 2.0 * 9.0 / 100.0, 0.03 * 0.3618);
+}
+
+/* Multi-queue, k = 2, r = 6, a = 10, max_wait = 5: eq. 7 gives 0.231. */
+void
+test_sim_multi_queue_cost(void)
+{
+	MMConfig	cfg = sim_cfg(MM_ALGO_MULTI_QUEUE, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	MMSimSummary s;
+	double		eq7 = 2.0 / (6.0 * 3.0) + 6.0 * 2.0 / (2.0 * 10.0 * 5.0);
+	double		c;
+
+	cfg.ranges = 6;
+	c = sim_cost_per_game(&cfg, &s);
+	printf("     multi_queue r=6: %.4f per game (criteria %.4f, wait %.4f; eq. 7: %.4f), %lld bots\n",
+		   c, s.criteria_cost / s.games, s.wait_cost / s.games, eq7,
+		   (long long) s.bots);
+	CHECK_NEAR(c, eq7, 0.03 * eq7);
+
+	/* for reference: greedy (eq. 2) and difference_wait */
+	cfg = sim_cfg(MM_ALGO_GREEDY, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	c = sim_cost_per_game(&cfg, &s);
+	printf("     greedy: %.4f per game (eq. 2: %.4f)\n", c,
+		   2.0 / 3.0 + 2.0 / 100.0);
+	CHECK_NEAR(c, 2.0 / 3.0 + 2.0 / 100.0, 0.03 * 0.6867);
+	cfg = sim_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	for (int wf = 1; wf <= 16; wf *= 2)
+	{
+		cfg.wait_factor = wf;
+		c = sim_cost_per_game(&cfg, &s);
+		printf("     difference_wait f_wait=%d: %.4f per game (criteria %.4f, wait %.4f)\n",
+			   wf, c, s.criteria_cost / s.games, s.wait_cost / s.games);
+		CHECK(c > 0 && c < 0.6867);
+	}
+}
+
+/*
+ * Drive mm_step as a live queue would: arrivals in bursts, steps on a
+ * coarse tick (so late), and check after every step that each match has
+ * nmembers + bots = k, nobody is matched twice or both matched and
+ * expired, the matched and expired left the pool, and difference_wait's
+ * groups are consistent (exactly k members each, not yet due).
+ */
+void
+test_step_fuzz(void)
+{
+	enum
+	{
+		CAP = 512
+	};
+	static MMTicket tickets[CAP];
+	static MMGroup groups[CAP];
+	static MMMatch matches[CAP];
+	static int	members[CAP];
+	static int	teams[CAP];
+	static int	expired[CAP];
+	static unsigned char seen[CAP];
+	static const int shapes[][2] = {{2, 1}, {2, 2}, {3, 1}, {4, 2}};
+
+	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_DIFFERENCE_WAIT; algo++)
+		for (int tmo = 0; tmo < 2; tmo++)
+			for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
+			{
+				MMConfig	cfg = sim_cfg((MMAlgorithm) algo, shapes[sh][0],
+										  shapes[sh][1], 6.0, (MMTimeout) tmo);
+				int			k = mm_config_k(&cfg);
+				MMPool		pool = {tickets, 0, groups, 0, CAP};
+				MMResult	res = {matches, 0, members, teams, expired, 0};
+				TestRng		r = {(uint64_t) (algo * 100 + tmo * 10 + sh)};
+				double		now = 0.0;
+				int64_t		id = 1;
+				int64_t		in = 0;
+				int64_t		out = 0;
+				int			bad = 0;
+
+				cfg.batch = 2 * k;
+				cfg.ranges = 4;
+				cfg.wait_factor = 3.0;
+				for (int tick = 0; tick < 600 || pool.ntickets > 0; tick++)
+				{
+					int			before;
+					int			burst = tick < 600 ? (int) (rng_next(&r) % 5) : 0;
+
+					now += 0.1 + rng_unit(&r) * 2.0;
+					for (int b = 0; b < burst && pool.ntickets < CAP; b++)
+					{
+						MMTicket   *t = &tickets[pool.ntickets++];
+
+						t->id = id++;
+						t->rating = rng_unit(&r);
+						/* arrived during the tick; same time for a burst */
+						t->arrival = now - 0.05;
+						t->group = -1;
+						in++;
+					}
+					if (mm_step(&cfg, &pool, now, &res) != MM_OK)
+					{
+						bad++;
+						break;
+					}
+					memset(seen, 0, sizeof(seen));
+					for (int j = 0; j < res.nmatches; j++)
+					{
+						const MMMatch *m = &res.matches[j];
+
+						if (m->nmembers < 1 || m->bots < 0 || m->nmembers + m->bots != k)
+							bad++;
+						if (j > 0 && m->first != res.matches[j - 1].first + res.matches[j - 1].nmembers)
+							bad++;
+						for (int i = 0; i < m->nmembers; i++)
+						{
+							int			x = members[m->first + i];
+
+							if (x < 0 || x >= pool.ntickets || seen[x]++)
+								bad++;
+							if (teams[m->first + i] < 1 || teams[m->first + i] > cfg.teams)
+								bad++;
+						}
+						if (!isfinite(m->cost.total))
+							bad++;
+					}
+					for (int j = 0; j < res.nexpired; j++)
+					{
+						int			x = expired[j];
+
+						if (x < 0 || x >= pool.ntickets || seen[x]++)
+							bad++;
+						/* only timed-out tickets expire */
+						else if (now < tickets[x].arrival + cfg.max_wait)
+							bad++;
+					}
+					/* nobody left behind past max_wait */
+					for (int i = 0; i < pool.ntickets; i++)
+					{
+						if (!seen[i] && now >= tickets[i].arrival + cfg.max_wait &&
+							(algo != MM_ALGO_DIFFERENCE_WAIT || tickets[i].group < 0))
+							bad++;
+						if (seen[i] && tickets[i].group != -1 &&
+							algo == MM_ALGO_DIFFERENCE_WAIT)
+							bad++;
+					}
+					before = pool.ntickets;
+					mm_pool_compact(&pool, &res);
+					{
+						int			gone = before - pool.ntickets;
+						int			decided = res.nexpired;
+
+						for (int j = 0; j < res.nmatches; j++)
+							decided += res.matches[j].nmembers;
+						if (gone != decided)
+							bad++;
+						out += gone;
+					}
+					if (algo == MM_ALGO_DIFFERENCE_WAIT)
+					{
+						int			cnt[CAP] = {0};
+
+						for (int i = 0; i < pool.ntickets; i++)
+						{
+							int			g = tickets[i].group;
+
+							if (g >= pool.ngroups || g < -1)
+								bad++;
+							else if (g >= 0)
+								cnt[g]++;
+						}
+						for (int g = 0; g < pool.ngroups; g++)
+						{
+							if (cnt[g] != k || !(groups[g].finalize_at > now))
+								bad++;
+							if (groups[g].finalize_at >
+								groups[g].formed_at + cfg.wait_factor * groups[g].q + 1e-9)
+								bad++;
+						}
+					}
+					if (tick > 5000)
+					{
+						bad++;		/* the pool never empties */
+						break;
+					}
+				}
+				if (bad)
+					fprintf(stderr, "step_fuzz: algo %d timeout %d shape %zu\n",
+							algo, tmo, sh);
+				CHECK_INT(bad, 0);
+				CHECK_INT(in, out);
+			}
+}
