@@ -1,18 +1,22 @@
 # matchmaker: PGXS build
 EXTENSION = matchmaker
 MODULE_big = matchmaker
-CORE_OBJS = src/core/mm_cost.o
-OBJS = src/matchmaker.o src/queue.o src/ticket.o src/cost.o $(CORE_OBJS)
+CORE_OBJS = $(patsubst %.c,%.o,$(wildcard src/core/*.c))
+OBJS = src/matchmaker.o src/queue.o src/ticket.o src/cost.o src/tick.o src/worker.o $(CORE_OBJS)
 DATA = $(wildcard sql/matchmaker--*.sql)
 PGFILEDESC = "matchmaker - game matchmaking inside PostgreSQL"
 
-REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost dump_config
+REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick dump_config
 REGRESS_OPTS = --load-extension=matchmaker
+ISOLATION = tick_cancel tick_tick
+ISOLATION_OPTS = --inputdir=test
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
 
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
-EXTRA_CLEAN = results output_iso test/core/test_core src/core/*.o
+EXTRA_CLEAN = results output_iso tmp_check log test/core/test_core test/core/test_core_vg src/core/*.o src/core/*.bc
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -21,9 +25,15 @@ include $(PGXS)
 CORE_SRCS = $(wildcard src/core/*.c)
 CORE_TEST_SRCS = $(wildcard test/core/*.c)
 CORE_TEST_CFLAGS ?= -O2 -g
-test/core/test_core: $(CORE_SRCS) $(CORE_TEST_SRCS) src/core/mm_core.h test/core/*.h
+test/core/test_core: $(CORE_SRCS) $(CORE_TEST_SRCS) src/core/*.h test/core/*.h
 	$(CC) -std=gnu99 -Wall -Wextra -Werror $(CORE_TEST_CFLAGS) -o $@ $(CORE_TEST_SRCS) $(CORE_SRCS) -lm
 
 .PHONY: core-check
 core-check: test/core/test_core
 	test/core/test_core
+
+# The core's unit tests under valgrind (unoptimised build, leaks are errors).
+.PHONY: core-valgrind
+core-valgrind: $(CORE_SRCS) $(CORE_TEST_SRCS)
+	$(CC) -std=gnu99 -Wall -Wextra -Werror -O0 -g -o test/core/test_core_vg $(CORE_TEST_SRCS) $(CORE_SRCS) -lm
+	valgrind -q --leak-check=full --error-exitcode=1 test/core/test_core_vg

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Run every test of matchmaker: the core's unit tests (also under
-# AddressSanitizer and UndefinedBehaviorSanitizer), then the pg_regress
-# and isolation suites against a throw-away cluster.  Installs what it needs.
-# Exits non-zero when any test fails.
+# AddressSanitizer and UndefinedBehaviorSanitizer, and under valgrind), then the pg_regress,
+# isolation and TAP suites and a dump/restore test against throw-away
+# clusters run by a non-root user.  Installs what it needs.  Prints
+# "N passed, N failed" (one count per suite) and exits non-zero when any
+# test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
@@ -28,15 +30,35 @@ suite() {
 suite "core unit tests" make -s PG_CONFIG="$PG_CONFIG" core-check
 suite "core unit tests with sanitizers" make -s -B PG_CONFIG="$PG_CONFIG" core-check \
 	CORE_TEST_CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all"
+suite "core unit tests under valgrind" make -s PG_CONFIG="$PG_CONFIG" core-valgrind
 
+# The server tests write their outputs next to the sources and start
+# servers, which must not run as root: as root, run them as postgres in a
+# copy of the tree.
+work=$PWD
+if [ "$(id -u)" -eq 0 ]; then
+	work=$(mktemp -d /tmp/matchmaker-tests.XXXXXX)
+	cp -a . "$work/tree"
+	work="$work/tree"
+	chown -R postgres "$(dirname "$work")"
+fi
 mm_start_cluster
-suite "regression and isolation tests" make -s PG_CONFIG="$PG_CONFIG" installcheck
-if [ "$failed" -ne 0 ] && [ -f regression.diffs ]; then
+suite "regression, isolation and TAP tests" \
+	mm_as_server_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
+	make -s -C "$work" PG_CONFIG="$PG_CONFIG" installcheck
+if [ -f "$work/regression.diffs" ]; then
 	echo "== differences:"
-	cat regression.diffs
+	cat "$work/regression.diffs"
+fi
+if [ -f "$work/output_iso/regression.diffs" ]; then
+	echo "== isolation differences:"
+	cat "$work/output_iso/regression.diffs"
 fi
 suite "dump and restore" bash test/dump_restore.sh
 mm_stop_cluster
+if [ "$work" != "$PWD" ] && [ "${MM_KEEP:-0}" != 1 ]; then
+	rm -rf "$(dirname "$work")"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -59,10 +59,28 @@ CREATE UNIQUE INDEX tickets_waiting ON matchmaker.tickets (queue, player) WHERE 
 CREATE INDEX tickets_match ON matchmaker.tickets (match_id) WHERE match_id IS NOT NULL;
 COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, matched, cancelled or expired.';
 
--- Keep queues, tickets and matches (and their id sequences) in pg_dump output.
+-- difference_wait's provisional groups: tick rewrites a queue's rows each time
+-- it runs.  Times are those of the tick that formed the group.
+CREATE TABLE matchmaker.provisional_groups (
+    queue       text NOT NULL,
+    tickets     bigint[] NOT NULL,
+    q           float8 NOT NULL,
+    formed_at   timestamptz NOT NULL,
+    finalize_at timestamptz NOT NULL
+);
+CREATE INDEX provisional_groups_queue ON matchmaker.provisional_groups (queue);
+COMMENT ON TABLE matchmaker.provisional_groups IS 'difference_wait provisional groups, as the last tick left them.';
+
+CREATE VIEW matchmaker.provisional AS
+    SELECT queue, tickets, q, formed_at, finalize_at
+    FROM matchmaker.provisional_groups;
+COMMENT ON VIEW matchmaker.provisional IS 'difference_wait provisional groups: their tickets, rating spread q and when they become final.';
+
+-- Keep queues, tickets, matches and provisional groups (and the id sequences) in pg_dump output.
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.queues', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.tickets', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.provisional_groups', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.tickets_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches_id_seq', '');
 
@@ -125,3 +143,9 @@ RETURNS float8
 AS 'MODULE_PATHNAME', 'mm_match_cost'
 LANGUAGE C STABLE;
 COMMENT ON FUNCTION matchmaker.match_cost IS 'Cost of one game in a queue (Schlup eq. 1): rating spread plus waits.';
+
+CREATE FUNCTION matchmaker.tick(queue text, now timestamptz DEFAULT pg_catalog.clock_timestamp())
+RETURNS integer
+AS 'MODULE_PATHNAME', 'mm_tick'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.tick IS 'Run a queue''s algorithm on its waiting tickets at time now; returns the number of matches made.';

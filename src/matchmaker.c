@@ -14,10 +14,11 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-/* Module load. */
+/* Module load: settings, and the worker when preloaded. */
 void
 _PG_init(void)
 {
+	mm_worker_init();
 }
 
 /* Raise the error for a NULL argument that must not be NULL. */

@@ -36,6 +36,13 @@ extern bool mm_load_queue(const char *name, bool lock, MMQueue *queue);
 extern MMQueue *mm_get_queue(text *name, bool lock);
 extern double mm_interval_seconds(const Interval *iv);
 
+/* worker.c */
+extern void mm_worker_init(void);
+extern void mm_wake_on_commit(const char *queue);
+
+/* tick.c */
+extern int	mm_tick_queue(const char *name, TimestampTz now);
+
 /* matchmaker.c */
 extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname);

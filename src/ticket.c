@@ -125,11 +125,10 @@ mm_enqueue(PG_FUNCTION_ARGS)
 
 		if (SPI_execute_plan(insert_plan, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "could not insert ticket");
-		if (SPI_processed == 0)
-		{
-			if (SPI_execute_plan(existing_plan, values, NULL, false, 1) != SPI_OK_SELECT)
-				elog(ERROR, "could not look up the waiting ticket");
-		}
+		if (SPI_processed > 0)
+			mm_wake_on_commit(queue_name);
+		else if (SPI_execute_plan(existing_plan, values, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not look up the waiting ticket");
 		if (SPI_processed > 0)
 		{
 			id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -150,40 +149,52 @@ mm_enqueue(PG_FUNCTION_ARGS)
  * matchmaker.cancel(ticket): end a waiting ticket as cancelled.  Returns
  * false when the ticket is no longer waiting (matched, expired or already
  * cancelled); a ticket id that never existed is an error.
+ *
+ * The ticket's queue row is locked FOR KEY SHARE first: a tick of that
+ * queue holds it FOR UPDATE, so a cancel waits for a running tick (and then
+ * finds the ticket matched) or the tick waits for the cancel (and then
+ * does not see the ticket waiting).
  */
 Datum
 mm_cancel(PG_FUNCTION_ARGS)
 {
+	static SPIPlanPtr lock_plan;
 	static SPIPlanPtr cancel_plan;
-	static SPIPlanPtr exists_plan;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	bool		cancelled;
+	bool		isnull;
+	char	   *queue_name;
 
 	mm_require_arg(fcinfo, 0, "ticket");
 	values[0] = Int64GetDatum(PG_GETARG_INT64(0));
 
 	SPI_connect();
+	mm_keep_plan(&lock_plan,
+				 "SELECT q.name FROM matchmaker.queues q "
+				 "WHERE q.name OPERATOR(pg_catalog.=) "
+				 "(SELECT t.queue FROM matchmaker.tickets t WHERE t.id OPERATOR(pg_catalog.=) $1) "
+				 "FOR KEY SHARE",
+				 1, argtypes);
+	if (SPI_execute_plan(lock_plan, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the ticket's queue");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("ticket %lld does not exist", (long long) DatumGetInt64(values[0])),
+				 errhint("Pass an id returned by matchmaker.enqueue().")));
+
+	queue_name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
 	mm_keep_plan(&cancel_plan,
-			  "UPDATE matchmaker.tickets SET state = 'cancelled', ended_at = pg_catalog.clock_timestamp() "
-			  "WHERE id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting'",
-			  1, argtypes);
+				 "UPDATE matchmaker.tickets SET state = 'cancelled', ended_at = pg_catalog.clock_timestamp() "
+				 "WHERE id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting'",
+				 1, argtypes);
 	if (SPI_execute_plan(cancel_plan, values, NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not cancel ticket");
 	cancelled = SPI_processed > 0;
-	if (!cancelled)
-	{
-		mm_keep_plan(&exists_plan,
-				  "SELECT 1 FROM matchmaker.tickets WHERE id OPERATOR(pg_catalog.=) $1",
-				  1, argtypes);
-		if (SPI_execute_plan(exists_plan, values, NULL, true, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not look up ticket");
-		if (SPI_processed == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("ticket %lld does not exist", (long long) DatumGetInt64(values[0])),
-					 errhint("Pass an id returned by matchmaker.enqueue().")));
-	}
+	if (cancelled)
+		mm_wake_on_commit(queue_name);
 	SPI_finish();
 	PG_RETURN_BOOL(cancelled);
 }

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The live demo: players arrive over time, the background worker matches
+them, and each match is printed as its NOTIFY arrives.
+
+Connects with the usual PG* environment variables; scripts/demo.sh sets
+them for a throw-away cluster with the worker preloaded.
+"""
+import json
+import random
+import select
+import threading
+import time
+
+import psycopg2
+import psycopg2.extensions
+
+ARRIVALS = 60          # players per queue
+RATE = 3.0             # arrivals per second
+SEED = 7
+
+SETUP = """
+CREATE EXTENSION IF NOT EXISTS matchmaker;
+SELECT matchmaker.create_queue('duel', team_size => 1, teams => 2, algorithm => 'difference_wait',
+                               max_wait => '8 seconds', rating_min => 0, rating_max => 3000,
+                               tick => '200 ms', params => '{"wait_factor": 6}');
+SELECT matchmaker.create_queue('squad', team_size => 2, teams => 2, algorithm => 'multi_queue',
+                               max_wait => '8 seconds', rating_min => 0, rating_max => 3000,
+                               tick => '200 ms', params => '{"ranges": 3}');
+"""
+
+
+def connect():
+    conn = psycopg2.connect("")
+    conn.set_isolation_level(psycopg2.extensions.ISOLATION_LEVEL_AUTOCOMMIT)
+    return conn
+
+
+def feed(queue, names, rng):
+    """Enqueue players with exponential gaps, as a game backend would."""
+    conn = connect()
+    cur = conn.cursor()
+    for name in names:
+        time.sleep(rng.expovariate(RATE))
+        rating = min(3000.0, max(0.0, rng.gauss(1500, 500)))
+        cur.execute("SELECT matchmaker.enqueue(%s, %s, %s)", (queue, name, round(rating)))
+    conn.close()
+
+
+def describe(cur, note):
+    """One line for a match, read back from the tables."""
+    cur.execute("""
+        SELECT m.bots, m.cost, t.team, t.player, t.rating,
+               extract(epoch FROM t.matched_at - t.enqueued_at)
+        FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id = m.id
+        WHERE m.id = %s ORDER BY t.team, t.rating""", (note["match"],))
+    rows = cur.fetchall()
+    if not rows:
+        return None
+    teams = {}
+    for bots, cost, team, player, rating, waited in rows:
+        teams.setdefault(team, []).append(f"{player}({rating:.0f}, {waited:.1f}s)")
+    sides = " vs ".join(" + ".join(members) for _, members in sorted(teams.items()))
+    if rows[0][0]:
+        sides += f" vs {rows[0][0]} computer player(s)"
+    return f"match {note['match']:>3} {note['queue']:<6} cost {rows[0][1]:5.2f}  {sides}"
+
+
+def main():
+    rng = random.Random(SEED)
+    conn = connect()
+    cur = conn.cursor()
+    cur.execute(SETUP)
+    cur.execute("LISTEN matchmaker")
+    print("== queues 'duel' (1v1, difference_wait) and 'squad' (2v2, multi_queue); "
+          f"{ARRIVALS} players arrive in each at about {RATE:g} per second")
+    print("== each line is printed when the match's NOTIFY arrives")
+
+    feeders = [
+        threading.Thread(target=feed, args=("duel", [f"d{i:02d}" for i in range(ARRIVALS)], random.Random(rng.random()))),
+        threading.Thread(target=feed, args=("squad", [f"s{i:02d}" for i in range(ARRIVALS)], random.Random(rng.random()))),
+    ]
+    for f in feeders:
+        f.start()
+
+    matches = 0
+    deadline = None
+    while True:
+        if deadline is None and not any(f.is_alive() for f in feeders):
+            deadline = time.time() + 10     # longer than max_wait: every ticket ends
+        if deadline is not None and time.time() > deadline:
+            break
+        if select.select([conn], [], [], 0.5) == ([], [], []):
+            continue
+        conn.poll()
+        while conn.notifies:
+            note = json.loads(conn.notifies.pop(0).payload)
+            line = describe(cur, note)
+            if line:
+                matches += 1
+                print(line, flush=True)
+
+    cur.execute("""
+        SELECT queue, count(*) FILTER (WHERE state = 'matched'), count(*) FILTER (WHERE state = 'expired'),
+               count(*) FILTER (WHERE state = 'waiting'),
+               round(avg(extract(epoch FROM matched_at - enqueued_at))::numeric, 2)
+        FROM matchmaker.tickets GROUP BY queue ORDER BY queue""")
+    print(f"== {matches} matches heard")
+    for queue, matched, expired, waiting, mean_wait in cur.fetchall():
+        print(f"== {queue}: {matched} players matched (mean wait {mean_wait} s), "
+              f"{expired} expired, {waiting} still waiting")
+    cur.execute("""SELECT queue, count(*), round(avg(cost)::numeric, 3), sum(bots)
+                   FROM matchmaker.matches GROUP BY queue ORDER BY queue""")
+    for queue, games, mean_cost, bots in cur.fetchall():
+        print(f"== {queue}: {games} games, mean cost {mean_cost} (Schlup eq. 1), {bots} computer players")
+
+
+if __name__ == "__main__":
+    main()

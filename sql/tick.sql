@@ -1,0 +1,112 @@
+-- tick: each algorithm on hand-built arrivals at deterministic times.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS matchmaker CASCADE;
+CREATE EXTENSION matchmaker;
+RESET client_min_messages;
+
+-- Arrivals at chosen seconds after a fixed origin: enqueue, then set the
+-- ticket's enqueued_at (the test is superuser; applications never write
+-- the tables).
+CREATE FUNCTION arrive(q text, player text, rating float8, t float8) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    ticket bigint := matchmaker.enqueue(q, player, rating);
+BEGIN
+    UPDATE matchmaker.tickets SET enqueued_at = '2026-01-01 00:00:00+00'::timestamptz + t * interval '1 second'
+    WHERE id = ticket;
+    RETURN ticket;
+END
+$$;
+CREATE FUNCTION at(t float8) RETURNS timestamptz
+LANGUAGE sql AS $$ SELECT '2026-01-01 00:00:00+00'::timestamptz + t * interval '1 second' $$;
+
+-- The matches of a queue: members by team, bots and cost.
+CREATE VIEW groups AS
+SELECT m.queue, string_agg(t.player || '@' || t.team, ' ' ORDER BY t.team, t.rating, t.player) AS members,
+       m.bots, round(m.cost::numeric, 6) AS cost, m.created_at - at(0) AS at
+FROM matchmaker.matches m LEFT JOIN matchmaker.tickets t ON t.match_id = m.id
+GROUP BY m.id ORDER BY m.id;
+
+-- greedy: the first k waiting tickets in arrival order, whatever their ratings.
+SELECT matchmaker.create_queue('g', algorithm => 'greedy', max_wait => '10 s');
+SELECT arrive('g', 'a', 0.9, 0), arrive('g', 'b', 0.1, 1), arrive('g', 'c', 0.5, 2),
+       arrive('g', 'd', 0.95, 3), arrive('g', 'e', 0.2, 4) \gset
+SELECT matchmaker.tick('g', at(4));
+SELECT * FROM groups WHERE queue = 'g';
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'g' AND state = 'waiting';
+-- Nothing more to do until e times out at 14 s; then a computer player joins (on_timeout bots).
+SELECT matchmaker.tick('g', at(13.9));
+SELECT matchmaker.tick('g', at(14));
+SELECT * FROM groups WHERE queue = 'g';
+-- Each cost is match_cost of the same game.
+SELECT matchmaker.match_cost('g', '{0.9, 0.1}', '{4, 3}') AS ab,
+       matchmaker.match_cost('g', '{0.2}', '{10}', 1) AS e_with_bot;
+
+-- periodic, batch 8: sort the period's players by rating, pair neighbours.
+SELECT matchmaker.create_queue('p', algorithm => 'periodic', max_wait => '60 s', params => '{"batch": 8}');
+SELECT count(arrive('p', 'r' || r, r, i)) FROM unnest('{.1,.9,.2,.8,.3,.7,.4}'::float8[]) WITH ORDINALITY AS x(r, i);
+SELECT matchmaker.tick('p', at(7));     -- 7 players: the period goes on
+SELECT arrive('p', 'r0.6', 0.6, 8) > 0 AS arrived;
+SELECT matchmaker.tick('p', at(8));
+SELECT members FROM groups WHERE queue = 'p';
+
+-- Teams: a 2v2 of .1 .2 .3 .4 is split {.1, .4} against {.2, .3}.
+SELECT matchmaker.create_queue('t', team_size => 2, teams => 2, algorithm => 'greedy');
+SELECT count(arrive('t', 'r' || r, r, i)) FROM unnest('{.1,.2,.3,.4}'::float8[]) WITH ORDINALITY AS x(r, i);
+SELECT matchmaker.tick('t', at(4));
+SELECT members FROM groups WHERE queue = 't';
+
+-- multi_queue, 4 ranges: .1 and .2 share a range and match at once; .6 is
+-- alone in its range and times out (on_timeout expire).
+SELECT matchmaker.create_queue('m', algorithm => 'multi_queue', max_wait => '5 s',
+                               params => '{"ranges": 4, "on_timeout": "expire"}');
+SELECT arrive('m', 'r0.1', 0.1, 0), arrive('m', 'r0.2', 0.2, 1), arrive('m', 'r0.6', 0.6, 2) \gset
+SELECT matchmaker.tick('m', at(2));
+SELECT members FROM groups WHERE queue = 'm';
+SELECT matchmaker.tick('m', at(6.9));
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'm' AND state <> 'matched';
+SELECT matchmaker.tick('m', at(7));
+SELECT player, state, ended_at - at(0) AS ended FROM matchmaker.tickets WHERE queue = 'm' AND state <> 'matched';
+
+-- difference_wait: .5 and .9 pair provisionally; newcomer .55 takes .9's
+-- place; the pair becomes final after wait_factor * q; .9 times out.
+SELECT matchmaker.create_queue('d', algorithm => 'difference_wait', max_wait => '30 s',
+                               params => '{"wait_factor": 10, "on_timeout": "expire"}');
+SELECT arrive('d', 'r0.5', 0.5, 0), arrive('d', 'r0.9', 0.9, 1) \gset
+SELECT matchmaker.tick('d', at(1));
+SELECT (SELECT string_agg(player, ' ' ORDER BY rating) FROM matchmaker.tickets WHERE id = ANY (tickets)) AS members,
+       round(q::numeric, 6) AS q, finalize_at - at(0) AS finalize FROM matchmaker.provisional;
+SELECT arrive('d', 'r0.55', 0.55, 2) > 0 AS arrived;
+SELECT matchmaker.tick('d', at(2));
+SELECT (SELECT string_agg(player, ' ' ORDER BY rating) FROM matchmaker.tickets WHERE id = ANY (tickets)) AS members,
+       round(q::numeric, 6) AS q, finalize_at - at(0) AS finalize FROM matchmaker.provisional;
+SELECT matchmaker.tick('d', at(2.4));   -- not yet: final at 2.5
+SELECT matchmaker.tick('d', at(3));
+SELECT members FROM groups WHERE queue = 'd';
+SELECT count(*) AS provisional FROM matchmaker.provisional;
+SELECT matchmaker.tick('d', at(31));
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'd' ORDER BY rating;
+
+-- The matched tickets carry their match, team and time; every match has k
+-- participants (tickets plus bots).
+SELECT t.queue, count(*) FILTER (WHERE t.match_id IS NULL) AS matched_without_match,
+       count(*) FILTER (WHERE t.matched_at IS DISTINCT FROM m.created_at) AS wrong_time
+FROM matchmaker.tickets t LEFT JOIN matchmaker.matches m ON m.id = t.match_id
+WHERE t.state = 'matched' GROUP BY t.queue ORDER BY t.queue;
+SELECT m.queue, m.id, count(t.id) + m.bots AS participants, q.team_size * q.teams AS k
+FROM matchmaker.matches m JOIN matchmaker.queues q ON q.name = m.queue
+LEFT JOIN matchmaker.tickets t ON t.match_id = m.id
+GROUP BY m.id, q.name HAVING count(t.id) + m.bots <> q.team_size * q.teams;
+
+-- A cancelled ticket is never matched.
+SELECT matchmaker.create_queue('c', algorithm => 'greedy');
+SELECT matchmaker.cancel(arrive('c', 'x', 0.5, 0));
+SELECT arrive('c', 'y', 0.5, 1), arrive('c', 'z', 0.5, 2) \gset
+SELECT matchmaker.tick('c', at(3));
+SELECT player, state, match_id IS NOT NULL AS has_match FROM matchmaker.tickets WHERE queue = 'c' ORDER BY player;
+
+-- Refusals.
+SELECT matchmaker.tick('nosuch');
+SELECT matchmaker.tick(NULL);
+SELECT matchmaker.tick('g', NULL);
+SELECT matchmaker.tick('g', 'infinity');

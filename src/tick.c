@@ -1,0 +1,583 @@
+/*
+ * tick.c
+ *		matchmaker.tick: load a queue's waiting tickets, run the core's step
+ *		on them, and write what it decided (matches, the tickets' new states,
+ *		difference_wait's provisional groups, one NOTIFY per match), all in
+ *		the caller's transaction.
+ *
+ * Concurrency: the queue's row is locked FOR UPDATE first, so two ticks of
+ * one queue run one after the other.  cancel takes FOR KEY SHARE on the same
+ * row before it touches a ticket, so a cancel and a tick of one queue never
+ * overlap either: the tick reads the waiting tickets after it holds the lock
+ * (a fresh snapshot in READ COMMITTED) and no ticket can change under it,
+ * without locking the waiting tickets one by one.  enqueue takes no queue
+ * lock; a ticket committed after the tick's snapshot waits for the next tick.
+ */
+#include "matchmaker.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "commands/async.h"
+#include "fmgr.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/timestamp.h"
+
+PG_FUNCTION_INFO_V1(mm_tick);
+
+/* NOTIFY payloads must stay below this many bytes. */
+#define MM_NOTIFY_MAX	8000
+
+/* Rows fetched per round trip when loading waiting tickets. */
+#define MM_FETCH_BATCH	10000
+
+/* Seconds from origin to t. */
+static double
+seconds_since(TimestampTz t, TimestampTz origin)
+{
+	return (double) (t - origin) / USECS_PER_SEC;
+}
+
+/* The timestamp s seconds after origin. */
+static TimestampTz
+seconds_after(double s, TimestampTz origin)
+{
+	return origin + (TimestampTz) llround(s * USECS_PER_SEC);
+}
+
+/* Order tickets by arrival, then id, as the core expects. */
+static int
+ticket_arrival_cmp(const void *a, const void *b)
+{
+	const MMTicket *x = a;
+	const MMTicket *y = b;
+
+	if (x->arrival != y->arrival)
+		return x->arrival < y->arrival ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Order (id, index) pairs by id, for lookups. */
+static int
+id_index_cmp(const void *a, const void *b)
+{
+	int64		x = ((const int64 *) a)[0];
+	int64		y = ((const int64 *) b)[0];
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Load a queue's waiting tickets into pool (times in seconds
+ * relative to now, ratings normalised), sorted by arrival.
+ */
+static void
+load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	Portal		portal;
+	int			cap = 1024;
+
+	mm_keep_plan(&plan,
+				 "SELECT id, rating, enqueued_at FROM matchmaker.tickets "
+				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting'",
+				 1, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+
+	pool->tickets = palloc(sizeof(MMTicket) * cap);
+	pool->ntickets = 0;
+	portal = SPI_cursor_open(NULL, plan, values, NULL, false);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, MM_FETCH_BATCH);
+		if (SPI_processed == 0)
+			break;
+		if (pool->ntickets + (int) SPI_processed > cap)
+		{
+			while (pool->ntickets + (int) SPI_processed > cap)
+				cap *= 2;
+			pool->tickets = repalloc_huge(pool->tickets, sizeof(MMTicket) * cap);
+		}
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[i];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			MMTicket   *t = &pool->tickets[pool->ntickets++];
+			bool		isnull;
+			double		rating;
+
+			t->id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+			rating = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
+			/* alter_queue keeps waiting ratings inside the range; clamp rounding only */
+			rating = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
+			t->rating = Min(Max(rating, 0.0), 1.0);
+			t->arrival = seconds_since(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull)), now);
+			t->group = -1;
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	qsort(pool->tickets, pool->ntickets, sizeof(MMTicket), ticket_arrival_cmp);
+}
+
+/*
+ * The arrival rate (players per second) over the last window: players of
+ * the queue's recent matches plus the waiting tickets that arrived in it.
+ * The window is ten times max_wait, at most an hour.
+ */
+static double
+measure_arrival_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID};
+	Datum		values[4];
+	double		window = Min(10 * queue->cfg.max_wait, 3600.0);
+	int64		recent = 0;
+	bool		isnull;
+
+	mm_keep_plan(&plan,
+				 "SELECT pg_catalog.coalesce(pg_catalog.sum($4 OPERATOR(pg_catalog.-) bots), 0)::bigint "
+				 "FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1 "
+				 "AND created_at OPERATOR(pg_catalog.>) $2 AND created_at OPERATOR(pg_catalog.<=) $3",
+				 4, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(seconds_after(-window, now));
+	values[2] = TimestampTzGetDatum(now);
+	values[3] = Int32GetDatum(mm_config_k(&queue->cfg));
+	if (SPI_execute_plan(plan, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not measure the arrival rate");
+	recent = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	for (int i = 0; i < pool->ntickets; i++)
+		if (pool->tickets[i].arrival > -window)
+			recent++;
+	return recent / window;
+}
+
+/*
+ * Load difference_wait's provisional groups into the pool.  A group whose
+ * members are not all waiting any more (cancelled) or whose size is no
+ * longer k is dissolved: its members wait
+ * ungrouped and the step regroups them.
+ */
+static void
+load_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	int64	   *index;				/* (id, pool index) pairs sorted by id */
+	int			k = mm_config_k(&queue->cfg);
+
+	pool->ngroups = 0;
+	pool->ngroups_cap = Max(pool->ntickets, 1);
+	pool->groups = palloc(sizeof(MMGroup) * pool->ngroups_cap);
+
+	mm_keep_plan(&plan,
+				 "SELECT tickets, q, formed_at, finalize_at FROM matchmaker.provisional_groups "
+				 "WHERE queue OPERATOR(pg_catalog.=) $1",
+				 1, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+	if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not load provisional groups");
+	if (SPI_processed == 0 || pool->ntickets == 0)
+		return;
+
+	index = palloc(sizeof(int64) * 2 * pool->ntickets);
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		index[2 * i] = pool->tickets[i].id;
+		index[2 * i + 1] = i;
+	}
+	qsort(index, pool->ntickets, sizeof(int64) * 2, id_index_cmp);
+
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		ArrayType  *arr = DatumGetArrayTypeP(SPI_getbinval(tup, desc, 1, &isnull));
+		Datum	   *ids;
+		int			nids;
+		int		   *members = palloc(sizeof(int) * Max(k, 1));
+		bool		complete;
+		MMGroup    *g;
+
+		deconstruct_array(arr, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &ids, NULL, &nids);
+		complete = (nids == k);
+		for (int m = 0; complete && m < nids; m++)
+		{
+			int64		key[2] = {DatumGetInt64(ids[m]), 0};
+			int64	   *hit = bsearch(key, index, pool->ntickets, sizeof(int64) * 2, id_index_cmp);
+
+			if (hit == NULL || pool->tickets[hit[1]].group != -1)
+				complete = false;
+			else
+				members[m] = (int) hit[1];
+		}
+		if (!complete)
+			continue;
+
+		g = &pool->groups[pool->ngroups];
+		g->q = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
+		g->formed_at = seconds_since(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull)), now);
+		g->finalize_at = seconds_since(DatumGetTimestampTz(SPI_getbinval(tup, desc, 4, &isnull)), now);
+		for (int m = 0; m < nids; m++)
+			pool->tickets[members[m]].group = pool->ngroups;
+		pool->ngroups++;
+	}
+}
+
+/* Build a one-dimensional array of int8 from C values. */
+static Datum
+int8_array(const int64 *v, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		d[i] = Int64GetDatum(v[i]);
+	return PointerGetDatum(construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* Build a one-dimensional array of int4 from C values. */
+static Datum
+int4_array(const int *v, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		d[i] = Int32GetDatum(v[i]);
+	return PointerGetDatum(construct_array(d, n, INT4OID, 4, true, TYPALIGN_INT));
+}
+
+/* Build a one-dimensional array of float8 from C values. */
+static Datum
+float8_array(const double *v, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		d[i] = Float8GetDatum(v[i]);
+	return PointerGetDatum(construct_array(d, n, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* Build a one-dimensional array of timestamptz from times relative to now. */
+static Datum
+timestamptz_array(const double *v, int n, TimestampTz now)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		d[i] = TimestampTzGetDatum(seconds_after(v[i], now));
+	return PointerGetDatum(construct_array(d, n, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* Run a kept plan that must succeed with the given SPI result code. */
+static void
+run_plan(SPIPlanPtr plan, Datum *values, int expect, const char *what)
+{
+	if (SPI_execute_plan(plan, values, NULL, false, 0) != expect)
+		elog(ERROR, "could not %s", what);
+}
+
+/*
+ * Write the matches of a step: match rows with ids taken in order from the
+ * sequence, the members' ticket rows, and one NOTIFY per match.  Returns
+ * the match ids (palloc'd, one per match).
+ */
+static int64 *
+write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
+{
+	static SPIPlanPtr ids_plan;
+	static SPIPlanPtr insert_plan;
+	static SPIPlanPtr update_plan;
+	int			nm = res->nmatches;
+	int			nmembers = 0;
+	int64	   *match_ids = palloc(sizeof(int64) * Max(nm, 1));
+	int		   *bots = palloc(sizeof(int) * Max(nm, 1));
+	double	   *cost = palloc(sizeof(double) * Max(nm, 1));
+	double	   *criteria = palloc(sizeof(double) * Max(nm, 1));
+	double	   *wait = palloc(sizeof(double) * Max(nm, 1));
+	int64	   *member_ids;
+	int64	   *member_match;
+	Datum		values[7];
+	StringInfoData payload;
+
+	if (nm == 0)
+		return match_ids;
+
+	{
+		Oid			argtypes[1] = {INT4OID};
+
+		mm_keep_plan(&ids_plan,
+					 "SELECT pg_catalog.nextval('matchmaker.matches_id_seq'::pg_catalog.regclass) "
+					 "FROM pg_catalog.generate_series(1, $1)",
+					 1, argtypes);
+	}
+	values[0] = Int32GetDatum(nm);
+	if (SPI_execute_plan(ids_plan, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != (uint64) nm)
+		elog(ERROR, "could not allocate match ids");
+	for (int j = 0; j < nm; j++)
+	{
+		bool		isnull;
+
+		match_ids[j] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[j], SPI_tuptable->tupdesc, 1, &isnull));
+		bots[j] = res->matches[j].bots;
+		cost[j] = res->matches[j].cost.total;
+		criteria[j] = res->matches[j].cost.criteria;
+		wait[j] = res->matches[j].cost.wait;
+		nmembers += res->matches[j].nmembers;
+	}
+	SPI_freetuptable(SPI_tuptable);
+
+	{
+		Oid			argtypes[7] = {TEXTOID, TIMESTAMPTZOID, INT8ARRAYOID, INT4ARRAYOID,
+		FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
+
+		mm_keep_plan(&insert_plan,
+					 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost) "
+					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost "
+					 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+					 "pg_catalog.unnest($6), pg_catalog.unnest($7)) AS m(id, bots, cost, criteria_cost, wait_cost)",
+					 7, argtypes);
+	}
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = int8_array(match_ids, nm);
+	values[3] = int4_array(bots, nm);
+	values[4] = float8_array(cost, nm);
+	values[5] = float8_array(criteria, nm);
+	values[6] = float8_array(wait, nm);
+	run_plan(insert_plan, values, SPI_OK_INSERT, "insert matches");
+
+	member_ids = palloc(sizeof(int64) * Max(nmembers, 1));
+	member_match = palloc(sizeof(int64) * Max(nmembers, 1));
+	for (int j = 0; j < nm; j++)
+		for (int m = 0; m < res->matches[j].nmembers; m++)
+		{
+			int			slot = res->matches[j].first + m;
+
+			member_ids[slot] = pool->tickets[res->members[slot]].id;
+			member_match[slot] = match_ids[j];
+		}
+
+	{
+		Oid			argtypes[4] = {TIMESTAMPTZOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID};
+
+		mm_keep_plan(&update_plan,
+					 "UPDATE matchmaker.tickets AS t SET state = 'matched', matched_at = $1, "
+					 "match_id = u.match_id, team = u.team "
+					 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "
+					 "WHERE t.id OPERATOR(pg_catalog.=) u.id",
+					 4, argtypes);
+	}
+	values[0] = TimestampTzGetDatum(now);
+	values[1] = int8_array(member_ids, nmembers);
+	values[2] = int8_array(member_match, nmembers);
+	values[3] = int4_array(res->teams, nmembers);
+	run_plan(update_plan, values, SPI_OK_UPDATE, "mark matched tickets");
+	if (SPI_processed != (uint64) nmembers)
+		elog(ERROR, "marked %llu tickets matched, expected %d",
+			 (unsigned long long) SPI_processed, nmembers);
+
+	/* One NOTIFY per match; sent when the transaction commits. */
+	initStringInfo(&payload);
+	for (int j = 0; j < nm; j++)
+	{
+		int			head;
+
+		resetStringInfo(&payload);
+		appendStringInfo(&payload, "{\"match\": " INT64_FORMAT ", \"queue\": ", match_ids[j]);
+		escape_json(&payload, queue->name);
+		head = payload.len;
+		appendStringInfoString(&payload, ", \"tickets\": [");
+		for (int m = 0; m < res->matches[j].nmembers; m++)
+			appendStringInfo(&payload, "%s" INT64_FORMAT, m ? ", " : "",
+							 member_ids[res->matches[j].first + m]);
+		appendStringInfoString(&payload, "]}");
+		if (payload.len >= MM_NOTIFY_MAX)
+		{
+			payload.len = head;
+			payload.data[head] = '\0';
+			appendStringInfoChar(&payload, '}');
+		}
+		Async_Notify("matchmaker", payload.data);
+	}
+	return match_ids;
+}
+
+/* End the tickets the step expired. */
+static void
+write_expired(TimestampTz now, MMPool *pool, MMResult *res)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[2] = {TIMESTAMPTZOID, INT8ARRAYOID};
+	Datum		values[2];
+	int64	   *ids;
+
+	if (res->nexpired == 0)
+		return;
+	ids = palloc(sizeof(int64) * res->nexpired);
+	for (int i = 0; i < res->nexpired; i++)
+		ids[i] = pool->tickets[res->expired[i]].id;
+	mm_keep_plan(&plan,
+				 "UPDATE matchmaker.tickets SET state = 'expired', ended_at = $1 "
+				 "WHERE id OPERATOR(pg_catalog.=) ANY ($2)",
+				 2, argtypes);
+	values[0] = TimestampTzGetDatum(now);
+	values[1] = int8_array(ids, res->nexpired);
+	run_plan(plan, values, SPI_OK_UPDATE, "mark expired tickets");
+	if (SPI_processed != (uint64) res->nexpired)
+		elog(ERROR, "marked %llu tickets expired, expected %d",
+			 (unsigned long long) SPI_processed, res->nexpired);
+}
+
+/*
+ * Replace the queue's provisional groups with those the step left.  The
+ * members of group g are the pool tickets whose group field is g.
+ */
+static void
+write_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
+{
+	static SPIPlanPtr delete_plan;
+	static SPIPlanPtr insert_plan;
+	Oid			argtypes[6] = {TEXTOID, INT8ARRAYOID, INT4OID, FLOAT8ARRAYOID,
+	TIMESTAMPTZARRAYOID, TIMESTAMPTZARRAYOID};
+	Datum		values[6];
+	int			k = mm_config_k(&queue->cfg);
+	int			ng = pool->ngroups;
+	int64	   *ids;
+	int		   *fill;
+	double	   *q;
+	double	   *formed;
+	double	   *finalize;
+
+	mm_keep_plan(&delete_plan,
+				 "DELETE FROM matchmaker.provisional_groups WHERE queue OPERATOR(pg_catalog.=) $1",
+				 1, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+	run_plan(delete_plan, values, SPI_OK_DELETE, "clear provisional groups");
+	if (ng == 0)
+		return;
+
+	ids = palloc0(sizeof(int64) * ng * k);
+	fill = palloc0(sizeof(int) * ng);
+	q = palloc(sizeof(double) * ng);
+	formed = palloc(sizeof(double) * ng);
+	finalize = palloc(sizeof(double) * ng);
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		int			g = pool->tickets[i].group;
+
+		if (g < 0)
+			continue;
+		if (g >= ng || fill[g] >= k)
+			elog(ERROR, "provisional group %d is inconsistent", g);
+		ids[(int64) g * k + fill[g]++] = pool->tickets[i].id;
+	}
+	for (int g = 0; g < ng; g++)
+	{
+		if (fill[g] != k)
+			elog(ERROR, "provisional group %d has %d members, expected %d", g, fill[g], k);
+		q[g] = pool->groups[g].q;
+		formed[g] = pool->groups[g].formed_at;
+		finalize[g] = pool->groups[g].finalize_at;
+	}
+
+	mm_keep_plan(&insert_plan,
+				 "INSERT INTO matchmaker.provisional_groups (queue, tickets, q, formed_at, finalize_at) "
+				 "SELECT $1, $2[(g.n OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.*) $3 OPERATOR(pg_catalog.+) 1 : "
+				 "g.n OPERATOR(pg_catalog.*) $3], $4[g.n], $5[g.n], $6[g.n] "
+				 "FROM pg_catalog.generate_series(1, pg_catalog.cardinality($4)) AS g(n)",
+				 6, argtypes);
+	values[1] = int8_array(ids, ng * k);
+	values[2] = Int32GetDatum(k);
+	values[3] = float8_array(q, ng);
+	values[4] = timestamptz_array(formed, ng, now);
+	values[5] = timestamptz_array(finalize, ng, now);
+	run_plan(insert_plan, values, SPI_OK_INSERT, "store provisional groups");
+}
+
+/*
+ * Run one queue's algorithm at time now (SPI connected) and write the
+ * outcome.  Returns the number of matches made.
+ */
+int
+mm_tick_queue(const char *name, TimestampTz now)
+{
+	MMQueue    *queue = palloc0(sizeof(MMQueue));
+	MMPool		pool;
+	MMResult	res;
+	int			n;
+	MMStatus	st;
+
+	if (!mm_load_queue(name, true, queue))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("queue \"%s\" does not exist", name),
+				 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
+
+	memset(&pool, 0, sizeof(pool));
+	load_tickets(queue, now, &pool);
+	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.batch == 0) ||
+		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.ranges == 0))
+		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, &pool);
+	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
+		load_groups(queue, now, &pool);
+	else
+	{
+		pool.ngroups_cap = Max(pool.ntickets, 1);
+		pool.groups = palloc(sizeof(MMGroup) * pool.ngroups_cap);
+	}
+
+	n = Max(pool.ntickets, 1);
+	res.matches = palloc(sizeof(MMMatch) * n);
+	res.members = palloc(sizeof(int) * n);
+	res.teams = palloc(sizeof(int) * n);
+	res.expired = palloc(sizeof(int) * n);
+	res.nmatches = 0;
+	res.nexpired = 0;
+
+	st = mm_step(&queue->cfg, &pool, 0.0, &res);
+	if (st == MM_ERR_NOMEM)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory while matching queue \"%s\"", name)));
+	if (st != MM_OK)
+		elog(ERROR, "matching queue \"%s\" failed with status %d", name, (int) st);
+
+	write_matches(queue, now, &pool, &res);
+	write_expired(now, &pool, &res);
+	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
+		write_groups(queue, now, &pool);
+	return res.nmatches;
+}
+
+/*
+ * matchmaker.tick(queue, now): run the queue's algorithm on its waiting
+ * tickets at time now (default clock_timestamp()).
+ */
+Datum
+mm_tick(PG_FUNCTION_ARGS)
+{
+	char	   *name = mm_text_arg(fcinfo, 0, "queue");
+	TimestampTz now;
+	int			made;
+
+	mm_require_arg(fcinfo, 1, "now");
+	now = PG_GETARG_TIMESTAMPTZ(1);
+	if (TIMESTAMP_NOT_FINITE(now))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("now must be a finite timestamp"),
+				 errhint("Omit now to use the current time.")));
+
+	SPI_connect();
+	made = mm_tick_queue(name, now);
+	SPI_finish();
+	PG_RETURN_INT32(made);
+}

@@ -1,0 +1,166 @@
+# The background worker: it matches without a manual tick, comes back after
+# kill -9 and pg_terminate_backend, follows a reload, survives DROP and
+# CREATE EXTENSION, idles quietly without the extension, keeps going when one
+# queue fails, and can be disabled.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('worker');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'matchmaker'
+matchmaker.database = 'postgres'
+matchmaker.naptime = '200ms'
+restart_after_crash = on
+});
+$node->start;
+
+# The worker's pid, once it shows in pg_stat_activity.
+sub worker_pid
+{
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'matchmaker worker'")
+	  or die "no matchmaker worker in pg_stat_activity";
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'matchmaker worker'");
+}
+
+# Matches with a ticket count other than k, or a ticket in two places: none.
+sub check_matches
+{
+	my ($label) = @_;
+	my $bad = $node->safe_psql('postgres', q{
+		SELECT count(*) FROM (
+		  SELECT m.id FROM matchmaker.matches m
+		  JOIN matchmaker.queues q ON q.name = m.queue
+		  LEFT JOIN matchmaker.tickets t ON t.match_id = m.id
+		  GROUP BY m.id, q.team_size, q.teams, m.bots
+		  HAVING count(t.id) + m.bots <> q.team_size * q.teams) AS x});
+	is($bad, '0', "$label: every match has k participants");
+	my $inconsistent = $node->safe_psql('postgres', q{
+		SELECT count(*) FROM matchmaker.tickets
+		WHERE (state = 'matched') <> (match_id IS NOT NULL)});
+	is($inconsistent, '0', "$label: a ticket is matched exactly when it has a match");
+}
+
+# 1. The extension is absent: the worker runs and logs nothing about it.
+my $pid = worker_pid();
+ok($pid > 0, 'worker starts with the server');
+is($node->safe_psql('postgres',
+	"SELECT wait_event_type FROM pg_stat_activity WHERE pid = $pid"), 'Extension',
+	'worker waits on its latch with an extension wait event');
+sleep 1;
+ok(!$node->log_contains('ERROR'), 'no error while the extension is absent');
+
+# 2. The worker matches without a manual tick.
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION matchmaker;
+	SELECT matchmaker.create_queue('duel', algorithm => 'greedy', tick => '100 ms');
+	SELECT matchmaker.enqueue('duel', 'a', 0.1);
+	SELECT matchmaker.enqueue('duel', 'b', 0.2);
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE state = 'matched'"),
+	'worker matched the two tickets by itself');
+check_matches('after the first match');
+
+# 3. A failing queue is logged with its name and does not stop another.
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.create_queue('broken', algorithm => 'greedy', tick => '100 ms');
+	UPDATE matchmaker.queues SET algorithm = 'no_such_algorithm' WHERE name = 'broken';
+	SELECT matchmaker.enqueue('duel', 'c', 0.3);
+	SELECT matchmaker.enqueue('duel', 'd', 0.4);
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 4 FROM matchmaker.tickets WHERE state = 'matched'"),
+	'queue duel keeps matching while queue broken fails');
+$node->wait_for_log(qr/matchmaker: queue "broken" failed/);
+pass('the failing queue is logged with its name');
+$node->safe_psql('postgres', q{DELETE FROM matchmaker.queues WHERE name = 'broken'});
+
+# 4. A reload changes naptime.
+my $offset = -s $node->logfile;
+$node->append_conf('postgresql.conf', "matchmaker.naptime = '350ms'");
+$node->reload;
+$node->wait_for_log(qr/matchmaker worker: naptime is now 350 ms/, $offset);
+pass('reload changes naptime');
+
+# 5. pg_terminate_backend does not disable the worker for good.
+$pid = worker_pid();
+$node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'matchmaker worker' AND pid <> $pid")
+  or die 'worker did not come back';
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.enqueue('duel', 'e', 0.5);
+	SELECT matchmaker.enqueue('duel', 'f', 0.6);
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 6 FROM matchmaker.tickets WHERE state = 'matched'"),
+	'the restarted worker matches after pg_terminate_backend');
+
+# 6. kill -9 of the worker: crash restart, committed matches survive, no
+# ticket is matched twice, matching resumes.
+$pid = worker_pid();
+my $before = $node->safe_psql('postgres',
+	"SELECT string_agg(id || ':' || match_id, ',' ORDER BY id) FROM matchmaker.tickets WHERE state = 'matched'");
+kill 'KILL', $pid;
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'matchmaker worker' AND pid <> $pid")
+  or die 'worker did not come back after kill -9';
+is($node->safe_psql('postgres',
+	"SELECT string_agg(id || ':' || match_id, ',' ORDER BY id) FROM matchmaker.tickets WHERE state = 'matched'"),
+	$before, 'matches committed before kill -9 are unchanged');
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.enqueue('duel', 'g', 0.7);
+	SELECT matchmaker.enqueue('duel', 'h', 0.8);
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 8 FROM matchmaker.tickets WHERE state = 'matched'"),
+	'matching resumes after kill -9');
+check_matches('after kill -9');
+
+# 7. DROP and CREATE EXTENSION while the worker runs.
+$pid = worker_pid();
+$offset = -s $node->logfile;
+$node->safe_psql('postgres', 'DROP EXTENSION matchmaker');
+sleep 1;
+is(worker_pid(), $pid, 'the worker lives on after DROP EXTENSION');
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION matchmaker;
+	SELECT matchmaker.create_queue('duel', algorithm => 'greedy', tick => '100 ms');
+	SELECT matchmaker.enqueue('duel', 'a', 0.1);
+	SELECT matchmaker.enqueue('duel', 'b', 0.2);
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE state = 'matched'"),
+	'the worker matches again after CREATE EXTENSION');
+ok(!$node->log_contains('ERROR', $offset), 'no error in the log around DROP and CREATE EXTENSION');
+
+# 8. matchmaker.enabled = off: the worker idles; on again: it matches.
+$node->append_conf('postgresql.conf', 'matchmaker.enabled = off');
+$node->reload;
+$node->wait_for_log(qr/matchmaker worker: disabled/);
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.enqueue('duel', 'c', 0.3);
+	SELECT matchmaker.enqueue('duel', 'd', 0.4);
+});
+sleep 1;
+is($node->safe_psql('postgres', "SELECT count(*) FROM matchmaker.tickets WHERE state = 'waiting'"),
+	'2', 'a disabled worker leaves tickets waiting');
+$node->append_conf('postgresql.conf', 'matchmaker.enabled = on');
+$node->reload;
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM matchmaker.tickets WHERE state = 'waiting'"),
+	'an enabled worker matches them');
+
+# 9. DROP DATABASE of another database is not blocked by the worker.
+$node->safe_psql('postgres', 'CREATE DATABASE scratch');
+my ($ret, $stdout, $stderr) = $node->psql('postgres', 'DROP DATABASE scratch', timeout => 30);
+is($ret, 0, 'DROP DATABASE of another database completes');
+
+$node->stop;
+done_testing();
