@@ -8,7 +8,7 @@ PGFILEDESC = "matchmaker - game matchmaking inside PostgreSQL"
 
 REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick dump_config
 REGRESS_OPTS = --load-extension=matchmaker
-ISOLATION = tick_cancel tick_tick
+ISOLATION = tick_cancel tick_tick notify_payload
 ISOLATION_OPTS = --inputdir=test
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -20,23 +20,22 @@ out=bench/results/tick.md
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
 
 q "CREATE EXTENSION matchmaker"
-q "CREATE FUNCTION bench_load(q text, n int) RETURNS void LANGUAGE sql AS \$\$
-     DELETE FROM matchmaker.tickets WHERE queue = q;
-     DELETE FROM matchmaker.matches WHERE queue = q;
-     DELETE FROM matchmaker.provisional_groups WHERE queue = q;
+q "CREATE FUNCTION bench_load(qname text, n int) RETURNS void LANGUAGE sql AS \$\$
+     DELETE FROM matchmaker.tickets WHERE queue = qname;
+     DELETE FROM matchmaker.matches WHERE queue = qname;
+     DELETE FROM matchmaker.provisional_groups WHERE queue = qname;
      INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at)
-     SELECT q, 'p' || i, random(), now() - interval '1 second' * random()
+     SELECT qname, 'p' || i, random(), now() - interval '1 second' * random()
      FROM generate_series(1, n) i;
    \$\$"
-# Time one statement in milliseconds, inside the server.
+# Time one statement in milliseconds, inside the server (planning excluded).
 ms() {
-	q "DO \$\$ DECLARE t0 timestamptz := clock_timestamp(); BEGIN PERFORM ($1); RAISE NOTICE 'ms=%', round(extract(epoch FROM clock_timestamp() - t0) * 1000, 1); END \$\$" 2>&1 |
-		sed -n 's/.*ms=\([0-9.]*\).*/\1/p'
+	q "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON, COSTS OFF) $1" | sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p'
 }
 handwritten="WITH ranked AS (
     SELECT id, (row_number() OVER (ORDER BY rating, enqueued_at, id) - 1) / 2 AS pair
     FROM matchmaker.tickets WHERE queue = 'hand' AND state = 'waiting'),
-  base AS (SELECT nextval('matchmaker.matches_id_seq') AS b),
+  base AS (SELECT setval('matchmaker.matches_id_seq', nextval('matchmaker.matches_id_seq') + (SELECT count(*) FROM ranked)) - (SELECT count(*) FROM ranked) AS b),
   ids AS (SELECT pair, (SELECT b FROM base) + pair AS match_id FROM ranked GROUP BY pair),
   m AS (INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost)
         SELECT match_id, 'hand', now(), 0, 0, 0, 0 FROM ids),
@@ -59,20 +58,20 @@ q "SELECT setval('matchmaker.matches_id_seq', 1000000000)" >/dev/null
 	echo "|---:|---:|---:|---:|---:|---:|"
 } >"$out"
 
-q "SELECT matchmaker.create_queue('periodic', algorithm => 'periodic', max_wait => '1 hour', params => '{\"batch\": 100000000}')" >/dev/null
+q "SELECT matchmaker.create_queue('periodic', algorithm => 'periodic', max_wait => '1 hour', params => '{\"batch\": 2}')" >/dev/null
 q "SELECT matchmaker.create_queue('hand', algorithm => 'periodic', max_wait => '1 hour')" >/dev/null
 q "SELECT matchmaker.create_queue('mq', algorithm => 'multi_queue', max_wait => '1 hour', params => '{\"ranges\": 6}')" >/dev/null
 q "SELECT matchmaker.create_queue('dw', algorithm => 'difference_wait', max_wait => '1 hour', params => '{\"wait_factor\": 0}')" >/dev/null
 for n in "${sizes[@]}"; do
 	q "UPDATE matchmaker.queues SET params = jsonb_build_object('batch', $n - $n % 2) WHERE name = 'periodic'"
-	q "SELECT bench_load('periodic', $n)"; q "VACUUM ANALYZE matchmaker.tickets"
+	q "SELECT bench_load('periodic', $n)" >/dev/null; q "VACUUM ANALYZE matchmaker.tickets"
 	t_tick=$(ms "SELECT matchmaker.tick('periodic')")
 	made=$(q "SELECT count(*) FROM matchmaker.matches WHERE queue = 'periodic'")
-	q "SELECT bench_load('hand', $n)"; q "VACUUM ANALYZE matchmaker.tickets"
+	q "SELECT bench_load('hand', $n)" >/dev/null; q "VACUUM ANALYZE matchmaker.tickets"
 	t_hand=$(ms "$handwritten")
-	q "SELECT bench_load('mq', $n)"; q "VACUUM ANALYZE matchmaker.tickets"
+	q "SELECT bench_load('mq', $n)" >/dev/null; q "VACUUM ANALYZE matchmaker.tickets"
 	t_mq=$(ms "SELECT matchmaker.tick('mq')")
-	q "SELECT bench_load('dw', $n)"; q "VACUUM ANALYZE matchmaker.tickets"
+	q "SELECT bench_load('dw', $n)" >/dev/null; q "VACUUM ANALYZE matchmaker.tickets"
 	t_dw=$(ms "SELECT matchmaker.tick('dw')")
 	ratio=$(awk -v a="$t_tick" -v b="$t_hand" 'BEGIN { printf "%.2f", a / b }')
 	echo "| $n | $t_tick ($made matches) | $t_hand | $ratio | $t_mq | $t_dw |" >>"$out"

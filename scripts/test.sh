@@ -55,6 +55,7 @@ if [ -f "$work/output_iso/regression.diffs" ]; then
 	cat "$work/output_iso/regression.diffs"
 fi
 suite "dump and restore" bash test/dump_restore.sh
+suite "README Getting started" bash test/readme.sh
 mm_stop_cluster
 if [ "$work" != "$PWD" ] && [ "${MM_KEEP:-0}" != 1 ]; then
 	rm -rf "$(dirname "$work")"

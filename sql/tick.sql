@@ -50,6 +50,17 @@ SELECT arrive('p', 'r0.6', 0.6, 8) > 0 AS arrived;
 SELECT matchmaker.tick('p', at(8));
 SELECT members FROM groups WHERE queue = 'p';
 
+-- periodic, batch "auto": ten arrivals in one second measure 2 players/s
+-- over the window (max_wait, as the queue is new); eq. 6 gives n_opt = 3.47,
+-- and of the multiples of k around it n = 4 has the lower eq. 5 cost.  So
+-- two batches of four are matched, each sorted by rating, and two wait.
+SELECT matchmaker.create_queue('pa', algorithm => 'periodic', max_wait => '5 s', params => '{"batch": "auto"}');
+SELECT count(arrive('pa', 'r' || r, r, i / 10.0))
+FROM unnest('{.9,.1,.8,.2,.7,.3,.6,.4,.5,.55}'::float8[]) WITH ORDINALITY AS x(r, i);
+SELECT matchmaker.tick('pa', at(1));
+SELECT members FROM groups WHERE queue = 'pa';
+SELECT player FROM matchmaker.tickets WHERE queue = 'pa' AND state = 'waiting' ORDER BY player;
+
 -- Teams: a 2v2 of .1 .2 .3 .4 is split {.1, .4} against {.2, .3}.
 SELECT matchmaker.create_queue('t', team_size => 2, teams => 2, algorithm => 'greedy');
 SELECT count(arrive('t', 'r' || r, r, i)) FROM unnest('{.1,.2,.3,.4}'::float8[]) WITH ORDINALITY AS x(r, i);

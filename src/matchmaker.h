@@ -22,6 +22,7 @@ typedef struct MMQueue
 	double		rating_min;
 	double		rating_max;
 	double		tick_seconds;
+	TimestampTz created_at;
 } MMQueue;
 
 /* Known params keys, as a bit set, for validation. */
@@ -41,7 +42,7 @@ extern void mm_worker_init(void);
 extern void mm_wake_on_commit(const char *queue);
 
 /* tick.c */
-extern int	mm_tick_queue(const char *name, TimestampTz now);
+extern int	mm_tick_queue(const char *name, TimestampTz now, TimestampTz *next_deadline);
 
 /* matchmaker.c */
 extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);

@@ -347,9 +347,9 @@ bool
 mm_load_queue(const char *name, bool lock, MMQueue *queue)
 {
 	static const char *const sql[2] = {
-		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params "
+		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at "
 		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
-		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params "
+		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at "
 		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE"
 	};
 	static SPIPlanPtr plans[2];
@@ -383,6 +383,7 @@ mm_load_queue(const char *name, bool lock, MMQueue *queue)
 	queue->rating_max = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull));
 	queue->tick_seconds = mm_interval_seconds(DatumGetIntervalP(SPI_getbinval(tup, desc, 7, &isnull)));
 	queue->cfg.arrival_rate = 0;
+	queue->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
 	mm_parse_params(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)),
 					&queue->cfg, &queue->wait_factor_set);
 	return true;

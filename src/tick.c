@@ -128,7 +128,9 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 /*
  * The arrival rate (players per second) over the last window: players of
  * the queue's recent matches plus the waiting tickets that arrived in it.
- * The window is ten times max_wait, at most an hour.
+ * The window is ten times max_wait (at most an hour), cut to the queue's
+ * age so a new queue is not measured over time it did not exist, but never
+ * shorter than max_wait.
  */
 static double
 measure_arrival_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
@@ -137,11 +139,13 @@ measure_arrival_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
 	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID};
 	Datum		values[4];
 	double		window = Min(10 * queue->cfg.max_wait, 3600.0);
+	double		age = seconds_since(now, queue->created_at);
 	int64		recent = 0;
 	bool		isnull;
 
+	window = Max(Min(window, age), queue->cfg.max_wait);
 	mm_keep_plan(&plan,
-				 "SELECT pg_catalog.coalesce(pg_catalog.sum($4 OPERATOR(pg_catalog.-) bots), 0)::bigint "
+				 "SELECT COALESCE(pg_catalog.sum($4 OPERATOR(pg_catalog.-) bots), 0)::pg_catalog.int8 "
 				 "FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1 "
 				 "AND created_at OPERATOR(pg_catalog.>) $2 AND created_at OPERATOR(pg_catalog.<=) $3",
 				 4, argtypes);
@@ -504,10 +508,13 @@ write_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
 
 /*
  * Run one queue's algorithm at time now (SPI connected) and write the
- * outcome.  Returns the number of matches made.
+ * outcome.  Returns the number of matches made; *next_deadline (when not
+ * NULL) gets the time at which the queue's next timer falls due without
+ * new arrivals (a timeout or a provisional group's finalisation), or
+ * DT_NOEND when none is pending.
  */
 int
-mm_tick_queue(const char *name, TimestampTz now)
+mm_tick_queue(const char *name, TimestampTz now, TimestampTz *next_deadline)
 {
 	MMQueue    *queue = palloc0(sizeof(MMQueue));
 	MMPool		pool;
@@ -554,6 +561,15 @@ mm_tick_queue(const char *name, TimestampTz now)
 	write_expired(now, &pool, &res);
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
 		write_groups(queue, now, &pool);
+
+	if (next_deadline != NULL)
+	{
+		double		due;
+
+		mm_pool_compact(&pool, &res);
+		due = mm_next_deadline(&queue->cfg, &pool);
+		*next_deadline = isfinite(due) ? seconds_after(due, now) : DT_NOEND;
+	}
 	return res.nmatches;
 }
 
@@ -577,7 +593,7 @@ mm_tick(PG_FUNCTION_ARGS)
 				 errhint("Omit now to use the current time.")));
 
 	SPI_connect();
-	made = mm_tick_queue(name, now);
+	made = mm_tick_queue(name, now, NULL);
 	SPI_finish();
 	PG_RETURN_INT32(made);
 }

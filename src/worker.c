@@ -4,8 +4,9 @@
  *
  * With shared_preload_libraries = 'matchmaker', one worker per database in
  * matchmaker.database ticks every queue of that database when the queue's
- * tick interval is due, and at once when an enqueue or cancel of the queue
- * commits: the committing backend sets a bit for the queue in shared memory
+ * tick interval is due, when one of the queue's timers (a timeout, a
+ * provisional group) falls due, and at once when an enqueue or cancel of
+ * the queue commits: the committing backend sets a bit for the queue in shared memory
  * and sets the worker's latch (no lock, no NOTIFY).  Bursts coalesce: the
  * bits pile up while the worker is busy and one tick serves them all.
  * Each queue runs in its own transaction, by the same code as
@@ -334,6 +335,7 @@ static void
 run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 {
 	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz deadline = DT_NOEND;
 	int			made = 0;
 	char		activity[NAMEDATALEN + 32];
 
@@ -346,11 +348,16 @@ run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		SPI_connect();
-		made = mm_tick_queue(wq->name, now);
+		made = mm_tick_queue(wq->name, now, &deadline);
 		SPI_finish();
 		PopActiveSnapshot();
 		CommitTransactionCommand();
-		wq->next_run = now + (TimestampTz) (wq->tick * USECS_PER_SEC);
+
+		/*
+		 * Run again when the tick interval has passed, or earlier when a
+		 * timer of the queue (a timeout, a provisional group) falls due.
+		 */
+		wq->next_run = Min(now + (TimestampTz) (wq->tick * USECS_PER_SEC), deadline);
 		elog(DEBUG1, "matchmaker: queue \"%s\" made %d matches", wq->name, made);
 	}
 	PG_CATCH();
