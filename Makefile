@@ -2,11 +2,11 @@
 EXTENSION = matchmaker
 MODULE_big = matchmaker
 CORE_OBJS = $(patsubst %.c,%.o,$(wildcard src/core/*.c))
-OBJS = src/matchmaker.o src/queue.o src/ticket.o src/cost.o src/tick.o src/worker.o $(CORE_OBJS)
+OBJS = src/matchmaker.o src/queue.o src/ticket.o src/cost.o src/tick.o src/worker.o src/simulate.o $(CORE_OBJS)
 DATA = $(wildcard sql/matchmaker--*.sql)
 PGFILEDESC = "matchmaker - game matchmaking inside PostgreSQL"
 
-REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick dump_config
+REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick simulate dump_config
 REGRESS_OPTS = --load-extension=matchmaker
 ISOLATION = tick_cancel tick_tick notify_payload
 ISOLATION_OPTS = --inputdir=test
@@ -37,3 +37,6 @@ core-check: test/core/test_core
 core-valgrind: $(CORE_SRCS) $(CORE_TEST_SRCS)
 	$(CC) -std=gnu99 -Wall -Wextra -Werror -O0 -g -o test/core/test_core_vg $(CORE_TEST_SRCS) $(CORE_SRCS) -lm
 	valgrind -q --leak-check=full --error-exitcode=1 test/core/test_core_vg
+
+# PGXS does not track header dependencies: rebuild every object when a header changes.
+$(OBJS): $(wildcard src/*.h src/core/*.h)

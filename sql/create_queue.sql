@@ -14,6 +14,8 @@ SELECT matchmaker.create_queue('pairs', algorithm => 'difference_wait', max_wait
                                params => '{"wait_factor": 12.5}');
 SELECT matchmaker.create_queue('batched', algorithm => 'periodic', params => '{"batch": 8}');
 SELECT matchmaker.create_queue('auto', algorithm => 'periodic', params => '{"batch": "auto"}');
+SELECT matchmaker.create_queue('fives', team_size => 5, teams => 2, algorithm => 'greedy',
+                               params => '{"team_policy": "patient"}');
 
 SELECT name, team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params
 FROM matchmaker.queues ORDER BY name;
@@ -50,6 +52,9 @@ SELECT matchmaker.create_queue('x', algorithm => 'difference_wait', params => '{
 SELECT matchmaker.create_queue('x', algorithm => 'difference_wait', params => '{"wait_factor": "10"}');
 SELECT matchmaker.create_queue('x', params => '{"wait_factor": 10}');
 SELECT matchmaker.create_queue('x', params => '{"on_timeout": "wait"}');
+SELECT matchmaker.create_queue('x', algorithm => 'greedy', team_size => 2, params => '{"team_policy": "lazy"}');
+SELECT matchmaker.create_queue('x', algorithm => 'greedy', params => '{"team_policy": "patient"}');
+SELECT matchmaker.create_queue('x', team_size => 2, params => '{"team_policy": "patient"}');
 SELECT matchmaker.create_queue('x', params => '{"on_timeout": null}');
 
 SELECT count(*) AS queues FROM matchmaker.queues;

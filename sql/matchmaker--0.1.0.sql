@@ -149,3 +149,32 @@ RETURNS integer
 AS 'MODULE_PATHNAME', 'mm_tick'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION matchmaker.tick IS 'Run a queue''s algorithm on its waiting tickets at time now; returns the number of matches made.';
+
+CREATE FUNCTION matchmaker.simulate(queue text, arrivals text, params jsonb DEFAULT NULL)
+RETURNS TABLE (match_no bigint, id bigint, team integer, matched_at float8)
+AS 'MODULE_PATHNAME', 'mm_simulate_rows'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.simulate IS 'Run a queue''s algorithm (params overriding) over an arrival stream in virtual time: one row per player.';
+
+CREATE FUNCTION matchmaker.simulate_summary(queue text, arrivals text, params jsonb DEFAULT NULL,
+    OUT players bigint, OUT games bigint, OUT bots bigint, OUT expired bigint,
+    OUT cost float8, OUT criteria_cost float8, OUT wait_cost float8, OUT cost_per_game float8,
+    OUT mean_wait float8, OUT max_wait float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'mm_simulate_summary'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.simulate_summary IS 'The totals of matchmaker.simulate in one row.';
+
+CREATE FUNCTION matchmaker.optimal_cost(queue text, arrivals text)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'mm_optimal_cost'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.optimal_cost IS 'Cost of the offline optimum (Schlup''s OPT, pairs) for an arrival stream.';
+
+CREATE FUNCTION matchmaker.audit(queue text, "from" timestamptz, "to" timestamptz,
+    OUT matches bigint, OUT players bigint, OUT bots bigint, OUT expired bigint,
+    OUT cost float8, OUT optimal_cost float8, OUT ratio float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'mm_audit'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.audit IS 'A queue''s matches made in [from, to) against the offline optimum for the same players.';

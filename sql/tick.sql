@@ -67,6 +67,18 @@ SELECT count(arrive('t', 'r' || r, r, i)) FROM unnest('{.1,.2,.3,.4}'::float8[])
 SELECT matchmaker.tick('t', at(4));
 SELECT members FROM groups WHERE queue = 't';
 
+-- Wu's patient policy, players of type H (1) and L (0): H L H H cannot be
+-- split evenly, so the four wait; when an L arrives, the newest H sits out
+-- and the other four play H + L against H + L.
+SELECT matchmaker.create_queue('wu', team_size => 2, teams => 2, algorithm => 'greedy',
+                               params => '{"team_policy": "patient"}');
+SELECT count(arrive('wu', p, r, i)) FROM unnest('{H1,L2,H3,H4}'::text[], '{1,0,1,1}'::float8[]) WITH ORDINALITY AS x(p, r, i);
+SELECT matchmaker.tick('wu', at(4));
+SELECT arrive('wu', 'L5', 0, 5) > 0 AS arrived;
+SELECT matchmaker.tick('wu', at(5));
+SELECT members FROM groups WHERE queue = 'wu';
+SELECT player FROM matchmaker.tickets WHERE queue = 'wu' AND state = 'waiting';
+
 -- multi_queue, 4 ranges: .1 and .2 share a range and match at once; .6 is
 -- alone in its range and times out (on_timeout expire).
 SELECT matchmaker.create_queue('m', algorithm => 'multi_queue', max_wait => '5 s',

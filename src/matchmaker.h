@@ -30,6 +30,7 @@ typedef struct MMQueue
 #define MM_PARAM_RANGES			(1 << 1)
 #define MM_PARAM_WAIT_FACTOR	(1 << 2)
 #define MM_PARAM_ON_TIMEOUT		(1 << 3)
+#define MM_PARAM_TEAM_POLICY	(1 << 4)
 
 /* queue.c */
 extern void mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set);

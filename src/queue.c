@@ -72,6 +72,8 @@ param_owner(int key)
 			return "multi_queue";
 		case MM_PARAM_WAIT_FACTOR:
 			return "difference_wait";
+		case MM_PARAM_TEAM_POLICY:
+			return "greedy";
 		default:
 			return NULL;
 	}
@@ -87,6 +89,8 @@ param_hint(const char *key)
 		return "ranges is how many rating ranges the multi_queue algorithm keeps, for example 6.";
 	if (strcmp(key, "wait_factor") == 0)
 		return "wait_factor is how many seconds a provisional group with rating spread 1 waits before it becomes final, for example 10.";
+	if (strcmp(key, "team_policy") == 0)
+		return "\"greedy\" plays the k oldest players at once; \"patient\" waits for one more player when they cannot be split into balanced teams.";
 	return "\"bots\" completes a timed-out player's game with computer players; \"expire\" ends the ticket as expired.";
 }
 
@@ -139,6 +143,7 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 	cfg->ranges = 0;
 	cfg->wait_factor = cfg->max_wait;
 	cfg->on_timeout = MM_TIMEOUT_BOTS;
+	cfg->team_policy = MM_TEAMS_GREEDY;
 	*wait_factor_set = false;
 
 	if (!JB_ROOT_IS_OBJECT(params) || JB_ROOT_IS_SCALAR(params))
@@ -166,11 +171,13 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 			keybit = MM_PARAM_WAIT_FACTOR;
 		else if (strcmp(key, "on_timeout") == 0)
 			keybit = MM_PARAM_ON_TIMEOUT;
+		else if (strcmp(key, "team_policy") == 0)
+			keybit = MM_PARAM_TEAM_POLICY;
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown params key \"%s\"", key),
-					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait) and on_timeout.")));
+					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy) and on_timeout.")));
 
 		owner = param_owner(keybit);
 		if (owner != NULL && strcmp(owner, algo) != 0)
@@ -223,6 +230,24 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 					cfg->wait_factor = d;
 					*wait_factor_set = true;
 				}
+				break;
+			case MM_PARAM_TEAM_POLICY:
+				if (param_is_string(&v, "greedy"))
+					cfg->team_policy = MM_TEAMS_GREEDY;
+				else if (param_is_string(&v, "patient"))
+					cfg->team_policy = MM_TEAMS_PATIENT;
+				else
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("params key \"%s\" must be \"greedy\" or \"patient\"", key),
+							 errdetail("Got %s.", jsonb_value_text(&v)),
+							 errhint("%s", param_hint(key))));
+				if (cfg->team_policy == MM_TEAMS_PATIENT && (cfg->teams < 2 || cfg->team_size < 2))
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("team_policy \"patient\" needs at least two teams of at least two players"),
+							 errdetail("The queue has %d teams of %d.", cfg->teams, cfg->team_size),
+							 errhint("With one player per team every split is the same; use \"greedy\".")));
 				break;
 			case MM_PARAM_ON_TIMEOUT:
 				if (param_is_string(&v, "bots"))

@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# The README's Getting-started SQL runs as written in a fresh database and
-# ends with the two players matched against each other, as the README says.
+# The README's SQL runs as written in fresh databases: the Getting-started
+# block ends with the two players matched against each other, as the README
+# says, and the Simulation block's sweep, optimum and audit run.
 # Needs PGHOST/PGPORT/PGUSER of a running cluster with matchmaker installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 db=mm_readme
-sql=$(sed -n '/^## Getting started/,/^## /p' README.md | sed -n '/^```sql$/,/^```$/p' | grep -v '^```')
+
+# The SQL block that follows a README heading.
+block() {
+	sed -n "/^## $1/,/^## /p" README.md | sed -n '/^```sql$/,/^```$/p' | grep -v '^```'
+}
+# Run SQL in a fresh database with the extension; print its output.
+run() {
+	dropdb --if-exists "$db" 2>/dev/null
+	createdb "$db"
+	printf 'CREATE EXTENSION matchmaker;\n%s\n' "$1" | psql -X -q -At -v ON_ERROR_STOP=1 -d "$db" 2>&1
+	dropdb "$db"
+}
+
+sql=$(block "Getting started")
 [ -n "$sql" ] || { echo "readme: no Getting-started SQL block found" >&2; exit 1; }
-
-dropdb --if-exists "$db" 2>/dev/null; createdb "$db"
-out=$(printf 'CREATE EXTENSION matchmaker;\n%s\n' "$sql" | psql -X -q -At -v ON_ERROR_STOP=1 -d "$db" 2>&1)
-dropdb "$db"
-
+out=$(run "$sql")
 last=$(printf '%s\n' "$out" | tail -2 | tr '\n' ' ')
 expected='player-7|1|1 player-9|2|1 '
 if [ "$last" != "$expected" ]; then
@@ -20,4 +30,10 @@ if [ "$last" != "$expected" ]; then
 	exit 1
 fi
 printf '%s\n' "$out" | grep -q '"tickets": \[3, 4\]' || { echo "readme: the NOTIFY payload differs from the README" >&2; printf '%s\n' "$out" >&2; exit 1; }
-echo "readme: ok (Getting started runs as written)"
+
+sql=$(block "Simulation and the optimum")
+[ -n "$sql" ] || { echo "readme: no Simulation SQL block found" >&2; exit 1; }
+out=$(run "$sql")
+sweep=$(printf '%s\n' "$out" | grep -c '^[0-9]*|[0-9.e-]*|[0-9.e-]*|[0-9]*$' || true)
+[ "$sweep" -eq 9 ] || { echo "readme: the sweep returned $sweep rows, expected 9" >&2; printf '%s\n' "$out" >&2; exit 1; }
+echo "readme: ok (Getting started and Simulation run as written)"

@@ -70,6 +70,12 @@ typedef enum MMTimeout
 	MM_TIMEOUT_EXPIRE			/* end the ticket as expired */
 } MMTimeout;
 
+typedef enum MMTeamPolicy
+{
+	MM_TEAMS_GREEDY = 0,		/* form a match as soon as k players are at hand */
+	MM_TEAMS_PATIENT			/* Wu: wait for one more player rather than play unbalanced */
+} MMTeamPolicy;
+
 typedef struct MMConfig
 {
 	MMAlgorithm algorithm;
@@ -81,7 +87,11 @@ typedef struct MMConfig
 	int			ranges;			/* multi_queue: rating ranges r (>= 1), 0 = auto */
 	double		wait_factor;	/* difference_wait: seconds per unit of q (>= 0) */
 	double		arrival_rate;	/* players per second, measured by the caller; used by auto */
+	MMTeamPolicy team_policy;	/* greedy: patient needs teams >= 2 and team_size >= 2 */
 } MMConfig;
+
+/* Team rating sums that differ by no more than this count as balanced. */
+#define MM_BALANCE_TOLERANCE 1e-9
 
 /* Players per match. */
 static inline int
@@ -238,5 +248,33 @@ typedef struct MMSimSummary
 extern MMStatus mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 							int n, MMOutcome *outcomes,
 							MMSimSummary *summary);
+
+/* ----------------------------------------------------------------
+ * Offline optimum (Schlup's OPT, k = 2)
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The least total cost (eq. 1, k = 2, one criterion, f = 2) of any way to
+ * split n arrivals, sorted by (arrival, id) as for mm_simulate, into pairs
+ * and players who get a computer player.  The pair (i, j) with
+ * arrival_i <= arrival_j is admissible when arrival_j - arrival_i <=
+ * max_wait; it plays at arrival_j and costs
+ * 2 |rating_i - rating_j| + (arrival_j - arrival_i) / max_wait.  A player
+ * alone costs bot_cost: 3 when OPT gives the bot at arrival (q = 1: 2, own
+ * wait 0, the bot's wait 1), 4 to give it at max_wait as the online
+ * algorithms do.  bot_cost must lie in [0, 1e6].
+ *
+ * Solved exactly as a maximum-weight matching (Edmonds' blossom algorithm,
+ * primal-dual) on weights 2 bot_cost - cost rounded to multiples of 2^-30,
+ * so total_cost is within n * 2^-31 of the real optimum; see
+ * doc/optimal.md.  partner (n entries, may be NULL) gets the index of each
+ * player's partner, or -1 for a bot; total_cost (may be NULL) the cost of
+ * that solution.  MM_ERR_ARGUMENT on bad input, MM_ERR_NOMEM when memory
+ * (O(n + admissible pairs)) runs out.
+ */
+extern MMStatus mm_optimal_pairs(const MMArrival *arrivals, int n,
+								 double max_wait, double bot_cost,
+								 int *partner, double *total_cost);
 
 #endif							/* MM_CORE_H */

@@ -64,6 +64,10 @@ mm_config_check(const MMConfig *cfg)
 		return MM_ERR_ARGUMENT;
 	if (!(cfg->arrival_rate >= 0) || !isfinite(cfg->arrival_rate))
 		return MM_ERR_ARGUMENT;
+	if (cfg->team_policy != MM_TEAMS_GREEDY &&
+		(cfg->team_policy != MM_TEAMS_PATIENT || cfg->algorithm != MM_ALGO_GREEDY ||
+		 cfg->teams < 2 || cfg->team_size < 2))
+		return MM_ERR_ARGUMENT;
 	return MM_OK;
 }
 

@@ -17,4 +17,10 @@
 extern MMStatus mm_difference_wait_step(const MMConfig *cfg, MMPool *pool,
 										double now, MMResult *result);
 
+/*
+ * Check an arrival stream: finite times, ratings in [0, 1], sorted by
+ * (arrival, id).  MM_ERR_ARGUMENT otherwise.
+ */
+extern MMStatus mm_check_arrivals(const MMArrival *arrivals, int n);
+
 #endif							/* MM_INTERNAL_H */

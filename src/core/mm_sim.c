@@ -12,11 +12,29 @@
  * the pool order (arrival, then id) is then the same as with the real ids,
  * so every decision is too.
  */
-#include "mm_core.h"
+#include "mm_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 
+
+/* Check an arrival stream (see mm_internal.h). */
+MMStatus
+mm_check_arrivals(const MMArrival *arrivals, int n)
+{
+	for (int j = 0; j < n; j++)
+	{
+		const MMArrival *a = &arrivals[j];
+
+		if (!isfinite(a->arrival) || !(a->rating >= 0.0 && a->rating <= 1.0))
+			return MM_ERR_ARGUMENT;
+		if (j > 0 && (arrivals[j - 1].arrival > a->arrival ||
+					  (arrivals[j - 1].arrival == a->arrival &&
+					   arrivals[j - 1].id > a->id)))
+			return MM_ERR_ARGUMENT;
+	}
+	return MM_OK;
+}
 /* Pool and result arrays' initial room. */
 #define SIM_INITIAL_CAP 64
 
@@ -169,17 +187,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals, int n,
 
 	if (mm_config_check(cfg) != MM_OK || n < 0 || (n > 0 && arrivals == NULL))
 		return MM_ERR_ARGUMENT;
-	for (int j = 0; j < n; j++)
-	{
-		const MMArrival *a = &arrivals[j];
-
-		if (!isfinite(a->arrival) || !(a->rating >= 0.0 && a->rating <= 1.0))
-			return MM_ERR_ARGUMENT;
-		if (j > 0 && (arrivals[j - 1].arrival > a->arrival ||
-					  (arrivals[j - 1].arrival == a->arrival &&
-					   arrivals[j - 1].id > a->id)))
-			return MM_ERR_ARGUMENT;
-	}
+	if (mm_check_arrivals(arrivals, n) != MM_OK)
+		return MM_ERR_ARGUMENT;
 
 	s.cfg = cfg;
 	s.arrivals = arrivals;

@@ -37,6 +37,16 @@ static const MMTestCase tests[] = {
 	{"sim_periodic_cost", test_sim_periodic_cost},
 	{"sim_multi_queue_cost", test_sim_multi_queue_cost},
 	{"step_fuzz", test_step_fuzz},
+	{"optimal_brute", test_optimal_brute},
+	{"optimal_window_dp", test_optimal_window_dp},
+	{"optimal_cases", test_optimal_cases},
+	{"optimal_invalid", test_optimal_invalid},
+	{"optimal_large", test_optimal_large},
+	{"optimal_vs_online", test_optimal_vs_online},
+	{"patient_waits", test_patient_waits},
+	{"patient_balanced", test_patient_balanced},
+	{"patient_timeout", test_patient_timeout},
+	{"patient_config", test_patient_config},
 };
 
 int

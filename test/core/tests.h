@@ -36,4 +36,18 @@ extern void test_sim_periodic_cost(void);
 extern void test_sim_multi_queue_cost(void);
 extern void test_step_fuzz(void);
 
+/* test_optimal.c */
+extern void test_optimal_brute(void);
+extern void test_optimal_window_dp(void);
+extern void test_optimal_cases(void);
+extern void test_optimal_invalid(void);
+extern void test_optimal_large(void);
+extern void test_optimal_vs_online(void);
+
+/* test_patient.c */
+extern void test_patient_waits(void);
+extern void test_patient_balanced(void);
+extern void test_patient_timeout(void);
+extern void test_patient_config(void);
+
 #endif							/* MM_TESTS_H */

@@ -1,0 +1,112 @@
+/*
+ * opt_speed.c
+ *		Time mm_optimal_pairs on Poisson streams (uniform ratings).
+ *
+ * Build and run from the repository root:
+ *	gcc -std=gnu99 -O2 -o /tmp/opt_speed bench/opt_speed.c src/core/mm_*.c -lm
+ *	/tmp/opt_speed [n ...]		(default: 2000 10000; rate 10/s, max_wait 5)
+ *
+ * Prints, per n and bot cost: the admissible pairs, the seconds taken,
+ * OPT's total cost and the cost per game.
+ */
+#include "../src/core/mm_core.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* splitmix64 step. */
+static uint64_t
+next_rand(uint64_t *s)
+{
+	uint64_t	z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1). */
+static double
+unit_rand(uint64_t *s)
+{
+	return (double) (next_rand(s) >> 11) / 9007199254740992.0;
+}
+
+/* Wall-clock seconds. */
+static double
+now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Time one stream of n players for both bot costs. */
+static int
+run(int n, double rate, double max_wait, uint64_t seed)
+{
+	MMArrival  *a = malloc(sizeof(MMArrival) * (size_t) n);
+	int		   *p = malloc(sizeof(int) * (size_t) n);
+	double		t = 0.0;
+	long long	pairs = 0;
+
+	if (a == NULL || p == NULL)
+	{
+		free(a);
+		free(p);
+		return 1;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		t += -log(1.0 - unit_rand(&seed)) / rate;
+		a[i].id = i + 1;
+		a[i].arrival = t;
+		a[i].rating = unit_rand(&seed);
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n && a[j].arrival - a[i].arrival <= max_wait; j++)
+			pairs++;
+	for (int b = 3; b <= 4; b++)
+	{
+		double		cost;
+		double		t0 = now_sec();
+		MMStatus	st = mm_optimal_pairs(a, n, max_wait, b, p, &cost);
+		double		t1 = now_sec();
+		int			games = 0;
+
+		if (st != MM_OK)
+		{
+			fprintf(stderr, "mm_optimal_pairs failed: %d\n", (int) st);
+			free(a);
+			free(p);
+			return 1;
+		}
+		for (int i = 0; i < n; i++)
+			if (p[i] < i)		/* a bot game or the second of a pair */
+				games++;
+		printf("n=%d rate=%g max_wait=%g bot=%d: %lld admissible pairs, %.3f s, OPT %.4f, %.4f per game\n",
+			   n, rate, max_wait, b, pairs, t1 - t0, cost, cost / games);
+	}
+	free(a);
+	free(p);
+	return 0;
+}
+
+/* Entry point: the sizes to time come from the command line. */
+int
+main(int argc, char **argv)
+{
+	int			rc = 0;
+
+	if (argc < 2)
+	{
+		rc |= run(2000, 10.0, 5.0, 1);
+		rc |= run(10000, 10.0, 5.0, 2);
+	}
+	for (int i = 1; i < argc; i++)
+		rc |= run(atoi(argv[i]), 10.0, 5.0, (uint64_t) i);
+	return rc;
+}

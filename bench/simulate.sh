@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Benchmark: matchmaker.simulate_summary over N arrivals (k = 2, rate 10/s,
+# max_wait 5 s, periodic batch 8 and multi_queue r = 6), against reading
+# and sorting the same arrivals in SQL; and optimal_cost on 2,000 and
+# 10,000 of them.  Usage: bench/simulate.sh [N]    (default 1000000)
+# Writes bench/results/simulate.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/common.sh
+n=${1:-1000000}
+
+mm_install_deps
+mm_build_install
+mm_start_cluster "shared_buffers = '1GB'" "work_mem = '256MB'"
+out=bench/results/simulate.md
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
+ms() {
+	q "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON, COSTS OFF) $1" | sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p'
+}
+q "CREATE EXTENSION matchmaker"
+q "CREATE TABLE arrivals AS SELECT i AS id, random() AS rating,
+     sum(-ln(1 - random()) / 10) OVER (ORDER BY i) AS arrival FROM generate_series(1, $n) i"
+q "VACUUM ANALYZE arrivals"
+q "SELECT matchmaker.create_queue('p', algorithm => 'periodic', max_wait => '5 s', params => '{\"batch\": 8}')" >/dev/null
+q "SELECT matchmaker.create_queue('m', algorithm => 'multi_queue', max_wait => '5 s', params => '{\"ranges\": 6}')" >/dev/null
+q "SELECT * FROM arrivals ORDER BY arrival, id" >/dev/null   # warm the cache
+
+sort_ms=$(ms "SELECT * FROM arrivals ORDER BY arrival, id")
+p_ms=$(ms "SELECT * FROM matchmaker.simulate_summary('p', 'SELECT id, rating, arrival FROM arrivals')")
+m_ms=$(ms "SELECT * FROM matchmaker.simulate_summary('m', 'SELECT id, rating, arrival FROM arrivals')")
+rows_ms=$(ms "SELECT count(*) FROM matchmaker.simulate('p', 'SELECT id, rating, arrival FROM arrivals')")
+o2_ms=$(ms "SELECT matchmaker.optimal_cost('p', 'SELECT id, rating, arrival FROM arrivals WHERE id <= 2000')")
+o10_ms=$(ms "SELECT matchmaker.optimal_cost('p', 'SELECT id, rating, arrival FROM arrivals WHERE id <= 10000')")
+per_game=$(q "SELECT round(cost_per_game::numeric, 4) FROM matchmaker.simulate_summary('p', 'SELECT id, rating, arrival FROM arrivals')")
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+{
+	echo "# simulate benchmark"
+	echo
+	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr), PostgreSQL $(q 'SHOW server_version')."
+	echo "Command: \`bench/simulate.sh $n\`, run $(date -u +%Y-%m-%d). Server-side times of one statement."
+	echo
+	echo "| statement | ms | / reading and sorting the arrivals |"
+	echo "|---|---:|---:|"
+	echo "| \`SELECT * FROM arrivals ORDER BY arrival, id\` ($n rows) | $sort_ms | 1.00 |"
+	echo "| \`simulate_summary\`, periodic batch 8 (cost per game $per_game) | $p_ms | $(ratio "$p_ms" "$sort_ms") |"
+	echo "| \`simulate_summary\`, multi_queue r = 6 | $m_ms | $(ratio "$m_ms" "$sort_ms") |"
+	echo "| \`simulate\`, periodic batch 8, one row per player | $rows_ms | $(ratio "$rows_ms" "$sort_ms") |"
+	echo "| \`optimal_cost\`, the first 2,000 arrivals | $o2_ms | |"
+	echo "| \`optimal_cost\`, the first 10,000 arrivals | $o10_ms | |"
+} >"$out"
+cat "$out"

@@ -1,0 +1,414 @@
+/*
+ * simulate.c
+ *		Trying parameters on traffic and measuring quality: simulate and
+ *		simulate_summary (a queue's algorithm over an arrival stream in
+ *		virtual time, through the same core code as tick), optimal_cost
+ *		(Schlup's offline optimum OPT for k = 2) and audit (a live queue's
+ *		matches against OPT for the same tickets).
+ */
+#include "matchmaker.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+#include "utils/tuplestore.h"
+
+PG_FUNCTION_INFO_V1(mm_simulate_rows);
+PG_FUNCTION_INFO_V1(mm_simulate_summary);
+PG_FUNCTION_INFO_V1(mm_optimal_cost);
+PG_FUNCTION_INFO_V1(mm_audit);
+
+/* Cost of a player given a computer player in OPT: at arrival, q = 1 (2), waits 0 + 1. */
+#define MM_OPT_BOT_COST 3.0
+
+/* Order arrivals by arrival time, then id. */
+static int
+arrival_cmp(const void *a, const void *b)
+{
+	const MMArrival *x = a;
+	const MMArrival *y = b;
+
+	if (x->arrival != y->arrival)
+		return x->arrival < y->arrival ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Order arrivals by id. */
+static int
+arrival_id_cmp(const void *a, const void *b)
+{
+	const MMArrival *x = a;
+	const MMArrival *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/*
+ * Read arrivals from a prepared statement with its arguments (SPI
+ * connected): rows of (id bigint, rating float8, arrival float8) with the
+ * arrival in seconds on any origin.  Returns them with ratings normalised
+ * by the queue, sorted by (arrival, id).
+ */
+static MMArrival *
+read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, Datum *args, int *n_out)
+{
+	Portal		portal;
+	MMArrival  *arr;
+	MMArrival  *byid;
+	int			cap = 1024;
+	int			n = 0;
+
+	arr = palloc(sizeof(MMArrival) * cap);
+	portal = SPI_cursor_open(NULL, plan, args, NULL, true);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, 10000);
+		if (SPI_processed == 0)
+			break;
+		if (n + (int64) SPI_processed > INT_MAX / 2)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many arrivals"),
+					 errhint("Simulate at most %d arrivals at a time.", INT_MAX / 2)));
+		while (n + (int) SPI_processed > cap)
+		{
+			cap *= 2;
+			arr = repalloc_huge(arr, sizeof(MMArrival) * cap);
+		}
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[i];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			bool		nulls[3];
+			Datum		v[3];
+
+			for (int c = 0; c < 3; c++)
+				v[c] = SPI_getbinval(tup, desc, c + 1, &nulls[c]);
+			if (nulls[0] || nulls[1] || nulls[2])
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("arrivals must not contain nulls"),
+						 errdetail("Row %d has a null %s.", n + 1,
+								   nulls[0] ? "id" : nulls[1] ? "rating" : "arrival"),
+						 errhint("Every arrival needs an id, a rating and an arrival time in seconds.")));
+			arr[n].id = DatumGetInt64(v[0]);
+			arr[n].rating = mm_normalise_rating(queue, DatumGetFloat8(v[1]), "arrival rating");
+			arr[n].arrival = DatumGetFloat8(v[2]);
+			if (!isfinite(arr[n].arrival))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("arrival times must be finite"),
+						 errdetail("Arrival %lld has time %g.", (long long) arr[n].id, arr[n].arrival),
+						 errhint("Give arrival times in seconds from any origin.")));
+			n++;
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+
+	/* ids must be unique: they name the players in the output */
+	byid = palloc(sizeof(MMArrival) * Max(n, 1));
+	memcpy(byid, arr, sizeof(MMArrival) * n);
+	qsort(byid, n, sizeof(MMArrival), arrival_id_cmp);
+	for (int i = 1; i < n; i++)
+		if (byid[i].id == byid[i - 1].id)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					 errmsg("arrival id %lld appears more than once", (long long) byid[i].id),
+					 errhint("Give every arrival its own id.")));
+	pfree(byid);
+
+	qsort(arr, n, sizeof(MMArrival), arrival_cmp);
+	*n_out = n;
+	return arr;
+}
+
+/*
+ * Run a user's arrivals query: it must return three columns, castable to
+ * bigint (id), float8 (rating on the queue's scale) and float8 (arrival in
+ * seconds).  The query is the caller's own SQL, run as the caller.
+ */
+static MMArrival *
+read_arrivals(MMQueue *queue, const char *query, int *n_out)
+{
+	char	   *sql = psprintf("SELECT a.id::pg_catalog.int8, a.rating::pg_catalog.float8, "
+							   "a.arrival::pg_catalog.float8 FROM (%s) AS a(id, rating, arrival)",
+							   query);
+	SPIPlanPtr	plan = SPI_prepare(sql, 0, NULL);
+
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the arrivals query: %s", SPI_result_code_string(SPI_result));
+	return read_arrivals_plan(queue, plan, NULL, n_out);
+}
+
+/*
+ * The queue's configuration with params overriding its own (keys of the
+ * override replace the queue's), validated like create_queue's.  A batch
+ * or range count of "auto" is taken from the stream's mean arrival rate.
+ */
+static void
+simulation_config(MMQueue *queue, Jsonb *override, const MMArrival *arr, int n)
+{
+	if (override != NULL)
+	{
+		Datum		merged;
+		bool		isnull;
+		Oid			argtypes[2] = {JSONBOID, JSONBOID};
+		Datum		values[2];
+		char	   *sql = "SELECT params OPERATOR(pg_catalog.||) $2 FROM matchmaker.queues "
+			"WHERE name OPERATOR(pg_catalog.=) $1::pg_catalog.text";
+
+		argtypes[0] = TEXTOID;
+		values[0] = CStringGetTextDatum(queue->name);
+		values[1] = JsonbPGetDatum(override);
+		if (!JB_ROOT_IS_OBJECT(override) || JB_ROOT_IS_SCALAR(override))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("params must be a JSON object"),
+					 errhint("Pass for example '{\"batch\": 8}', or NULL for the queue's own params.")));
+		if (SPI_execute_with_args(sql, 2, argtypes, values, NULL, true, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "could not merge params");
+		merged = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		mm_parse_params(DatumGetJsonbP(merged), &queue->cfg, &queue->wait_factor_set);
+	}
+	if (n >= 2 && arr[n - 1].arrival > arr[0].arrival)
+		queue->cfg.arrival_rate = (n - 1) / (arr[n - 1].arrival - arr[0].arrival);
+	else
+		queue->cfg.arrival_rate = 0;
+}
+
+/* Run the simulation of a call's arguments; fills outcomes and summary. */
+static MMArrival *
+run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
+			   MMOutcome **outcomes, MMSimSummary *summary)
+{
+	MMQueue    *queue;
+	char	   *query;
+	MMArrival  *arr;
+	int			n;
+	MMStatus	st;
+
+	mm_require_arg(fcinfo, 0, "queue");
+	query = mm_text_arg(fcinfo, 1, "arrivals");
+	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), false);
+	arr = read_arrivals(queue, query, &n);
+	simulation_config(queue, PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2), arr, n);
+
+	if (outcomes != NULL)
+		*outcomes = palloc(sizeof(MMOutcome) * Max(n, 1));
+	st = mm_simulate(&queue->cfg, arr, n, outcomes ? *outcomes : NULL, summary);
+	if (st == MM_ERR_NOMEM)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory while simulating queue \"%s\"", queue->name)));
+	if (st != MM_OK)
+		elog(ERROR, "simulating queue \"%s\" failed with status %d", queue->name, (int) st);
+	*queue_out = queue;
+	*n_out = n;
+	return arr;
+}
+
+/*
+ * matchmaker.simulate(queue, arrivals, params): one row per real player,
+ * (match_no, id, team, matched_at); match_no NULL for an expired player,
+ * whose matched_at is then the time it expired.
+ */
+Datum
+mm_simulate_rows(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MMQueue    *queue;
+	MMArrival  *arr;
+	MMOutcome  *out;
+	MMSimSummary summary;
+	int			n;
+
+	InitMaterializedSRF(fcinfo, 0);
+	SPI_connect();
+	arr = run_simulation(fcinfo, &queue, &n, &out, &summary);
+	for (int i = 0; i < n; i++)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		values[0] = Int64GetDatum(out[i].match_no);
+		nulls[0] = out[i].match_no == 0;
+		values[1] = Int64GetDatum(arr[i].id);
+		values[2] = Int32GetDatum(out[i].team);
+		nulls[2] = out[i].match_no == 0;
+		values[3] = Float8GetDatum(out[i].matched_at);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	SPI_finish();
+	return (Datum) 0;
+}
+
+/*
+ * matchmaker.simulate_summary(queue, arrivals, params): the totals of a
+ * simulation in one row, so that a sweep over parameters is one query.
+ */
+Datum
+mm_simulate_summary(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	MMQueue    *queue;
+	MMSimSummary s;
+	int			n;
+	Datum		values[10];
+	bool		nulls[10] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "simulate_summary must return a row");
+	SPI_connect();
+	(void) run_simulation(fcinfo, &queue, &n, NULL, &s);
+	SPI_finish();
+
+	values[0] = Int64GetDatum(s.players);
+	values[1] = Int64GetDatum(s.games);
+	values[2] = Int64GetDatum(s.bots);
+	values[3] = Int64GetDatum(s.expired);
+	values[4] = Float8GetDatum(s.cost);
+	values[5] = Float8GetDatum(s.criteria_cost);
+	values[6] = Float8GetDatum(s.wait_cost);
+	values[7] = Float8GetDatum(s.games > 0 ? s.cost / s.games : 0);
+	nulls[7] = s.games == 0;
+	values[8] = Float8GetDatum(s.mean_wait);
+	values[9] = Float8GetDatum(s.max_wait);
+	nulls[8] = nulls[9] = s.players == 0;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+/* Refuse OPT for a queue that does not match pairs. */
+static void
+require_pairs(MMQueue *queue, const char *what)
+{
+	if (mm_config_k(&queue->cfg) != 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s needs a queue of two players per match", what),
+				 errdetail("Queue \"%s\" has %d players per match.", queue->name, mm_config_k(&queue->cfg)),
+				 errhint("The offline optimum is a minimum-weight matching of pairs (Schlup, section 5).")));
+}
+
+/* OPT's cost for arrivals; raises the core's failures. */
+static double
+optimal_of(MMQueue *queue, MMArrival *arr, int n)
+{
+	double		total = 0;
+	MMStatus	st = mm_optimal_pairs(arr, n, queue->cfg.max_wait, MM_OPT_BOT_COST, NULL, &total);
+
+	if (st == MM_ERR_NOMEM)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("out of memory while computing the optimum of queue \"%s\"", queue->name)));
+	if (st != MM_OK)
+		elog(ERROR, "computing the optimum of queue \"%s\" failed with status %d", queue->name, (int) st);
+	return total;
+}
+
+/*
+ * matchmaker.optimal_cost(queue, arrivals): the cost of Schlup's offline
+ * optimum for the arrival stream in a queue of pairs.
+ */
+Datum
+mm_optimal_cost(PG_FUNCTION_ARGS)
+{
+	MMQueue    *queue;
+	MMArrival  *arr;
+	int			n;
+	double		total;
+	char	   *query;
+
+	mm_require_arg(fcinfo, 0, "queue");
+	query = mm_text_arg(fcinfo, 1, "arrivals");
+	SPI_connect();
+	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), false);
+	require_pairs(queue, "optimal_cost");
+	arr = read_arrivals(queue, query, &n);
+	total = optimal_of(queue, arr, n);
+	SPI_finish();
+	PG_RETURN_FLOAT8(total);
+}
+
+/*
+ * matchmaker.audit(queue, from, to): the matches the queue made between
+ * from and to, against the offline optimum for the same tickets.  Returns
+ * (matches, players, bots, expired, cost, optimal_cost, ratio); expired
+ * tickets of the period are counted but take no part in either cost.
+ */
+Datum
+mm_audit(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	MMQueue    *queue;
+	Oid			argtypes[3] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		args[3];
+	Datum		values[7];
+	bool		nulls[7] = {0};
+	bool		isnull;
+	MMArrival  *arr;
+	int			n;
+	int64		matches;
+	int64		bots;
+	int64		expired;
+	double		cost;
+	double		opt;
+
+	for (int i = 0; i < 3; i++)
+		mm_require_arg(fcinfo, i, (const char *[]) {"queue", "from", "to"}[i]);
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "audit must return a row");
+
+	SPI_connect();
+	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), false);
+	require_pairs(queue, "audit");
+	args[0] = CStringGetTextDatum(queue->name);
+	args[1] = PG_GETARG_DATUM(1);
+	args[2] = PG_GETARG_DATUM(2);
+
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*), COALESCE(pg_catalog.sum(bots), 0)::pg_catalog.int8, "
+							  "COALESCE(pg_catalog.sum(cost), 0)::pg_catalog.float8, "
+							  "(SELECT pg_catalog.count(*) FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1 "
+							  " AND state OPERATOR(pg_catalog.=) 'expired' AND ended_at OPERATOR(pg_catalog.>=) $2 "
+							  " AND ended_at OPERATOR(pg_catalog.<) $3) "
+							  "FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1 "
+							  "AND created_at OPERATOR(pg_catalog.>=) $2 AND created_at OPERATOR(pg_catalog.<) $3",
+							  3, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the queue's matches");
+	matches = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	bots = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	cost = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	expired = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
+
+	/* The players of those matches, as an arrival stream in seconds. */
+	{
+		static SPIPlanPtr plan;
+
+		mm_keep_plan(&plan,
+					 "SELECT t.id, t.rating, pg_catalog.date_part('epoch', t.enqueued_at) "
+					 "FROM matchmaker.tickets t JOIN matchmaker.matches m ON m.id OPERATOR(pg_catalog.=) t.match_id "
+					 "WHERE m.queue OPERATOR(pg_catalog.=) $1 "
+					 "AND m.created_at OPERATOR(pg_catalog.>=) $2 AND m.created_at OPERATOR(pg_catalog.<) $3",
+					 3, argtypes);
+		arr = read_arrivals_plan(queue, plan, args, &n);
+	}
+	opt = optimal_of(queue, arr, n);
+	SPI_finish();
+
+	values[0] = Int64GetDatum(matches);
+	values[1] = Int64GetDatum(n);
+	values[2] = Int64GetDatum(bots);
+	values[3] = Int64GetDatum(expired);
+	values[4] = Float8GetDatum(cost);
+	values[5] = Float8GetDatum(opt);
+	values[6] = Float8GetDatum(opt > 0 ? cost / opt : 0);
+	nulls[6] = !(opt > 0);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
