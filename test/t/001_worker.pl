@@ -44,6 +44,8 @@ sub check_matches
 		SELECT count(*) FROM matchmaker.tickets
 		WHERE (state = 'matched') <> (match_id IS NOT NULL)});
 	is($inconsistent, '0', "$label: a ticket is matched exactly when it has a match");
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
+		"$label: matchmaker.check() finds nothing");
 }
 
 # 1. The extension is absent: the worker runs and logs nothing about it.
