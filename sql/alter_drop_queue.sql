@@ -37,6 +37,26 @@ SELECT matchmaker.drop_queue('duel', force => true);
 SELECT count(*) AS queues FROM matchmaker.queues;
 SELECT count(*) AS tickets FROM matchmaker.tickets;
 
+-- The game shape cannot change once a queue has tickets or matches.
+SELECT matchmaker.create_queue('shape', algorithm => 'difference_wait', max_wait => '1 hour',
+                               params => '{"wait_factor": 3600}');
+SELECT matchmaker.alter_queue('shape', team_size => 2);   -- no tickets yet: allowed
+SELECT matchmaker.alter_queue('shape', team_size => 1);
+SELECT matchmaker.enqueue('shape', 'a', 0.1) > 0 AS a, matchmaker.enqueue('shape', 'b', 0.2) > 0 AS b;
+SELECT matchmaker.tick('shape');
+SELECT matchmaker.alter_queue('shape', team_size => 2);
+SELECT team_size FROM matchmaker.queues WHERE name = 'shape';
+-- Leaving difference_wait drops the provisional groups (their tickets wait on).
+SELECT count(*) AS groups FROM matchmaker.provisional WHERE queue = 'shape';
+SELECT matchmaker.alter_queue('shape', algorithm => 'greedy', params => '{}');
+SELECT count(*) AS groups FROM matchmaker.provisional WHERE queue = 'shape';
+SELECT matchmaker.alter_queue('shape', algorithm => 'difference_wait', params => '{"wait_factor": 3600}');
+SELECT matchmaker.tick('shape');
+SELECT count(*) AS groups FROM matchmaker.provisional WHERE queue = 'shape';
+-- drop_queue takes the groups with it.
+SELECT matchmaker.drop_queue('shape', force => true);
+SELECT count(*) AS groups FROM matchmaker.provisional_groups;
+
 -- Without waiting tickets no force is needed.
 SELECT matchmaker.create_queue('empty');
 SELECT matchmaker.enqueue('empty', 'bob', 0.5) AS t \gset

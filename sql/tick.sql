@@ -133,3 +133,6 @@ SELECT matchmaker.tick('nosuch');
 SELECT matchmaker.tick(NULL);
 SELECT matchmaker.tick('g', NULL);
 SELECT matchmaker.tick('g', 'infinity');
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT matchmaker.tick('g');
+ROLLBACK;

@@ -68,7 +68,7 @@ mm_match_cost(PG_FUNCTION_ARGS)
 	bots = PG_GETARG_INT32(3);
 
 	SPI_connect();
-	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), false);
+	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
 	k = mm_config_k(&queue->cfg);
 
 	if (nratings != nwaits)

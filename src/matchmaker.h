@@ -25,6 +25,14 @@ typedef struct MMQueue
 	TimestampTz created_at;
 } MMQueue;
 
+/* How mm_load_queue locks the queue's row. */
+typedef enum MMQueueLock
+{
+	MM_LOCK_NONE = 0,
+	MM_LOCK_UPDATE,				/* FOR UPDATE: wait for the row */
+	MM_LOCK_SKIP				/* FOR UPDATE SKIP LOCKED: give up when it is held */
+} MMQueueLock;
+
 /* Known params keys, as a bit set, for validation. */
 #define MM_PARAM_BATCH			(1 << 0)
 #define MM_PARAM_RANGES			(1 << 1)
@@ -34,8 +42,8 @@ typedef struct MMQueue
 
 /* queue.c */
 extern void mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set);
-extern bool mm_load_queue(const char *name, bool lock, MMQueue *queue);
-extern MMQueue *mm_get_queue(text *name, bool lock);
+extern bool mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue);
+extern MMQueue *mm_get_queue(text *name, MMQueueLock lock);
 extern double mm_interval_seconds(const Interval *iv);
 
 /* worker.c */
@@ -43,7 +51,8 @@ extern void mm_worker_init(void);
 extern void mm_wake_on_commit(const char *queue);
 
 /* tick.c */
-extern int	mm_tick_queue(const char *name, TimestampTz now, TimestampTz *next_deadline);
+extern int	mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
+						  TimestampTz *next_deadline);
 
 /* matchmaker.c */
 extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);

@@ -21,6 +21,11 @@ PG_FUNCTION_INFO_V1(mm_drop_queue);
 /* Largest match: the team split and the tick's arrays are sized for it. */
 #define MM_MAX_PLAYERS	1000
 
+/* Bounds of the intervals, in seconds. */
+#define MM_MAX_MAX_WAIT	(365.0 * SECS_PER_DAY)
+#define MM_MIN_TICK		0.001
+#define MM_MAX_TICK		((double) SECS_PER_DAY)
+
 /* The settings of a queue, as create_queue and alter_queue take them. */
 typedef struct QueueSettings
 {
@@ -316,10 +321,16 @@ validate_settings(QueueSettings *s, MMConfig *cfg)
 				 errmsg("max_wait must be positive"),
 				 errdetail("Got %s.", interval_text(s->max_wait)),
 				 errhint("max_wait is how long a player may wait before on_timeout applies, for example '2 minutes'.")));
-	if (!(tick > 0))
+	if (!(max_wait <= MM_MAX_MAX_WAIT))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("tick must be positive"),
+				 errmsg("max_wait must be at most 365 days"),
+				 errdetail("Got %s.", interval_text(s->max_wait)),
+				 errhint("max_wait is how long a player may wait before on_timeout applies, for example '2 minutes'.")));
+	if (!(tick >= MM_MIN_TICK && tick <= MM_MAX_TICK))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg(tick > 0 ? "tick must be between 1 millisecond and 1 day" : "tick must be positive"),
 				 errdetail("Got %s.", interval_text(s->tick)),
 				 errhint("tick is how often the queue's timers are checked, for example '1 second'.")));
 	if (!isfinite(s->rating_min) || !isfinite(s->rating_max) ||
@@ -364,20 +375,23 @@ queue_not_found(const char *name)
 
 /*
  * Load a queue's settings (SPI connected; the result lives in the current
- * memory context).  With lock, the queue's row is locked FOR UPDATE, which
- * serialises ticks and changes of one queue.  Returns false when the queue
- * does not exist.
+ * memory context).  MM_LOCK_UPDATE locks the queue's row FOR UPDATE, which
+ * serialises ticks and changes of one queue; MM_LOCK_SKIP does the same but
+ * skips a row another transaction holds.  Returns false when the queue does
+ * not exist (or, with MM_LOCK_SKIP, is locked).
  */
 bool
-mm_load_queue(const char *name, bool lock, MMQueue *queue)
+mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 {
-	static const char *const sql[2] = {
+	static const char *const sql[3] = {
 		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at "
 		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
 		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at "
-		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE"
+		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
+		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at "
+		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE SKIP LOCKED"
 	};
-	static SPIPlanPtr plans[2];
+	static SPIPlanPtr plans[3];
 	Datum		values[1];
 	HeapTuple	tup;
 	TupleDesc	desc;
@@ -416,7 +430,7 @@ mm_load_queue(const char *name, bool lock, MMQueue *queue)
 
 /* Load a queue named by a text argument, or raise "does not exist". */
 MMQueue *
-mm_get_queue(text *name, bool lock)
+mm_get_queue(text *name, MMQueueLock lock)
 {
 	MMQueue    *queue = palloc0(sizeof(MMQueue));
 	char	   *cname = text_to_cstring(name);
@@ -456,6 +470,16 @@ load_settings(const char *name, QueueSettings *s)
 	return true;
 }
 
+/* The error for a queue name in use. */
+static void
+duplicate_queue(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DUPLICATE_OBJECT),
+			 errmsg("queue \"%s\" already exists", name),
+			 errhint("Change it with matchmaker.alter_queue(), or pick another name.")));
+}
+
 /* Write a queue's settings (insert or update) through SPI. */
 static void
 store_settings(QueueSettings *s, bool insert)
@@ -478,13 +502,15 @@ store_settings(QueueSettings *s, bool insert)
 	if (insert)
 		rc = SPI_execute_with_args("INSERT INTO matchmaker.queues "
 								   "(name, team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params) "
-								   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+								   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (name) DO NOTHING",
 								   9, argtypes, values, NULL, false, 0);
 	else
 		rc = SPI_execute_with_args("UPDATE matchmaker.queues SET team_size = $2, teams = $3, algorithm = $4, "
 								   "max_wait = $5, rating_min = $6, rating_max = $7, tick = $8, params = $9 "
 								   "WHERE name OPERATOR(pg_catalog.=) $1",
 								   9, argtypes, values, NULL, false, 0);
+	if (insert && rc == SPI_OK_INSERT && SPI_processed == 0)
+		duplicate_queue(s->name);	/* created concurrently */
 	if (rc != (insert ? SPI_OK_INSERT : SPI_OK_UPDATE) || SPI_processed != 1)
 		elog(ERROR, "could not store queue \"%s\"", s->name);
 }
@@ -517,10 +543,7 @@ mm_create_queue(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	if (queue_exists(s.name))
-		ereport(ERROR,
-				(errcode(ERRCODE_DUPLICATE_OBJECT),
-				 errmsg("queue \"%s\" already exists", s.name),
-				 errhint("Change it with matchmaker.alter_queue(), or pick another name.")));
+		duplicate_queue(s.name);
 	store_settings(&s, true);
 	SPI_finish();
 	PG_RETURN_VOID();
@@ -545,6 +568,46 @@ waiting_outside(const char *name, double lo, double hi)
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
+/*
+ * Block enqueues until the end of the transaction (SPI connected): an
+ * enqueue takes ROW EXCLUSIVE on tickets before it reads the queue, so
+ * once this returns no enqueue can still be working from the queue's old
+ * row.  Callers lock the queue's row first, in the same order as tick and
+ * cancel, so that the two locks cannot deadlock.
+ */
+static void
+block_enqueues(void)
+{
+	if (SPI_execute("LOCK TABLE matchmaker.tickets IN SHARE ROW EXCLUSIVE MODE", false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not lock matchmaker.tickets");
+}
+
+/* Remove a queue's provisional groups (SPI connected). */
+static void
+clear_groups(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+
+	if (SPI_execute_with_args("DELETE FROM matchmaker.provisional_groups WHERE queue OPERATOR(pg_catalog.=) $1",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not remove the provisional groups of queue \"%s\"", name);
+}
+
+/* Whether a queue has any ticket or match (SPI connected). */
+static bool
+queue_has_history(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+
+	if (SPI_execute_with_args("SELECT 1 FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1 "
+							  "UNION ALL SELECT 1 FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1 LIMIT 1",
+							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the tickets of queue \"%s\"", name);
+	return SPI_processed > 0;
+}
+
 /* matchmaker.alter_queue(name, ...): NULL arguments leave a setting unchanged. */
 Datum
 mm_alter_queue(PG_FUNCTION_ARGS)
@@ -553,10 +616,17 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 	MMConfig	cfg;
 	char	   *name = mm_text_arg(fcinfo, 0, "name");
 	int64		outside;
+	int32		old_team_size;
+	int32		old_teams;
+	char	   *old_algorithm;
 
 	SPI_connect();
 	if (!load_settings(name, &s))
 		queue_not_found(name);
+	old_team_size = s.team_size;
+	old_teams = s.teams;
+	old_algorithm = pstrdup(s.algorithm);
+	block_enqueues();
 
 	if (!PG_ARGISNULL(1))
 		s.team_size = PG_GETARG_INT32(1);
@@ -576,6 +646,13 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 		s.params = PG_GETARG_JSONB_P(8);
 	validate_settings(&s, &cfg);
 
+	if ((s.team_size != old_team_size || s.teams != old_teams) && queue_has_history(name))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg("cannot change the game shape of queue \"%s\"", name),
+				 errdetail("The queue has tickets or matches of %d teams of %d.", old_teams, old_team_size),
+				 errhint("Create a new queue for the new game shape.")));
+
 	outside = waiting_outside(name, s.rating_min, s.rating_max);
 	if (outside > 0)
 		ereport(ERROR,
@@ -587,6 +664,8 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 				 errhint("Narrow the range once those tickets have left the queue, or cancel them.")));
 
 	store_settings(&s, false);
+	if (strcmp(old_algorithm, "difference_wait") == 0 && strcmp(s.algorithm, "difference_wait") != 0)
+		clear_groups(name);
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -611,16 +690,10 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(name);
 
 	SPI_connect();
-
-	/*
-	 * Block enqueues while the queue goes away: an enqueue takes ROW
-	 * EXCLUSIVE on tickets before it looks the queue up, so after this lock
-	 * it can only see the queue gone.
-	 */
-	if (SPI_execute("LOCK TABLE matchmaker.tickets IN SHARE ROW EXCLUSIVE MODE", false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "could not lock matchmaker.tickets");
+	/* the queue's row, then the table: the order tick and cancel use */
 	if (!load_settings(name, &s))
 		queue_not_found(name);
+	block_enqueues();
 
 	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM matchmaker.tickets "
 							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting'",
@@ -635,6 +708,7 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 							   waiting, name, (long long) waiting),
 				 errhint("Cancel them first, or drop the queue with matchmaker.drop_queue('%s', force => true).", name)));
 
+	clear_groups(name);
 	if (SPI_execute_with_args("DELETE FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
 		SPI_execute_with_args("DELETE FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1",

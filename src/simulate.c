@@ -27,6 +27,9 @@ PG_FUNCTION_INFO_V1(mm_audit);
 /* Cost of a player given a computer player in OPT: at arrival, q = 1 (2), waits 0 + 1. */
 #define MM_OPT_BOT_COST 3.0
 
+/* Most players optimal_cost and audit take (see optimal_of). */
+#define MM_OPT_MAX_PLAYERS 50000
+
 /* Order arrivals by arrival time, then id. */
 static int
 arrival_cmp(const void *a, const void *b)
@@ -53,10 +56,11 @@ arrival_id_cmp(const void *a, const void *b)
  * Read arrivals from a prepared statement with its arguments (SPI
  * connected): rows of (id bigint, rating float8, arrival float8) with the
  * arrival in seconds on any origin.  Returns them with ratings normalised
- * by the queue, sorted by (arrival, id).
+ * by the queue (a rating outside its range is an error, or with clamp is
+ * clamped into it), sorted by (arrival, id).
  */
 static MMArrival *
-read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, Datum *args, int *n_out)
+read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, Datum *args, bool clamp, int *n_out)
 {
 	Portal		portal;
 	MMArrival  *arr;
@@ -98,7 +102,16 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, Datum *args, int *n_out)
 								   nulls[0] ? "id" : nulls[1] ? "rating" : "arrival"),
 						 errhint("Every arrival needs an id, a rating and an arrival time in seconds.")));
 			arr[n].id = DatumGetInt64(v[0]);
-			arr[n].rating = mm_normalise_rating(queue, DatumGetFloat8(v[1]), "arrival rating");
+			if (clamp)
+			{
+				/* past tickets: the range may have been narrowed since */
+				double		r = (DatumGetFloat8(v[1]) - queue->rating_min) /
+					(queue->rating_max - queue->rating_min);
+
+				arr[n].rating = Min(Max(r, 0.0), 1.0);
+			}
+			else
+				arr[n].rating = mm_normalise_rating(queue, DatumGetFloat8(v[1]), "arrival rating");
 			arr[n].arrival = DatumGetFloat8(v[2]);
 			if (!isfinite(arr[n].arrival))
 				ereport(ERROR,
@@ -144,7 +157,7 @@ read_arrivals(MMQueue *queue, const char *query, int *n_out)
 
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the arrivals query: %s", SPI_result_code_string(SPI_result));
-	return read_arrivals_plan(queue, plan, NULL, n_out);
+	return read_arrivals_plan(queue, plan, NULL, false, n_out);
 }
 
 /*
@@ -179,7 +192,7 @@ simulation_config(MMQueue *queue, Jsonb *override, const MMArrival *arr, int n)
 		mm_parse_params(DatumGetJsonbP(merged), &queue->cfg, &queue->wait_factor_set);
 	}
 	if (n >= 2 && arr[n - 1].arrival > arr[0].arrival)
-		queue->cfg.arrival_rate = (n - 1) / (arr[n - 1].arrival - arr[0].arrival);
+		queue->cfg.arrival_rate = Min((n - 1) / (arr[n - 1].arrival - arr[0].arrival), 1e9);
 	else
 		queue->cfg.arrival_rate = 0;
 }
@@ -197,7 +210,7 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 
 	mm_require_arg(fcinfo, 0, "queue");
 	query = mm_text_arg(fcinfo, 1, "arrivals");
-	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), false);
+	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
 	arr = read_arrivals(queue, query, &n);
 	simulation_config(queue, PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2), arr, n);
 
@@ -297,12 +310,24 @@ require_pairs(MMQueue *queue, const char *what)
 				 errhint("The offline optimum is a minimum-weight matching of pairs (Schlup, section 5).")));
 }
 
-/* OPT's cost for arrivals; raises the core's failures. */
+/*
+ * OPT's cost for arrivals; raises the core's failures.  The matching runs
+ * in the core, which cannot be interrupted, so the stream is bounded: at
+ * MM_OPT_MAX_PLAYERS it takes under a minute at 10 arrivals per second.
+ */
 static double
 optimal_of(MMQueue *queue, MMArrival *arr, int n)
 {
 	double		total = 0;
-	MMStatus	st = mm_optimal_pairs(arr, n, queue->cfg.max_wait, MM_OPT_BOT_COST, NULL, &total);
+	MMStatus	st;
+
+	if (n > MM_OPT_MAX_PLAYERS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the optimum is computed for at most %d players", MM_OPT_MAX_PLAYERS),
+				 errdetail("The stream has %d players.", n),
+				 errhint("Compute it over a shorter period, and add up the costs of the periods.")));
+	st = mm_optimal_pairs(arr, n, queue->cfg.max_wait, MM_OPT_BOT_COST, NULL, &total);
 
 	if (st == MM_ERR_NOMEM)
 		ereport(ERROR,
@@ -329,7 +354,7 @@ mm_optimal_cost(PG_FUNCTION_ARGS)
 	mm_require_arg(fcinfo, 0, "queue");
 	query = mm_text_arg(fcinfo, 1, "arrivals");
 	SPI_connect();
-	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), false);
+	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
 	require_pairs(queue, "optimal_cost");
 	arr = read_arrivals(queue, query, &n);
 	total = optimal_of(queue, arr, n);
@@ -367,7 +392,7 @@ mm_audit(PG_FUNCTION_ARGS)
 		elog(ERROR, "audit must return a row");
 
 	SPI_connect();
-	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), false);
+	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
 	require_pairs(queue, "audit");
 	args[0] = CStringGetTextDatum(queue->name);
 	args[1] = PG_GETARG_DATUM(1);
@@ -397,7 +422,7 @@ mm_audit(PG_FUNCTION_ARGS)
 					 "WHERE m.queue OPERATOR(pg_catalog.=) $1 "
 					 "AND m.created_at OPERATOR(pg_catalog.>=) $2 AND m.created_at OPERATOR(pg_catalog.<) $3",
 					 3, argtypes);
-		arr = read_arrivals_plan(queue, plan, args, &n);
+		arr = read_arrivals_plan(queue, plan, args, true, &n);
 	}
 	opt = optimal_of(queue, arr, n);
 	SPI_finish();

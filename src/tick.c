@@ -18,6 +18,7 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "access/xact.h"
 #include "commands/async.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
@@ -508,13 +509,18 @@ write_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
 
 /*
  * Run one queue's algorithm at time now (SPI connected) and write the
- * outcome.  Returns the number of matches made; *next_deadline (when not
- * NULL) gets the time at which the queue's next timer falls due without
- * new arrivals (a timeout or a provisional group's finalisation), or
- * DT_NOEND when none is pending.
+ * outcome.  Returns the number of matches made, or -1 when lock is
+ * MM_LOCK_SKIP and another transaction holds the queue; *next_deadline
+ * (when not NULL) gets the time at which the queue's next timer falls due
+ * without new arrivals (a timeout or a provisional group's finalisation),
+ * or DT_NOEND when none is pending.
+ *
+ * A tick needs READ COMMITTED: it must see the tickets as they are once it
+ * holds the queue's row, not as a snapshot taken before it waited for it.
  */
 int
-mm_tick_queue(const char *name, TimestampTz now, TimestampTz *next_deadline)
+mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
+			  TimestampTz *next_deadline)
 {
 	MMQueue    *queue = palloc0(sizeof(MMQueue));
 	MMPool		pool;
@@ -522,11 +528,22 @@ mm_tick_queue(const char *name, TimestampTz now, TimestampTz *next_deadline)
 	int			n;
 	MMStatus	st;
 
-	if (!mm_load_queue(name, true, queue))
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("matchmaker.tick must run at isolation level READ COMMITTED"),
+				 errdetail("The current transaction uses %s.",
+						   IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ"),
+				 errhint("Call tick outside a REPEATABLE READ or SERIALIZABLE transaction.")));
+	if (!mm_load_queue(name, lock, queue))
+	{
+		if (lock == MM_LOCK_SKIP)
+			return -1;
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("queue \"%s\" does not exist", name),
 				 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
+	}
 
 	memset(&pool, 0, sizeof(pool));
 	load_tickets(queue, now, &pool);
@@ -593,7 +610,7 @@ mm_tick(PG_FUNCTION_ARGS)
 				 errhint("Omit now to use the current time.")));
 
 	SPI_connect();
-	made = mm_tick_queue(name, now, NULL);
+	made = mm_tick_queue(name, now, MM_LOCK_UPDATE, NULL);
 	SPI_finish();
 	PG_RETURN_INT32(made);
 }

@@ -92,7 +92,7 @@ mm_enqueue(PG_FUNCTION_ARGS)
 	 */
 	lock_tickets_table();
 	queue = palloc0(sizeof(MMQueue));
-	if (!mm_load_queue(queue_name, false, queue))
+	if (!mm_load_queue(queue_name, MM_LOCK_NONE, queue))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("queue \"%s\" does not exist", queue_name),

@@ -148,7 +148,12 @@ mm_xact_callback(XactEvent event, void *arg)
 				SetLatch(latch);
 		}
 	}
+	/*
+	 * A prepared transaction's tickets wake nobody: they wait for the
+	 * queue's next timer or arrival after COMMIT PREPARED.
+	 */
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE ||
 		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
 	{
 		memset(pending_wake, 0, sizeof(pending_wake));
@@ -231,7 +236,9 @@ typedef struct WorkerQueue
 {
 	char		name[NAMEDATALEN];
 	double		tick;			/* seconds */
+	TimestampTz last_run;		/* when it ran last (0: never) */
 	TimestampTz next_run;		/* due time of its next timer tick */
+	TimestampTz failed_until;	/* after a failure, wake-ups wait until then */
 	bool		seen;			/* still in matchmaker.queues */
 } WorkerQueue;
 
@@ -312,8 +319,19 @@ refresh_queues_guts(HTAB *queues)
 				strlcpy(key, name, NAMEDATALEN);
 				wq = hash_search(queues, key, HASH_ENTER, &found);
 				if (!found)
+				{
+					wq->last_run = 0;
 					wq->next_run = 0;
-				wq->tick = mm_interval_seconds(tick);
+					wq->failed_until = 0;
+					wq->tick = mm_interval_seconds(tick);
+				}
+				else if (mm_interval_seconds(tick) != wq->tick)
+				{
+					/* a changed interval counts from the last run */
+					wq->tick = mm_interval_seconds(tick);
+					wq->next_run = Min(wq->next_run,
+									   wq->last_run + (TimestampTz) (wq->tick * USECS_PER_SEC));
+				}
 				wq->seen = true;
 			}
 			ok = true;
@@ -348,17 +366,31 @@ run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		SPI_connect();
-		made = mm_tick_queue(wq->name, now, &deadline);
+		made = mm_tick_queue(wq->name, now, MM_LOCK_SKIP, &deadline);
 		SPI_finish();
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 
-		/*
-		 * Run again when the tick interval has passed, or earlier when a
-		 * timer of the queue (a timeout, a provisional group) falls due.
-		 */
-		wq->next_run = Min(now + (TimestampTz) (wq->tick * USECS_PER_SEC), deadline);
-		elog(DEBUG1, "matchmaker: queue \"%s\" made %d matches", wq->name, made);
+		if (made < 0)
+		{
+			/*
+			 * Another transaction holds the queue (a manual tick, an
+			 * alter_queue): do not wait for it, the other queues go on;
+			 * look again soon.
+			 */
+			wq->next_run = now + Min((TimestampTz) (wq->tick * USECS_PER_SEC), 100 * 1000);
+		}
+		else
+		{
+			/*
+			 * Run again when the tick interval has passed, or earlier when
+			 * a timer of the queue (a timeout, a provisional group) falls
+			 * due.
+			 */
+			wq->last_run = now;
+			wq->next_run = Min(now + (TimestampTz) (wq->tick * USECS_PER_SEC), deadline);
+			elog(DEBUG1, "matchmaker: queue \"%s\" made %d matches", wq->name, made);
+		}
 	}
 	PG_CATCH();
 	{
@@ -375,6 +407,7 @@ run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 						 Max(wq->tick, MM_FAILURE_BACKOFF))));
 		FreeErrorData(edata);
 		wq->next_run = now + (TimestampTz) (Max(wq->tick, MM_FAILURE_BACKOFF) * USECS_PER_SEC);
+		wq->failed_until = wq->next_run;
 	}
 	PG_END_TRY();
 	pgstat_report_stat(false);
@@ -409,6 +442,8 @@ mm_worker_main(Datum main_arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(dbname, NULL, 0);
+	/* a tick needs READ COMMITTED, whatever the server's default */
+	SetConfigOption("default_transaction_isolation", "read committed", PGC_SUSET, PGC_S_OVERRIDE);
 
 	my_slot = &mm_shared->slots[slotno];
 	my_slot->dboid = MyDatabaseId;
@@ -448,7 +483,11 @@ mm_worker_main(Datum main_arg)
 		{
 			bool		woken = take_wake_bits(bits);
 
-			if (refresh_queues(queues, loopcxt))
+			bool		have_queues = refresh_queues(queues, loopcxt);
+
+			/* the transactions above leave TopMemoryContext current */
+			MemoryContextSwitchTo(loopcxt);
+			if (have_queues)
 			{
 				HASH_SEQ_STATUS seq;
 				WorkerQueue *wq;
@@ -468,12 +507,14 @@ mm_worker_main(Datum main_arg)
 					uint32		bit = wake_bit(wq->name);
 
 					if (now >= wq->next_run ||
-						(woken && (bits[bit / 32] & ((uint32) 1 << (bit % 32)))))
+						(woken && (bits[bit / 32] & ((uint32) 1 << (bit % 32))) &&
+						 now >= wq->failed_until))
 						due[ndue++] = wq;
 				}
 				for (int i = 0; i < ndue; i++)
 				{
 					run_queue(due[i], loopcxt);
+					MemoryContextSwitchTo(loopcxt);
 					CHECK_FOR_INTERRUPTS();
 				}
 
