@@ -48,6 +48,25 @@ sub check_matches
 		"$label: matchmaker.check() finds nothing");
 }
 
+# Create the extension and a greedy 1v1 queue, and enqueue players a and b.
+sub create_duel
+{
+	$node->safe_psql('postgres', q{
+		CREATE EXTENSION matchmaker;
+		SELECT matchmaker.create_queue('duel', algorithm => 'greedy', tick => '100 ms');
+		SELECT matchmaker.enqueue('duel', 'a', 0.1);
+		SELECT matchmaker.enqueue('duel', 'b', 0.2);
+	});
+}
+
+# Wait until n tickets are matched.
+sub matched_count_reaches
+{
+	my ($n) = @_;
+	return $node->poll_query_until('postgres',
+		"SELECT count(*) = $n FROM matchmaker.tickets WHERE state = 'matched'");
+}
+
 # 1. The extension is absent: the worker runs and logs nothing about it.
 my $pid = worker_pid();
 ok($pid > 0, 'worker starts with the server');
@@ -58,15 +77,8 @@ sleep 1;
 ok(!$node->log_contains('ERROR'), 'no error while the extension is absent');
 
 # 2. The worker matches without a manual tick.
-$node->safe_psql('postgres', q{
-	CREATE EXTENSION matchmaker;
-	SELECT matchmaker.create_queue('duel', algorithm => 'greedy', tick => '100 ms');
-	SELECT matchmaker.enqueue('duel', 'a', 0.1);
-	SELECT matchmaker.enqueue('duel', 'b', 0.2);
-});
-ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE state = 'matched'"),
-	'worker matched the two tickets by itself');
+create_duel();
+ok(matched_count_reaches(2), 'worker matched the two tickets by itself');
 check_matches('after the first match');
 
 # 3. A failing queue is logged with its name and does not stop another.
@@ -76,8 +88,7 @@ $node->safe_psql('postgres', q{
 	SELECT matchmaker.enqueue('duel', 'c', 0.3);
 	SELECT matchmaker.enqueue('duel', 'd', 0.4);
 });
-ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 4 FROM matchmaker.tickets WHERE state = 'matched'"),
+ok(matched_count_reaches(4),
 	'queue duel keeps matching while queue broken fails');
 $node->wait_for_log(qr/matchmaker: queue "broken" failed/);
 pass('the failing queue is logged with its name');
@@ -100,8 +111,7 @@ $node->safe_psql('postgres', q{
 	SELECT matchmaker.enqueue('duel', 'e', 0.5);
 	SELECT matchmaker.enqueue('duel', 'f', 0.6);
 });
-ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 6 FROM matchmaker.tickets WHERE state = 'matched'"),
+ok(matched_count_reaches(6),
 	'the restarted worker matches after pg_terminate_backend');
 
 # 6. kill -9 of the worker: crash restart, committed matches survive, no
@@ -120,8 +130,7 @@ $node->safe_psql('postgres', q{
 	SELECT matchmaker.enqueue('duel', 'g', 0.7);
 	SELECT matchmaker.enqueue('duel', 'h', 0.8);
 });
-ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 8 FROM matchmaker.tickets WHERE state = 'matched'"),
+ok(matched_count_reaches(8),
 	'matching resumes after kill -9');
 check_matches('after kill -9');
 
@@ -131,15 +140,8 @@ $offset = -s $node->logfile;
 $node->safe_psql('postgres', 'DROP EXTENSION matchmaker');
 sleep 1;
 is(worker_pid(), $pid, 'the worker lives on after DROP EXTENSION');
-$node->safe_psql('postgres', q{
-	CREATE EXTENSION matchmaker;
-	SELECT matchmaker.create_queue('duel', algorithm => 'greedy', tick => '100 ms');
-	SELECT matchmaker.enqueue('duel', 'a', 0.1);
-	SELECT matchmaker.enqueue('duel', 'b', 0.2);
-});
-ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE state = 'matched'"),
-	'the worker matches again after CREATE EXTENSION');
+create_duel();
+ok(matched_count_reaches(2), 'the worker matches again after CREATE EXTENSION');
 ok(!$node->log_contains('ERROR', $offset), 'no error in the log around DROP and CREATE EXTENSION');
 
 # 8. matchmaker.enabled = off: the worker idles; on again: it matches.
