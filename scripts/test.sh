@@ -31,6 +31,19 @@ suite "core unit tests" make -s PG_CONFIG="$PG_CONFIG" core-check
 suite "core unit tests with sanitizers" make -s -B PG_CONFIG="$PG_CONFIG" core-check \
 	CORE_TEST_CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all"
 suite "core unit tests under valgrind" make -s PG_CONFIG="$PG_CONFIG" core-valgrind
+# The extension also builds warning-free with assertions on (in a copy, so
+# that the installed, tested build stays as it is).
+assert_build() {
+	local d
+	d=$(mktemp -d)
+	cp -a . "$d/tree"
+	make -s -C "$d/tree" PG_CONFIG="$PG_CONFIG" clean >/dev/null
+	make -s -C "$d/tree" PG_CONFIG="$PG_CONFIG" PG_CPPFLAGS="-I./src -DUSE_ASSERT_CHECKING"
+	local rc=$?
+	rm -rf "$d"
+	return $rc
+}
+suite "build with assertions" assert_build
 
 # The server tests write their outputs next to the sources and start
 # servers, which must not run as root: as root, run them as postgres in a
