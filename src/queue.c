@@ -247,12 +247,14 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 							 errmsg("params key \"%s\" must be \"greedy\" or \"patient\"", key),
 							 errdetail("Got %s.", jsonb_value_text(&v)),
 							 errhint("%s", param_hint(key))));
-				if (cfg->team_policy == MM_TEAMS_PATIENT && (cfg->teams < 2 || cfg->team_size < 2))
+				if (cfg->team_policy == MM_TEAMS_PATIENT &&
+					(cfg->teams < 2 || cfg->team_size < 2 || k > MM_PATIENT_MAX_K))
 					ereport(ERROR,
 							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-							 errmsg("team_policy \"patient\" needs at least two teams of at least two players"),
+							 errmsg("team_policy \"patient\" needs at least two teams of at least two players, and at most %d players per match",
+									MM_PATIENT_MAX_K),
 							 errdetail("The queue has %d teams of %d.", cfg->teams, cfg->team_size),
-							 errhint("With one player per team every split is the same; use \"greedy\".")));
+							 errhint("Patience compares exact team splits; with one player per team every split is the same. Use \"greedy\".")));
 				break;
 			case MM_PARAM_ON_TIMEOUT:
 				if (param_is_string(&v, "bots"))

@@ -233,6 +233,7 @@ step_greedy(const MMConfig *cfg, const MMPool *pool, double now, MMResult *res)
 	int			n = pool->ntickets;
 	int			i = 0;
 	int		   *rem;
+	int		   *head;
 	int			nrem;
 
 	if (cfg->team_policy != MM_TEAMS_PATIENT)
@@ -249,11 +250,12 @@ step_greedy(const MMConfig *cfg, const MMPool *pool, double now, MMResult *res)
 	for (int j = 0; j < n; j++)
 		rem[j] = j;
 	nrem = n;
+	head = rem;					/* the waiting tickets are head[0 .. nrem) */
 	while (nrem >= k)
 	{
 		int			take;
 		int			idx[MM_MAX_K];
-		MMStatus	st = patient_choice(cfg, pool, now, rem, nrem, &take);
+		MMStatus	st = patient_choice(cfg, pool, now, head, nrem, &take);
 
 		if (st != MM_OK)
 		{
@@ -263,21 +265,20 @@ step_greedy(const MMConfig *cfg, const MMPool *pool, double now, MMResult *res)
 		if (take == 0)
 			break;
 		/* the players in arrival order, as every match lists them */
-		memcpy(idx, rem, sizeof(int) * (size_t) k);
+		memcpy(idx, head, sizeof(int) * (size_t) k);
 		qsort(idx, k, sizeof(int), int_cmp);
 		add_match(res, idx, k, k);
-		memmove(rem, rem + k, sizeof(int) * (size_t) (nrem - k));
+		head += k;
 		nrem -= k;
 	}
-	/* the rest is in arrival order except perhaps a left-out ticket in front */
-	qsort(rem, nrem, sizeof(int), int_cmp);
-	if (nrem > 0 && nrem < k && timed_out(&pool->tickets[rem[0]], now, cfg->max_wait))
+	/* the rest is in arrival order: a left-out ticket is older than those after it */
+	if (nrem > 0 && nrem < k && timed_out(&pool->tickets[head[0]], now, cfg->max_wait))
 	{
 		if (cfg->on_timeout == MM_TIMEOUT_BOTS)
-			add_match(res, rem, nrem, k);
+			add_match(res, head, nrem, k);
 		else
-			for (int j = 0; j < nrem && timed_out(&pool->tickets[rem[j]], now, cfg->max_wait); j++)
-				res->expired[res->nexpired++] = rem[j];
+			for (int j = 0; j < nrem && timed_out(&pool->tickets[head[j]], now, cfg->max_wait); j++)
+				res->expired[res->nexpired++] = head[j];
 	}
 	free(rem);
 	return MM_OK;
@@ -651,7 +652,7 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
  * strictly ordered by (arrival, id), finite arrivals, ratings in [0, 1].
  */
 static MMStatus
-check_pool(const MMPool *pool, const MMResult *res)
+check_pool(const MMPool *pool, const MMResult *res, double now)
 {
 	int			n = pool->ntickets;
 
@@ -666,7 +667,9 @@ check_pool(const MMPool *pool, const MMResult *res)
 	{
 		const MMTicket *t = &pool->tickets[i];
 
-		if (!isfinite(t->arrival) || !(t->rating >= 0.0 && t->rating <= 1.0))
+		/* waits must be finite too, or the costs would fail after the step decided */
+		if (!isfinite(t->arrival) || !isfinite(now - t->arrival) ||
+			!(t->rating >= 0.0 && t->rating <= 1.0))
 			return MM_ERR_ARGUMENT;
 		if (i > 0)
 		{
@@ -694,7 +697,7 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	if (mm_config_check(cfg) != MM_OK || pool == NULL || result == NULL ||
 		!isfinite(now))
 		return MM_ERR_ARGUMENT;
-	st = check_pool(pool, result);
+	st = check_pool(pool, result, now);
 	if (st != MM_OK)
 		return st;
 	if (pool->ntickets == 0)
@@ -850,6 +853,11 @@ mm_auto_batch(const MMConfig *cfg)
 		lo = k;
 	if (hi < k)
 		hi = k;
+	/* the cap holds after rounding to a multiple of k too */
+	if (hi > floor(MM_AUTO_MAX / k) * k)
+		hi = floor(MM_AUTO_MAX / k) * k;
+	if (lo > hi)
+		lo = hi;
 	if (periodic_cost(k, hi, a, t) < periodic_cost(k, lo, a, t))
 		return (int) hi;
 	return (int) lo;

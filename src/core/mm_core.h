@@ -87,8 +87,11 @@ typedef struct MMConfig
 	int			ranges;			/* multi_queue: rating ranges r (>= 1), 0 = auto */
 	double		wait_factor;	/* difference_wait: seconds per unit of q (>= 0) */
 	double		arrival_rate;	/* players per second, measured by the caller; used by auto */
-	MMTeamPolicy team_policy;	/* greedy: patient needs teams >= 2 and team_size >= 2 */
+	MMTeamPolicy team_policy;	/* greedy: patient needs teams >= 2, team_size >= 2, k <= MM_PATIENT_MAX_K */
 } MMConfig;
+
+/* The patient policy compares exact team splits, so it is offered up to this k. */
+#define MM_PATIENT_MAX_K 12
 
 /* Team rating sums that differ by no more than this count as balanced. */
 #define MM_BALANCE_TOLERANCE 1e-9

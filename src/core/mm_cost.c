@@ -66,7 +66,8 @@ mm_config_check(const MMConfig *cfg)
 		return MM_ERR_ARGUMENT;
 	if (cfg->team_policy != MM_TEAMS_GREEDY &&
 		(cfg->team_policy != MM_TEAMS_PATIENT || cfg->algorithm != MM_ALGO_GREEDY ||
-		 cfg->teams < 2 || cfg->team_size < 2))
+		 cfg->teams < 2 || cfg->team_size < 2 ||
+		 (int64_t) cfg->teams * cfg->team_size > MM_PATIENT_MAX_K))
 		return MM_ERR_ARGUMENT;
 	return MM_OK;
 }

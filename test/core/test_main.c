@@ -47,6 +47,8 @@ static const MMTestCase tests[] = {
 	{"patient_balanced", test_patient_balanced},
 	{"patient_timeout", test_patient_timeout},
 	{"patient_config", test_patient_config},
+	{"patient_burst", test_patient_burst},
+	{"step_bounds", test_step_bounds},
 };
 
 int

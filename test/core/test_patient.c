@@ -157,6 +157,80 @@ test_patient_config(void)
 	q.cfg.algorithm = MM_ALGO_PERIODIC;
 	CHECK_INT(mm_config_check(&q.cfg), MM_ERR_ARGUMENT);
 	q.cfg.algorithm = MM_ALGO_GREEDY;
+	q.cfg.team_size = 6;		/* 6v6: k = 12, still exact */
+	CHECK_INT(mm_config_check(&q.cfg), MM_OK);
+	q.cfg.team_size = 7;		/* 7v7: k = 14, above MM_PATIENT_MAX_K */
+	CHECK_INT(mm_config_check(&q.cfg), MM_ERR_ARGUMENT);
+	q.cfg.team_size = 2;
 	q.cfg.team_policy = (MMTeamPolicy) 7;
 	CHECK_INT(mm_config_check(&q.cfg), MM_ERR_ARGUMENT);
+}
+
+/* Many players at once: every four with two of each type play, in one step. */
+void
+test_patient_burst(void)
+{
+	enum
+	{
+		N = 4096
+	};
+	static MMTicket tickets[N];
+	static MMMatch matches[N];
+	static int	members[N];
+	static int	teams[N];
+	static int	expired[N];
+	MMConfig	cfg;
+	MMPool		pool = {tickets, N, NULL, 0, 0};
+	MMResult	res = {matches, 0, members, teams, expired, 0};
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.algorithm = MM_ALGO_GREEDY;
+	cfg.teams = 2;
+	cfg.team_size = 2;
+	cfg.max_wait = 100.0;
+	cfg.team_policy = MM_TEAMS_PATIENT;
+	for (int i = 0; i < N; i++)
+	{
+		tickets[i].id = i + 1;
+		tickets[i].rating = (i % 3 == 0) ? 1.0 : 0.0;
+		tickets[i].arrival = 0.0;
+		tickets[i].group = -1;
+	}
+	CHECK_INT(mm_step(&cfg, &pool, 1.0, &res), MM_OK);
+	CHECK(res.nmatches >= N / 4 - 2);
+	for (int j = 0; j < res.nmatches; j++)
+	{
+		int			h[2] = {0, 0};
+
+		for (int i = 0; i < 4; i++)
+			h[teams[matches[j].first + i] - 1] += tickets[members[matches[j].first + i]].rating > 0.5;
+		CHECK_INT(h[0], h[1]);
+	}
+}
+
+/* Bounds: auto batch stays at most 1e9 after rounding; infinite waits are refused. */
+void
+test_step_bounds(void)
+{
+	MMConfig	cfg;
+	MMTicket	t = {1, 0.5, -1e308, -1};
+	MMMatch		m[1];
+	int			members[1];
+	int			teams[1];
+	int			expired[1];
+	MMPool		pool = {&t, 1, NULL, 0, 0};
+	MMResult	res = {m, 0, members, teams, expired, 0};
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.algorithm = MM_ALGO_PERIODIC;
+	cfg.teams = 3;
+	cfg.team_size = 1;
+	cfg.max_wait = 5.0;
+	cfg.arrival_rate = 1e12;
+	CHECK(mm_auto_batch(&cfg) <= 1000000000);
+	CHECK_INT(mm_auto_batch(&cfg) % 3, 0);
+
+	cfg.arrival_rate = 0;
+	cfg.batch = 3;
+	CHECK_INT(mm_step(&cfg, &pool, 1e308, &res), MM_ERR_ARGUMENT);
 }

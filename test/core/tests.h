@@ -49,5 +49,7 @@ extern void test_patient_waits(void);
 extern void test_patient_balanced(void);
 extern void test_patient_timeout(void);
 extern void test_patient_config(void);
+extern void test_patient_burst(void);
+extern void test_step_bounds(void);
 
 #endif							/* MM_TESTS_H */
