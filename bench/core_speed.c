@@ -7,23 +7,13 @@
  * Usage: core_speed [ARRIVALS]     prints a Markdown table.
  */
 #include "../src/core/mm_core.h"
+#include "bench_random.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* splitmix64 */
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t	z = (*state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
 
 /* Seconds on a monotonic clock. */
 static double

@@ -16,23 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-/* splitmix64 step. */
-static uint64_t
-next_rand(uint64_t *s)
-{
-	uint64_t	z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1). */
-static double
-unit_rand(uint64_t *s)
-{
-	return (double) (next_rand(s) >> 11) / 9007199254740992.0;
-}
+#include "bench_random.h"
 
 /* Wall-clock seconds. */
 static double
@@ -61,10 +45,10 @@ run(int n, double rate, double max_wait, uint64_t seed)
 	}
 	for (int i = 0; i < n; i++)
 	{
-		t += -log(1.0 - unit_rand(&seed)) / rate;
+		t += -log(1.0 - uniform(&seed)) / rate;
 		a[i].id = i + 1;
 		a[i].arrival = t;
-		a[i].rating = unit_rand(&seed);
+		a[i].rating = uniform(&seed);
 	}
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n && a[j].arrival - a[i].arrival <= max_wait; j++)

@@ -13,6 +13,7 @@
  * Usage: schlup PLAYERS SEEDS FIGURE_DATA_FILE
  */
 #include "../src/core/mm_core.h"
+#include "bench_random.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -20,24 +21,6 @@
 #include <string.h>
 
 #define MAX_WAIT 5.0
-
-/* splitmix64 */
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t	z = (*state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
-/* A uniform double in [0, 1). */
-static double
-uniform(uint64_t *state)
-{
-	return (next_random(state) >> 11) * (1.0 / 9007199254740992.0);
-}
 
 /*
  * n arrivals with uniform ratings.  Constant rate: a Poisson stream.

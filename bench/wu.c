@@ -11,22 +11,12 @@
  *                          closed-form costs per period, and the thresholds.
  */
 #include "../src/core/mm_core.h"
+#include "bench_random.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* splitmix64: a small deterministic generator. */
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t	z = (*state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
 
 /* Per-period costs of one policy: waiting, and imbalance per unit of alpha. */
 typedef struct WuCost
