@@ -352,19 +352,6 @@ validate_settings(QueueSettings *s, MMConfig *cfg)
 		elog(ERROR, "queue configuration failed the core's check");
 }
 
-/* Whether a queue of that name exists (SPI connected). */
-static bool
-queue_exists(const char *name)
-{
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
-
-	if (SPI_execute_with_args("SELECT 1 FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
-							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not look up queue \"%s\"", name);
-	return SPI_processed > 0;
-}
-
 /* The error for a queue that does not exist. */
 static void
 queue_not_found(const char *name)
@@ -512,7 +499,7 @@ store_settings(QueueSettings *s, bool insert)
 								   "WHERE name OPERATOR(pg_catalog.=) $1",
 								   9, argtypes, values, NULL, false, 0);
 	if (insert && rc == SPI_OK_INSERT && SPI_processed == 0)
-		duplicate_queue(s->name);	/* created concurrently */
+		duplicate_queue(s->name);
 	if (rc != (insert ? SPI_OK_INSERT : SPI_OK_UPDATE) || SPI_processed != 1)
 		elog(ERROR, "could not store queue \"%s\"", s->name);
 }
@@ -544,9 +531,7 @@ mm_create_queue(PG_FUNCTION_ARGS)
 	validate_settings(&s, &cfg);
 
 	SPI_connect();
-	if (queue_exists(s.name))
-		duplicate_queue(s.name);
-	store_settings(&s, true);
+	store_settings(&s, true);	/* raises duplicate_queue when the name is taken */
 	SPI_finish();
 	PG_RETURN_VOID();
 }

@@ -172,12 +172,11 @@ simulation_config(MMQueue *queue, Jsonb *override, const MMArrival *arr, int n)
 	{
 		Datum		merged;
 		bool		isnull;
-		Oid			argtypes[2] = {JSONBOID, JSONBOID};
+		Oid			argtypes[2] = {TEXTOID, JSONBOID};
 		Datum		values[2];
 		char	   *sql = "SELECT params OPERATOR(pg_catalog.||) $2 FROM matchmaker.queues "
 			"WHERE name OPERATOR(pg_catalog.=) $1::pg_catalog.text";
 
-		argtypes[0] = TEXTOID;
 		values[0] = CStringGetTextDatum(queue->name);
 		values[1] = JsonbPGetDatum(override);
 		if (!JB_ROOT_IS_OBJECT(override) || JB_ROOT_IS_SCALAR(override))
