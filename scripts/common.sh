@@ -8,7 +8,7 @@
 
 PG_MAJOR=15
 : "${PG_CONFIG:=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}"
-PGBIN=/usr/lib/postgresql/$PG_MAJOR/bin
+PGBIN=$("$PG_CONFIG" --bindir)
 MM_PACKAGES="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
 make gcc libc6-dev libipc-run-perl python3 python3-psycopg2 valgrind"
 
