@@ -6,7 +6,8 @@ OBJS = src/matchmaker.o src/queue.o src/ticket.o src/cost.o src/tick.o src/worke
 DATA = $(wildcard sql/matchmaker--*.sql)
 PGFILEDESC = "matchmaker - game matchmaking inside PostgreSQL"
 
-REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick simulate check dump_config
+REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick simulate check dump_config \
+	privileges hostile upgrade
 REGRESS_OPTS = --load-extension=matchmaker
 ISOLATION = tick_cancel tick_tick notify_payload
 ISOLATION_OPTS = --inputdir=test

@@ -9,18 +9,33 @@
  */
 #include "matchmaker.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
+/*
+ * Version 0.1.0's SQL functions call mm_enqueue and mm_cancel, which know
+ * nothing of ticket owners (that version's tickets table has no
+ * enqueued_by column); 0.2.0's call the _0_2 entry points.  Both stay so
+ * that a database keeps working between installing a new library and
+ * ALTER EXTENSION matchmaker UPDATE.
+ */
 PG_FUNCTION_INFO_V1(mm_enqueue);
+PG_FUNCTION_INFO_V1(mm_enqueue_0_2);
 PG_FUNCTION_INFO_V1(mm_cancel);
+PG_FUNCTION_INFO_V1(mm_cancel_0_2);
+PG_FUNCTION_INFO_V1(mm_ticket_status);
 
 /* Longest player identifier, in bytes. */
 #define MM_MAX_PLAYER_LEN	256
@@ -38,23 +53,43 @@ lock_tickets_table(void)
 }
 
 /*
+ * The role a ticket belongs to: the role of the calling session (as SET
+ * ROLE leaves it).  The functions run as their owner (SECURITY DEFINER), so
+ * the current user inside them is the extension's owner, not the caller.
+ */
+static Oid
+calling_role(void)
+{
+	return GetOuterUserId();
+}
+
+/* May the calling role act on a ticket enqueued by owner? */
+static bool
+caller_owns(Oid owner)
+{
+	return has_privs_of_role(calling_role(), owner);
+}
+
+/*
  * matchmaker.enqueue(queue, player, rating, attributes) returns the ticket
  * id.  While the player's ticket in that queue waits, a repeated call
  * returns the same id and changes nothing (the first call's rating and
- * attributes stand).
+ * attributes stand).  With owned (0.2.0 on), the ticket records the
+ * calling role, and a repeated call from a role that may not act for the
+ * waiting ticket's owner is refused rather than handed its id.
  */
-Datum
-mm_enqueue(PG_FUNCTION_ARGS)
+static Datum
+enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 {
-	static SPIPlanPtr insert_plan;
-	static SPIPlanPtr existing_plan;
+	static SPIPlanPtr insert_plan[2];
+	static SPIPlanPtr existing_plan[2];
 	char	   *queue_name = mm_text_arg(fcinfo, 0, "queue");
 	text	   *player;
 	double		rating;
 	Jsonb	   *attributes;
 	MMQueue    *queue;
-	Oid			argtypes[4] = {TEXTOID, TEXTOID, FLOAT8OID, JSONBOID};
-	Datum		values[4];
+	Oid			argtypes[5] = {TEXTOID, TEXTOID, FLOAT8OID, JSONBOID, REGROLEOID};
+	Datum		values[5];
 	int64		id = 0;
 	bool		found = false;
 
@@ -103,16 +138,32 @@ mm_enqueue(PG_FUNCTION_ARGS)
 	values[1] = PointerGetDatum(player);
 	values[2] = Float8GetDatum(rating);
 	values[3] = JsonbPGetDatum(attributes);
+	values[4] = ObjectIdGetDatum(calling_role());
 
-	mm_keep_plan(&insert_plan,
-			  "INSERT INTO matchmaker.tickets (queue, player, rating, attributes, enqueued_at) "
-			  "VALUES ($1, $2, $3, $4, pg_catalog.clock_timestamp()) "
-			  "ON CONFLICT (queue, player) WHERE state OPERATOR(pg_catalog.=) 'waiting' DO NOTHING "
-			  "RETURNING id", 4, argtypes);
-	mm_keep_plan(&existing_plan,
-			  "SELECT id FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1 "
-			  "AND player OPERATOR(pg_catalog.=) $2 AND state OPERATOR(pg_catalog.=) 'waiting'",
-			  2, argtypes);
+	if (owned)
+	{
+		mm_keep_plan(&insert_plan[1],
+					 "INSERT INTO matchmaker.tickets (queue, player, rating, attributes, enqueued_at, enqueued_by) "
+					 "VALUES ($1, $2, $3, $4, pg_catalog.clock_timestamp(), $5) "
+					 "ON CONFLICT (queue, player) WHERE state OPERATOR(pg_catalog.=) 'waiting' DO NOTHING "
+					 "RETURNING id, enqueued_by", 5, argtypes);
+		mm_keep_plan(&existing_plan[1],
+					 "SELECT id, enqueued_by FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1 "
+					 "AND player OPERATOR(pg_catalog.=) $2 AND state OPERATOR(pg_catalog.=) 'waiting'",
+					 2, argtypes);
+	}
+	else
+	{
+		mm_keep_plan(&insert_plan[0],
+					 "INSERT INTO matchmaker.tickets (queue, player, rating, attributes, enqueued_at) "
+					 "VALUES ($1, $2, $3, $4, pg_catalog.clock_timestamp()) "
+					 "ON CONFLICT (queue, player) WHERE state OPERATOR(pg_catalog.=) 'waiting' DO NOTHING "
+					 "RETURNING id", 4, argtypes);
+		mm_keep_plan(&existing_plan[0],
+					 "SELECT id FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1 "
+					 "AND player OPERATOR(pg_catalog.=) $2 AND state OPERATOR(pg_catalog.=) 'waiting'",
+					 2, argtypes);
+	}
 
 	/*
 	 * Insert, or find the waiting ticket that stopped the insert.  That
@@ -123,16 +174,24 @@ mm_enqueue(PG_FUNCTION_ARGS)
 	{
 		bool		isnull;
 
-		if (SPI_execute_plan(insert_plan, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+		if (SPI_execute_plan(insert_plan[owned], values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "could not insert ticket");
 		if (SPI_processed > 0)
 			mm_wake_on_commit(queue_name);
-		else if (SPI_execute_plan(existing_plan, values, NULL, false, 1) != SPI_OK_SELECT)
+		else if (SPI_execute_plan(existing_plan[owned], values, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not look up the waiting ticket");
 		if (SPI_processed > 0)
 		{
 			id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 			found = true;
+			if (owned &&
+				!caller_owns(DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+															SPI_tuptable->tupdesc, 2, &isnull))))
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("player \"%s\" already waits in queue \"%s\" with a ticket of another role",
+								text_to_cstring(player), queue_name),
+						 errhint("Enqueue a player from one role only, or cancel the waiting ticket from the role that enqueued it.")));
 		}
 	}
 	if (!found)
@@ -145,44 +204,76 @@ mm_enqueue(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(id);
 }
 
+/* 0.1.0's matchmaker.enqueue: tickets without an owner. */
+Datum
+mm_enqueue(PG_FUNCTION_ARGS)
+{
+	return enqueue_internal(fcinfo, false);
+}
+
+/* matchmaker.enqueue from 0.2.0 on: the ticket belongs to the calling role. */
+Datum
+mm_enqueue_0_2(PG_FUNCTION_ARGS)
+{
+	return enqueue_internal(fcinfo, true);
+}
+
 /*
  * matchmaker.cancel(ticket): end a waiting ticket as cancelled.  Returns
  * false when the ticket is no longer waiting (matched, expired or already
- * cancelled); a ticket id that never existed is an error.
+ * cancelled); a ticket id that never existed is an error, and so is a
+ * ticket of a role the caller may not act for (owned, 0.2.0 on).
  *
  * The ticket's queue row is locked FOR KEY SHARE first: a tick of that
  * queue holds it FOR UPDATE, so a cancel waits for a running tick (and then
  * finds the ticket matched) or the tick waits for the cancel (and then
  * does not see the ticket waiting).
  */
-Datum
-mm_cancel(PG_FUNCTION_ARGS)
+static Datum
+cancel_internal(FunctionCallInfo fcinfo, bool owned)
 {
-	static SPIPlanPtr lock_plan;
+	static SPIPlanPtr lock_plan[2];
 	static SPIPlanPtr cancel_plan;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	bool		cancelled;
 	bool		isnull;
 	char	   *queue_name;
+	int64		ticket;
 
 	mm_require_arg(fcinfo, 0, "ticket");
-	values[0] = Int64GetDatum(PG_GETARG_INT64(0));
+	ticket = PG_GETARG_INT64(0);
+	values[0] = Int64GetDatum(ticket);
 
 	SPI_connect();
-	mm_keep_plan(&lock_plan,
-				 "SELECT q.name FROM matchmaker.queues q "
-				 "WHERE q.name OPERATOR(pg_catalog.=) "
-				 "(SELECT t.queue FROM matchmaker.tickets t WHERE t.id OPERATOR(pg_catalog.=) $1) "
-				 "FOR KEY SHARE",
-				 1, argtypes);
-	if (SPI_execute_plan(lock_plan, values, NULL, false, 1) != SPI_OK_SELECT)
+	if (owned)
+		mm_keep_plan(&lock_plan[1],
+					 "SELECT q.name, t.enqueued_by FROM matchmaker.tickets t "
+					 "JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) t.queue "
+					 "WHERE t.id OPERATOR(pg_catalog.=) $1 "
+					 "FOR KEY SHARE OF q",
+					 1, argtypes);
+	else
+		mm_keep_plan(&lock_plan[0],
+					 "SELECT q.name FROM matchmaker.queues q "
+					 "WHERE q.name OPERATOR(pg_catalog.=) "
+					 "(SELECT t.queue FROM matchmaker.tickets t WHERE t.id OPERATOR(pg_catalog.=) $1) "
+					 "FOR KEY SHARE",
+					 1, argtypes);
+	if (SPI_execute_plan(lock_plan[owned], values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock the ticket's queue");
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("ticket %lld does not exist", (long long) DatumGetInt64(values[0])),
+				 errmsg("ticket %lld does not exist", (long long) ticket),
 				 errhint("Pass an id returned by matchmaker.enqueue().")));
+	if (owned &&
+		!caller_owns(DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to cancel ticket %lld", (long long) ticket),
+				 errdetail("The ticket was enqueued by another role."),
+				 errhint("Cancel a ticket from the role that enqueued it, or from a role that has its privileges.")));
 
 	queue_name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
@@ -197,4 +288,79 @@ mm_cancel(PG_FUNCTION_ARGS)
 		mm_wake_on_commit(queue_name);
 	SPI_finish();
 	PG_RETURN_BOOL(cancelled);
+}
+
+/* 0.1.0's matchmaker.cancel: any caller may cancel any ticket. */
+Datum
+mm_cancel(PG_FUNCTION_ARGS)
+{
+	return cancel_internal(fcinfo, false);
+}
+
+/* matchmaker.cancel from 0.2.0 on: only the ticket's role (or one with its privileges). */
+Datum
+mm_cancel_0_2(PG_FUNCTION_ARGS)
+{
+	return cancel_internal(fcinfo, true);
+}
+
+/*
+ * matchmaker.ticket_status(ticket): one ticket's queue, player, state,
+ * when it was enqueued, how long it has waited (until now while it waits,
+ * else until it was matched or ended), and its match and team.  Readable
+ * by the role that enqueued the ticket (or one with its privileges) and by
+ * members of matchmaker_admin.
+ */
+Datum
+mm_ticket_status(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	TupleDesc	tupdesc;
+	HeapTupleHeader result;
+	Datum		out[7];
+	bool		nulls[7];
+	bool		isnull;
+	int64		ticket;
+	Oid			owner;
+	Oid			admin;
+
+	mm_require_arg(fcinfo, 0, "ticket");
+	ticket = PG_GETARG_INT64(0);
+	values[0] = Int64GetDatum(ticket);
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	SPI_connect();
+	mm_keep_plan(&plan,
+				 "SELECT queue, player, state, enqueued_at, "
+				 "COALESCE(matched_at, ended_at, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.-) enqueued_at, "
+				 "match_id, team, enqueued_by "
+				 "FROM matchmaker.tickets WHERE id OPERATOR(pg_catalog.=) $1",
+				 1, argtypes);
+	if (SPI_execute_plan(plan, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read ticket");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("ticket %lld does not exist", (long long) ticket),
+				 errhint("Pass an id returned by matchmaker.enqueue().")));
+	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 8, &isnull));
+	admin = get_role_oid("matchmaker_admin", true);
+	if (!caller_owns(owner) &&
+		!(OidIsValid(admin) && has_privs_of_role(calling_role(), admin)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to read ticket %lld", (long long) ticket),
+				 errdetail("The ticket was enqueued by another role."),
+				 errhint("Read a ticket from the role that enqueued it, or as a member of matchmaker_admin.")));
+
+	/* The row is built in SPI's memory and copied out before SPI_finish. */
+	for (int i = 0; i < 7; i++)
+		out[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &nulls[i]);
+	tupdesc = BlessTupleDesc(tupdesc);
+	result = SPI_returntuple(heap_form_tuple(tupdesc, out, nulls), tupdesc);
+	SPI_finish();
+	PG_RETURN_HEAPTUPLEHEADER(result);
 }
