@@ -136,3 +136,44 @@ SELECT matchmaker.tick('g', 'infinity');
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT matchmaker.tick('g');
 ROLLBACK;
+
+-- window (the 1v1 thread): hplus0603's example on a 0..3000 scale.  Windows
+-- of +-5 % of the range on arrival, 5 % more every 10 s.  "800" waited 300 s
+-- (its window is at the cap) when "2000" joins, 1200 away: 800 accepts 2000,
+-- 2000 does not accept 800 until its window reaches 40 %, 70 s later.
+SELECT matchmaker.create_queue('w', algorithm => 'window', max_wait => '1 hour',
+                               rating_min => 0, rating_max => 3000,
+                               params => '{"window": 0.05, "widen": 0.005, "recheck": 10, "max_window": 1}');
+SELECT arrive('w', 'p800', 800, 0), arrive('w', 'p2000', 2000, 300) \gset
+SELECT matchmaker.tick('w', at(300)), matchmaker.tick('w', at(369.9)), matchmaker.tick('w', at(370));
+SELECT members, at FROM groups WHERE queue = 'w';
+-- myro's first suggestion: windows 0.015 growing 0.01 a minute (on 0..1);
+-- Team2 joins beside Team1, the pair that accepts each other first plays.
+SELECT matchmaker.create_queue('w2', algorithm => 'window', max_wait => '1 hour',
+                               params => '{"window": 0.015, "widen": 0.000166666666667, "recheck": 60}');
+SELECT arrive('w2', 'team0', 0.23, 0), arrive('w2', 'team1', 0.20, 0) \gset
+SELECT matchmaker.tick('w2', at(60));
+SELECT arrive('w2', 'team2', 0.205, 60), arrive('w2', 'team3', 0.19, 60) \gset
+SELECT matchmaker.tick('w2', at(60)), matchmaker.tick('w2', at(239)), matchmaker.tick('w2', at(240));
+SELECT members, at FROM groups WHERE queue = 'w2';
+-- The same stream through simulate: the same pairs at the same times.
+SELECT s.match_no, string_agg(t.player, ' ' ORDER BY t.player) AS players, s.matched_at
+FROM matchmaker.simulate('w2', $$SELECT id, rating, extract(epoch FROM enqueued_at - '2026-01-01 00:00:00+00')
+                                 FROM matchmaker.tickets WHERE queue = 'w2'$$) s
+JOIN matchmaker.tickets t ON t.id = s.id
+GROUP BY s.match_no, s.matched_at ORDER BY s.match_no;
+-- Percentile windows: a window of a third of the ranks pairs the lone top
+-- player with the next one down, however far in rating.
+SELECT matchmaker.create_queue('wp', algorithm => 'window', max_wait => '1 hour',
+                               params => '{"window": 0.34, "max_window": 0.34, "percentile": true}');
+SELECT count(arrive('wp', 'r' || r, r, i)) FROM unnest('{0.9,0,0.01,0.02}'::float8[]) WITH ORDINALITY AS x(r, i);
+SELECT matchmaker.tick('wp', at(4));
+SELECT members FROM groups WHERE queue = 'wp';
+-- The window parameters and their refusals.
+SELECT params FROM matchmaker.queues WHERE name = 'w';
+SELECT matchmaker.create_queue('wbad', algorithm => 'window', params => '{"window": 0.3, "max_window": 0.2}');
+SELECT matchmaker.create_queue('wbad', algorithm => 'window', params => '{"window": 1.5}');
+SELECT matchmaker.create_queue('wbad', algorithm => 'window', params => '{"recheck": 0}');
+SELECT matchmaker.create_queue('wbad', algorithm => 'window', params => '{"percentile": "yes"}');
+SELECT matchmaker.create_queue('wbad', algorithm => 'window', params => '{"widen": "fast"}');
+SELECT matchmaker.create_queue('wbad', algorithm => 'greedy', params => '{"window": 0.1}');

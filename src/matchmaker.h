@@ -39,6 +39,11 @@ typedef enum MMQueueLock
 #define MM_PARAM_WAIT_FACTOR	(1 << 2)
 #define MM_PARAM_ON_TIMEOUT		(1 << 3)
 #define MM_PARAM_TEAM_POLICY	(1 << 4)
+#define MM_PARAM_WINDOW			(1 << 5)
+#define MM_PARAM_WIDEN			(1 << 6)
+#define MM_PARAM_MAX_WINDOW		(1 << 7)
+#define MM_PARAM_RECHECK		(1 << 8)
+#define MM_PARAM_PERCENTILE		(1 << 9)
 
 /* queue.c */
 extern void mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set);

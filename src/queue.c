@@ -20,6 +20,9 @@ PG_FUNCTION_INFO_V1(mm_drop_queue);
 
 /* Largest match: the team split and the tick's arrays are sized for it. */
 #define MM_MAX_PLAYERS	1000
+/* window algorithm: default half-width on arrival and cap, fractions of the rating range */
+#define MM_DEFAULT_WINDOW		0.05
+#define MM_DEFAULT_MAX_WINDOW	0.5
 
 /* Bounds of the intervals, in seconds. */
 #define MM_MAX_MAX_WAIT	(365.0 * SECS_PER_DAY)
@@ -79,6 +82,12 @@ param_owner(int key)
 			return "difference_wait";
 		case MM_PARAM_TEAM_POLICY:
 			return "greedy";
+		case MM_PARAM_WINDOW:
+		case MM_PARAM_WIDEN:
+		case MM_PARAM_MAX_WINDOW:
+		case MM_PARAM_RECHECK:
+		case MM_PARAM_PERCENTILE:
+			return "window";
 		default:
 			return NULL;
 	}
@@ -94,6 +103,16 @@ param_hint(const char *key)
 		return "ranges is how many rating ranges the multi_queue algorithm keeps, for example 6.";
 	if (strcmp(key, "wait_factor") == 0)
 		return "wait_factor is how many seconds a provisional group with rating spread 1 waits before it becomes final, for example 10.";
+	if (strcmp(key, "window") == 0)
+		return "window is the half-width a ticket of the window algorithm accepts on arrival, as a fraction of the rating range (or of the rating ranks with percentile), for example 0.05.";
+	if (strcmp(key, "widen") == 0)
+		return "widen is how much a window grows per second of wait, as a fraction of the rating range, or \"auto\" to reach max_window at max_wait.";
+	if (strcmp(key, "max_window") == 0)
+		return "max_window caps the window, as a fraction of the rating range, for example 0.5; it must not be below window.";
+	if (strcmp(key, "recheck") == 0)
+		return "recheck is how many seconds apart the windows widen, for example 1.";
+	if (strcmp(key, "percentile") == 0)
+		return "percentile true measures windows in rating ranks among the waiting tickets rather than in ratings.";
 	if (strcmp(key, "team_policy") == 0)
 		return "\"greedy\" plays the k oldest players at once; \"patient\" waits for one more player when they cannot be split into balanced teams.";
 	return "\"bots\" completes a timed-out player's game with computer players; \"expire\" ends the ticket as expired.";
@@ -120,6 +139,24 @@ param_int(JsonbValue *v, const char *key, int lo, int hi, const char *expect)
 	return 0;					/* keep the compiler quiet */
 }
 
+/* A JSON number in [lo, hi], or raise an error. */
+static double
+param_number(JsonbValue *v, const char *key, double lo, double hi, const char *expect)
+{
+	double		d = NAN;
+
+	if (v->type == jbvNumeric)
+		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
+											   NumericGetDatum(v->val.numeric)));
+	if (!(d >= lo && d <= hi))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("params key \"%s\" must be %s", key, expect),
+				 errdetail("Got %s.", jsonb_value_text(v)),
+				 errhint("%s", param_hint(key))));
+	return d;
+}
+
 /* Whether a JSON value is the string s. */
 static bool
 param_is_string(JsonbValue *v, const char *s)
@@ -143,12 +180,18 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 	JsonbIteratorToken tok;
 	const char *algo = mm_algorithm_name(cfg->algorithm);
 	int			k = mm_config_k(cfg);
+	bool		widen_auto = true;
 
 	cfg->batch = 0;
 	cfg->ranges = 0;
 	cfg->wait_factor = cfg->max_wait;
 	cfg->on_timeout = MM_TIMEOUT_BOTS;
 	cfg->team_policy = MM_TEAMS_GREEDY;
+	cfg->window = MM_DEFAULT_WINDOW;
+	cfg->window_max = MM_DEFAULT_MAX_WINDOW;
+	cfg->widen = 0;
+	cfg->recheck = 1;
+	cfg->percentile = 0;
 	*wait_factor_set = false;
 
 	if (!JB_ROOT_IS_OBJECT(params) || JB_ROOT_IS_SCALAR(params))
@@ -178,11 +221,21 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 			keybit = MM_PARAM_ON_TIMEOUT;
 		else if (strcmp(key, "team_policy") == 0)
 			keybit = MM_PARAM_TEAM_POLICY;
+		else if (strcmp(key, "window") == 0)
+			keybit = MM_PARAM_WINDOW;
+		else if (strcmp(key, "widen") == 0)
+			keybit = MM_PARAM_WIDEN;
+		else if (strcmp(key, "max_window") == 0)
+			keybit = MM_PARAM_MAX_WINDOW;
+		else if (strcmp(key, "recheck") == 0)
+			keybit = MM_PARAM_RECHECK;
+		else if (strcmp(key, "percentile") == 0)
+			keybit = MM_PARAM_PERCENTILE;
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown params key \"%s\"", key),
-					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy) and on_timeout.")));
+					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy), window, widen, max_window, recheck and percentile (window), and on_timeout.")));
 
 		owner = param_owner(keybit);
 		if (owner != NULL && strcmp(owner, algo) != 0)
@@ -220,21 +273,31 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 											"\"auto\" or a whole number from 1 to 10000");
 				break;
 			case MM_PARAM_WAIT_FACTOR:
-				{
-					double		d = -1;
-
-					if (v.type == jbvNumeric)
-						d = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
-															   NumericGetDatum(v.val.numeric)));
-					if (!(d >= 0) || !isfinite(d) || d > 1e9)
-						ereport(ERROR,
-								(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-								 errmsg("params key \"%s\" must be a number of seconds from 0 to 1e9", key),
-								 errdetail("Got %s.", jsonb_value_text(&v)),
-								 errhint("%s", param_hint(key))));
-					cfg->wait_factor = d;
-					*wait_factor_set = true;
-				}
+				cfg->wait_factor = param_number(&v, key, 0, 1e9, "a number of seconds from 0 to 1e9");
+				*wait_factor_set = true;
+				break;
+			case MM_PARAM_WINDOW:
+				cfg->window = param_number(&v, key, 0, 1, "a number from 0 to 1");
+				break;
+			case MM_PARAM_WIDEN:
+				widen_auto = param_is_string(&v, "auto");
+				if (!widen_auto)
+					cfg->widen = param_number(&v, key, 0, 1, "\"auto\" or a number from 0 to 1 (per second)");
+				break;
+			case MM_PARAM_MAX_WINDOW:
+				cfg->window_max = param_number(&v, key, 0, 1, "a number from 0 to 1");
+				break;
+			case MM_PARAM_RECHECK:
+				cfg->recheck = param_number(&v, key, 0.001, 86400, "a number of seconds from 0.001 to 86400");
+				break;
+			case MM_PARAM_PERCENTILE:
+				if (v.type != jbvBool)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("params key \"%s\" must be true or false", key),
+							 errdetail("Got %s.", jsonb_value_text(&v)),
+							 errhint("%s", param_hint(key))));
+				cfg->percentile = v.val.boolean ? 1 : 0;
 				break;
 			case MM_PARAM_TEAM_POLICY:
 				if (param_is_string(&v, "greedy"))
@@ -269,6 +332,19 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 							 errhint("%s", param_hint(key))));
 				break;
 		}
+	}
+
+	if (cfg->algorithm == MM_ALGO_WINDOW)
+	{
+		if (cfg->window_max < cfg->window)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("params key \"max_window\" must not be below window"),
+					 errdetail("Got window %g and max_window %g.", cfg->window, cfg->window_max),
+					 errhint("%s", param_hint("max_window"))));
+		/* auto: the window reaches its cap at max_wait */
+		if (widen_auto)
+			cfg->widen = Min((cfg->window_max - cfg->window) / cfg->max_wait, 1.0);
 	}
 }
 
@@ -316,7 +392,7 @@ validate_settings(QueueSettings *s, MMConfig *cfg)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown matchmaking algorithm \"%s\"", s->algorithm),
-				 errhint("Valid algorithms are greedy, periodic, multi_queue and difference_wait.")));
+				 errhint("Valid algorithms are greedy, periodic, multi_queue, difference_wait and window.")));
 	if (!(max_wait > 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -51,17 +51,6 @@ int_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- * Whether a ticket has waited max_wait at time now.  Written as the
- * deadline mm_next_deadline reports, so that a step at that deadline sees
- * the timeout whatever the rounding.
- */
-static inline int
-timed_out(const MMTicket *t, double now, double max_wait)
-{
-	return now >= t->arrival + max_wait;
-}
-
 /* Entries of result->members in use. */
 static int
 members_used(const MMResult *res)
@@ -73,8 +62,8 @@ members_used(const MMResult *res)
 }
 
 /* Append a match of n tickets taken from idx (k - n bots). */
-static void
-add_match(MMResult *res, const int *idx, int n, int k)
+void
+mm_add_match(MMResult *res, const int *idx, int n, int k)
 {
 	MMMatch    *m = &res->matches[res->nmatches];
 	int			first = members_used(res);
@@ -116,14 +105,14 @@ timeout_rest(const MMConfig *cfg, const MMPool *pool, double now,
 {
 	int			n = pool->ntickets;
 
-	if (start >= n || !timed_out(&pool->tickets[start], now, cfg->max_wait))
+	if (start >= n || !mm_timed_out(&pool->tickets[start], now, cfg->max_wait))
 		return;
 	if (cfg->on_timeout == MM_TIMEOUT_BOTS)
 	{
 		add_match_range(res, start, n - start, mm_config_k(cfg));
 		return;
 	}
-	for (int i = start; i < n && timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
+	for (int i = start; i < n && mm_timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
 		res->expired[res->nexpired++] = i;
 }
 
@@ -182,7 +171,7 @@ patient_choice(const MMConfig *cfg, const MMPool *pool, double now,
 	st = split_imbalance(cfg, pool, rem, k, teams, &imb);
 	if (st != MM_OK)
 		return st;
-	if (imb <= MM_BALANCE_TOLERANCE || timed_out(&pool->tickets[rem[0]], now, cfg->max_wait))
+	if (imb <= MM_BALANCE_TOLERANCE || mm_timed_out(&pool->tickets[rem[0]], now, cfg->max_wait))
 	{
 		*take = k;
 		return MM_OK;
@@ -267,17 +256,17 @@ step_greedy(const MMConfig *cfg, const MMPool *pool, double now, MMResult *res)
 		/* the players in arrival order, as every match lists them */
 		memcpy(idx, head, sizeof(int) * (size_t) k);
 		qsort(idx, k, sizeof(int), int_cmp);
-		add_match(res, idx, k, k);
+		mm_add_match(res, idx, k, k);
 		head += k;
 		nrem -= k;
 	}
 	/* the rest is in arrival order: a left-out ticket is older than those after it */
-	if (nrem > 0 && nrem < k && timed_out(&pool->tickets[head[0]], now, cfg->max_wait))
+	if (nrem > 0 && nrem < k && mm_timed_out(&pool->tickets[head[0]], now, cfg->max_wait))
 	{
 		if (cfg->on_timeout == MM_TIMEOUT_BOTS)
-			add_match(res, head, nrem, k);
+			mm_add_match(res, head, nrem, k);
 		else
-			for (int j = 0; j < nrem && timed_out(&pool->tickets[head[j]], now, cfg->max_wait); j++)
+			for (int j = 0; j < nrem && mm_timed_out(&pool->tickets[head[j]], now, cfg->max_wait); j++)
 				res->expired[res->nexpired++] = head[j];
 	}
 	free(rem);
@@ -304,7 +293,7 @@ match_by_rating(const MMPool *pool, MMResult *res, int start, int cnt, int k,
 	{
 		for (int j = 0; j < k; j++)
 			idx[j] = buf[g + j].idx;
-		add_match(res, idx, k, k);
+		mm_add_match(res, idx, k, k);
 	}
 }
 
@@ -324,7 +313,7 @@ step_periodic(const MMConfig *cfg, const MMPool *pool, double now,
 	int			i = 0;
 	KeyedIndex *buf;
 
-	if (n < nb && !timed_out(&pool->tickets[0], now, cfg->max_wait))
+	if (n < nb && !mm_timed_out(&pool->tickets[0], now, cfg->max_wait))
 		return MM_OK;			/* nothing to do: the usual case */
 
 	buf = malloc(sizeof(KeyedIndex) * (size_t) n);
@@ -332,7 +321,7 @@ step_periodic(const MMConfig *cfg, const MMPool *pool, double now,
 		return MM_ERR_NOMEM;
 	for (; n - i >= nb; i += nb)
 		match_by_rating(pool, res, i, nb, k, buf);
-	if (i < n && timed_out(&pool->tickets[i], now, cfg->max_wait))
+	if (i < n && mm_timed_out(&pool->tickets[i], now, cfg->max_wait))
 	{
 		int			m = n - i;
 		int			g = m - m % k;
@@ -411,7 +400,7 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 	int			counting;
 	int		   *cnt;			/* counting sort: start of each range */
 
-	if (n < k && !timed_out(&pool->tickets[0], now, cfg->max_wait))
+	if (n < k && !mm_timed_out(&pool->tickets[0], now, cfg->max_wait))
 		return MM_OK;			/* no queue can be full, nobody timed out */
 
 	/*
@@ -503,7 +492,7 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 	{
 		for (int j = 0; j < k; j++)
 			take[j] = ord[full[f].pos + j].idx;
-		add_match(res, take, k, k);
+		mm_add_match(res, take, k, k);
 	}
 
 	/* phase 2: timeouts, oldest first */
@@ -516,7 +505,7 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 
 		if (gone[x])
 			continue;
-		if (!timed_out(&pool->tickets[x], now, cfg->max_wait))
+		if (!mm_timed_out(&pool->tickets[x], now, cfg->max_wait))
 			break;				/* every later ticket is younger */
 		rx = where[x];
 
@@ -537,7 +526,7 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 					take[ntake++] = i;
 					gone[i] = 1;
 				}
-			add_match(res, take, ntake, k);
+			mm_add_match(res, take, ntake, k);
 			waiting = 0;
 			break;
 		}
@@ -587,7 +576,7 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 		for (int i = 0; i < ntake; i++)
 			gone[take[i]] = 1;
 		waiting -= ntake;
-		add_match(res, take, ntake, k);
+		mm_add_match(res, take, ntake, k);
 	}
 
 	free(block);
@@ -700,6 +689,7 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	st = check_pool(pool, result, now);
 	if (st != MM_OK)
 		return st;
+	pool->stepped_at = now;
 	if (pool->ntickets == 0)
 	{
 		if (cfg->algorithm == MM_ALGO_DIFFERENCE_WAIT)
@@ -720,6 +710,9 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 			break;
 		case MM_ALGO_DIFFERENCE_WAIT:
 			st = mm_difference_wait_step(cfg, pool, now, result);
+			break;
+		case MM_ALGO_WINDOW:
+			st = mm_window_step(cfg, pool, now, result);
 			break;
 		default:
 			st = MM_ERR_ARGUMENT;
@@ -748,6 +741,13 @@ mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 	if (cfg == NULL || pool == NULL || pool->ntickets <= 0 ||
 		pool->tickets == NULL)
 		return INFINITY;
+	if (cfg->algorithm == MM_ALGO_WINDOW)
+	{
+		double		w = mm_window_next_widening(cfg, pool);
+		double		t = pool->tickets[0].arrival + cfg->max_wait;
+
+		return w < t ? w : t;
+	}
 	if (cfg->algorithm != MM_ALGO_DIFFERENCE_WAIT)
 		return pool->tickets[0].arrival + cfg->max_wait;	/* the oldest */
 

@@ -61,7 +61,8 @@ typedef enum MMAlgorithm
 	MM_ALGO_GREEDY = 0,
 	MM_ALGO_PERIODIC,
 	MM_ALGO_MULTI_QUEUE,
-	MM_ALGO_DIFFERENCE_WAIT
+	MM_ALGO_DIFFERENCE_WAIT,
+	MM_ALGO_WINDOW				/* widening acceptance windows (1v1 thread, hplus0603) */
 } MMAlgorithm;
 
 typedef enum MMTimeout
@@ -88,6 +89,12 @@ typedef struct MMConfig
 	double		wait_factor;	/* difference_wait: seconds per unit of q (>= 0) */
 	double		arrival_rate;	/* players per second, measured by the caller; used by auto */
 	MMTeamPolicy team_policy;	/* greedy: patient needs teams >= 2, team_size >= 2, k <= MM_PATIENT_MAX_K */
+	/* window: a ticket accepts partners within its window, which widens with its wait */
+	double		window;			/* half-width on arrival, in [0, 1] (of the rating range, or of ranks) */
+	double		widen;			/* added per second of wait (>= 0), applied every recheck seconds */
+	double		window_max;		/* cap, in [window, 1] */
+	double		recheck;		/* seconds between widenings, 0.001 to 86400 */
+	int			percentile;		/* 1: distances in rating rank among the waiting tickets */
 } MMConfig;
 
 /* The patient policy compares exact team splits, so it is offered up to this k. */
@@ -148,6 +155,7 @@ typedef struct MMPool
 	MMGroup    *groups;
 	int			ngroups;
 	int			ngroups_cap;
+	double		stepped_at;		/* set by mm_step: the time of its last step */
 } MMPool;
 
 /* One match formed by a step. */
@@ -187,8 +195,9 @@ extern MMStatus mm_step(const MMConfig *cfg, MMPool *pool, double now,
 
 /*
  * The earliest time after which a step with no new arrivals would do
- * something (a timeout or a provisional group's finalisation), or
- * INFINITY when nothing is pending.
+ * something (a timeout, a provisional group's finalisation, a window's
+ * widening after the pool's last step), or INFINITY when nothing is
+ * pending.
  */
 extern double mm_next_deadline(const MMConfig *cfg, const MMPool *pool);
 

@@ -13,6 +13,7 @@ static const char *const algorithm_names[] = {
 	[MM_ALGO_PERIODIC] = "periodic",
 	[MM_ALGO_MULTI_QUEUE] = "multi_queue",
 	[MM_ALGO_DIFFERENCE_WAIT] = "difference_wait",
+	[MM_ALGO_WINDOW] = "window",
 };
 
 #define NUM_ALGORITHMS ((int) (sizeof(algorithm_names) / sizeof(algorithm_names[0])))
@@ -68,6 +69,13 @@ mm_config_check(const MMConfig *cfg)
 		(cfg->team_policy != MM_TEAMS_PATIENT || cfg->algorithm != MM_ALGO_GREEDY ||
 		 cfg->teams < 2 || cfg->team_size < 2 ||
 		 (int64_t) cfg->teams * cfg->team_size > MM_PATIENT_MAX_K))
+		return MM_ERR_ARGUMENT;
+	if (cfg->algorithm == MM_ALGO_WINDOW &&
+		(!(cfg->window >= 0 && cfg->window <= 1) ||
+		 !(cfg->window_max >= cfg->window && cfg->window_max <= 1) ||
+		 !(cfg->widen >= 0 && cfg->widen <= 1) ||
+		 !(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
+		 (cfg->percentile != 0 && cfg->percentile != 1)))
 		return MM_ERR_ARGUMENT;
 	return MM_OK;
 }

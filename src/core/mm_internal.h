@@ -9,6 +9,28 @@
 #include "mm_core.h"
 
 /*
+ * Whether a ticket has waited max_wait at time now.  Written as the
+ * deadline mm_next_deadline reports, so that a step at that deadline sees
+ * the timeout whatever the rounding.
+ */
+static inline int
+mm_timed_out(const MMTicket *t, double now, double max_wait)
+{
+	return now >= t->arrival + max_wait;
+}
+
+/* Append a match of the n tickets idx[0 .. n) and k - n computer players. */
+extern void mm_add_match(MMResult *res, const int *idx, int n, int k);
+
+/*
+ * Decide one window step (mm_window.c), and the next time a ticket's
+ * window widens after the pool's last step (INFINITY when none will).
+ */
+extern MMStatus mm_window_step(const MMConfig *cfg, const MMPool *pool,
+							   double now, MMResult *result);
+extern double mm_window_next_widening(const MMConfig *cfg, const MMPool *pool);
+
+/*
  * Decide one difference_wait step (mm_diffwait.c).  Like the other
  * algorithms in mm_algo.c it only fills in the membership of matches and
  * the expiries (mm_step adds teams and costs); it also rewrites the pool's

@@ -974,3 +974,123 @@ test_step_invalid(void)
 	tq_init(&q, &cfg);
 	CHECK_STR(tq_step(&q, 1.0), "");
 }
+
+/* A window queue: windows of width w on arrival, widening by widen_step every recheck seconds. */
+static MMConfig
+window_cfg(int k, double max_wait, double w, double widen_step, double recheck,
+		   double cap, int percentile, MMTimeout on_timeout)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_WINDOW, k, 1, max_wait, on_timeout);
+
+	cfg.window = w;
+	cfg.widen = widen_step / recheck;
+	cfg.recheck = recheck;
+	cfg.window_max = cap;
+	cfg.percentile = percentile;
+	return cfg;
+}
+
+/*
+ * The thread's examples.  hplus0603: a player who waited long enough
+ * accepts a newcomer who does not yet accept him; they meet when the
+ * newcomer's window has widened enough (windows +-5 % on entry, 5 % more
+ * every 10 s).  myro's first suggestion: with windows widening for
+ * everyone, the teams that happen to accept each other first are paired,
+ * not the closest ones.
+ */
+void
+test_window_thread(void)
+{
+	MMConfig	cfg = window_cfg(2, 1000.0, 0.05, 0.05, 10.0, 1.0, 0, MM_TIMEOUT_BOTS);
+	TestQueue	q;
+
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.2, 0.0);		/* "rank 800", waits 300 s */
+	CHECK_STR(tq_step(&q, 0.0), "");
+	CHECK_STR(tq_step(&q, 300.0), "");
+	tq_add(&q, 0.6, 300.0);		/* "rank 2000" joins: 0.4 away */
+	CHECK_STR(tq_step(&q, 300.0), "");
+	/* the newcomer's window widens next; the old one's is at its cap */
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 310.0, 1e-9);
+	CHECK_STR(tq_step(&q, 360.0), "");	/* 0.05 + 6 * 0.05 = 0.35 < 0.4 */
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 370.0, 1e-9);
+	CHECK_STR(tq_step(&q, 370.0), "{0.2,0.6}");
+
+	/* myro: windows 0.015 growing 0.01 a minute */
+	cfg = window_cfg(2, 1000.0, 0.015, 0.01, 60.0, 1.0, 0, MM_TIMEOUT_BOTS);
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.23, 0.0);		/* Team0 */
+	tq_add(&q, 0.20, 0.0);		/* Team1 */
+	CHECK_STR(tq_step(&q, 0.0), "");
+	CHECK_STR(tq_step(&q, 60.0), "");
+	tq_add(&q, 0.205, 60.0);	/* Team2: Team0 would take it, but it does not accept Team0 */
+	tq_add(&q, 0.19, 60.0);		/* Team3 */
+	CHECK_STR(tq_step(&q, 60.0), "{0.2,0.205}");
+	/* Team0 and Team3 are 0.04 apart: Team0 accepts from 180 s, Team3 from 240 s */
+	CHECK_STR(tq_step(&q, 180.0), "");
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 240.0, 1e-9);
+	CHECK_STR(tq_step(&q, 240.0), "{0.19,0.23}");
+	CHECK(isinf(mm_next_deadline(&cfg, &q.pool)));
+}
+
+/*
+ * Percentile windows (Hazerider): distances are rating ranks, so a lone
+ * high player is matched with the next one down however far its rating.
+ */
+void
+test_window_percentile(void)
+{
+	MMConfig	cfg = window_cfg(2, 100.0, 0.1, 0.0, 1.0, 0.1, 0, MM_TIMEOUT_BOTS);
+	TestQueue	q;
+
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.9, 0.0);
+	tq_add(&q, 0.0, 1.0);
+	tq_add(&q, 0.01, 2.0);
+	tq_add(&q, 0.02, 3.0);
+	CHECK_STR(tq_step(&q, 3.0), "{0,0.01}");
+	CHECK_INT(q.pool.ntickets, 2);
+	/* without widening nothing changes before the oldest times out */
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 100.0, 0);
+
+	cfg = window_cfg(2, 100.0, 0.34, 0.0, 1.0, 0.34, 1, MM_TIMEOUT_BOTS);
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.9, 0.0);
+	tq_add(&q, 0.0, 1.0);
+	tq_add(&q, 0.01, 2.0);
+	tq_add(&q, 0.02, 3.0);
+	/* ranks 0, 1/3, 2/3, 1: the oldest (0.9) is one rank from 0.02 */
+	CHECK_STR(tq_step(&q, 3.0), "{0.02,0.9} {0,0.01}");
+}
+
+/* Groups of k: every member accepts every other; the tightest run wins; timeouts. */
+void
+test_window_groups(void)
+{
+	MMConfig	cfg = window_cfg(3, 10.0, 0.05, 0.0, 1.0, 0.05, 0, MM_TIMEOUT_BOTS);
+	TestQueue	q;
+
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.10, 0.0);
+	tq_add(&q, 0.12, 0.5);
+	tq_add(&q, 0.50, 1.0);
+	tq_add(&q, 0.16, 1.5);		/* 0.06 from 0.10: outside 0.10's window */
+	CHECK_STR(tq_step(&q, 1.5), "");
+	tq_add(&q, 0.14, 2.0);		/* now 0.10..0.14 is a group; 0.12..0.16 as tight */
+	CHECK_STR(tq_step(&q, 2.0), "{0.1,0.12,0.14}");
+	/* at max_wait the lone ones play with bots, oldest first */
+	CHECK_STR(tq_step(&q, 11.0), "{0.5+2b}");
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 11.5, 0);
+	q.cfg.on_timeout = MM_TIMEOUT_EXPIRE;
+	CHECK_STR(tq_step(&q, 11.5), "x0.16");
+
+	/* a bad window configuration is refused */
+	cfg.window_max = 0.01;		/* below window */
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	cfg.window_max = 0.05;
+	cfg.recheck = 0;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	cfg.recheck = 1;
+	cfg.percentile = 2;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+}

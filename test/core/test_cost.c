@@ -69,7 +69,7 @@ void
 test_config(void)
 {
 	MMAlgorithm a;
-	MMConfig	cfg = {MM_ALGO_PERIODIC, 2, 1, 5.0, MM_TIMEOUT_BOTS, 8, 0, 1.0, 0.0, MM_TEAMS_GREEDY};
+	MMConfig	cfg = {MM_ALGO_PERIODIC, 2, 1, 5.0, MM_TIMEOUT_BOTS, 8, 0, 1.0, 0.0, MM_TEAMS_GREEDY, 0, 0, 0, 0, 0};
 
 	CHECK_INT(mm_algorithm_parse("multi_queue", &a), 0);
 	CHECK_INT(a, MM_ALGO_MULTI_QUEUE);

@@ -72,6 +72,11 @@ sim_cfg(MMAlgorithm algo, int teams, int team_size, double max_wait,
 	cfg.team_size = team_size;
 	cfg.max_wait = max_wait;
 	cfg.on_timeout = on_timeout;
+	/* window: 0.05 on arrival, 0.05 more every half second, at most 0.5 */
+	cfg.window = 0.05;
+	cfg.widen = 0.1;
+	cfg.window_max = 0.5;
+	cfg.recheck = 0.5;
 	return cfg;
 }
 
@@ -252,7 +257,7 @@ test_sim_invariants(void)
 	static const double rates[] = {0.5, 10.0};
 	int			n = 3000;
 
-	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_DIFFERENCE_WAIT; algo++)
+	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_WINDOW; algo++)
 		for (int tmo = 0; tmo < 2; tmo++)
 			for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
 				for (size_t ri = 0; ri < sizeof(rates) / sizeof(rates[0]); ri++)
@@ -293,7 +298,7 @@ test_sim_deterministic(void)
 		CHECK(!"out of memory");
 		goto out;
 	}
-	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_DIFFERENCE_WAIT; algo++)
+	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_WINDOW; algo++)
 	{
 		MMConfig	cfg = sim_cfg((MMAlgorithm) algo, 2, 2, 5.0, MM_TIMEOUT_BOTS);
 		MMSimSummary s1;
@@ -422,14 +427,14 @@ test_step_fuzz(void)
 	static unsigned char seen[CAP];
 	static const int shapes[][2] = {{2, 1}, {2, 2}, {3, 1}, {4, 2}};
 
-	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_DIFFERENCE_WAIT; algo++)
+	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_WINDOW; algo++)
 		for (int tmo = 0; tmo < 2; tmo++)
 			for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
 			{
 				MMConfig	cfg = sim_cfg((MMAlgorithm) algo, shapes[sh][0],
 										  shapes[sh][1], 6.0, (MMTimeout) tmo);
 				int			k = mm_config_k(&cfg);
-				MMPool		pool = {tickets, 0, groups, 0, CAP};
+				MMPool		pool = {tickets, 0, groups, 0, CAP, 0};
 				MMResult	res = {matches, 0, members, teams, expired, 0};
 				TestRng		r = {(uint64_t) (algo * 100 + tmo * 10 + sh)};
 				double		now = 0.0;

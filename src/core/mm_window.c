@@ -1,0 +1,251 @@
+/*
+ * mm_window.c
+ *		The window algorithm, after hplus0603's rules in the "Matching
+ *		players in an online 1vs1 game" thread: every ticket accepts
+ *		partners within a window around its own rating that widens with its
+ *		wait (in steps, up to a cap), and a group forms only when every
+ *		member's window holds every other member.
+ *
+ * A step serves the tickets oldest first.  For a ticket a it sweeps the
+ * rating axis outwards from a (the unmatched tickets, kept sorted in a
+ * linked list) while the distance stays within a's window, keeping the
+ * tickets whose own window holds a, up to k - 1 on each side; among the
+ * runs of k consecutive kept tickets that contain a, the one of least
+ * rating spread in which every member accepts every other becomes a
+ * match.  Timed-out tickets that found no group play alone with computer
+ * players, or expire.
+ *
+ * With percentile windows a ticket's position is its rating rank among
+ * the tickets waiting at the step's start, scaled to [0, 1], instead of
+ * its normalised rating.
+ *
+ * Windows widen at arrival + m * recheck (m = 1, 2, ...); a step decides
+ * on the windows of its time, and mm_window_next_widening names the next
+ * widening after the pool's last step, so that a caller stepping at every
+ * arrival and deadline sees every change (doc/algorithms.md).
+ */
+#include "mm_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* A ticket's position on the axis with its index, for sorting. */
+typedef struct AxisEntry
+{
+	double		x;
+	int			idx;
+} AxisEntry;
+
+/* Order by position, then index (arrival order). */
+static int
+axis_cmp(const void *a, const void *b)
+{
+	const AxisEntry *l = a;
+	const AxisEntry *r = b;
+
+	if (l->x < r->x)
+		return -1;
+	if (l->x > r->x)
+		return 1;
+	return (l->idx > r->idx) - (l->idx < r->idx);
+}
+
+/*
+ * How many widenings a ticket that arrived at arrival has had at time now:
+ * the largest m >= 0 with arrival + m * recheck <= now.  Computed on the
+ * same expression as the next widening, so that a step at that time counts
+ * it whatever the rounding.
+ */
+static double
+widenings(const MMConfig *cfg, double arrival, double now)
+{
+	double		m;
+
+	if (!(now > arrival))
+		return 0;
+	m = floor((now - arrival) / cfg->recheck);
+	if (arrival + (m + 1) * cfg->recheck <= now)
+		m += 1;
+	else if (m > 0 && arrival + m * cfg->recheck > now)
+		m -= 1;
+	return m;
+}
+
+/* A ticket's window at time now. */
+static double
+window_at(const MMConfig *cfg, double arrival, double now)
+{
+	double		w = cfg->window + cfg->widen * cfg->recheck * widenings(cfg, arrival, now);
+
+	return w < cfg->window_max ? w : cfg->window_max;
+}
+
+/*
+ * Whether the run of tickets run[0 .. k) (sorted by position) is a group
+ * every member of which accepts every other, with windows w.
+ */
+static int
+run_accepted(const double *x, const double *w, const int *run, int k)
+{
+	double		lo = x[run[0]];
+	double		hi = x[run[k - 1]];
+
+	for (int i = 0; i < k; i++)
+	{
+		double		xi = x[run[i]];
+		double		need = hi - xi > xi - lo ? hi - xi : xi - lo;
+
+		if (need > w[run[i]])
+			return 0;
+	}
+	return 1;
+}
+
+MMStatus
+mm_window_step(const MMConfig *cfg, const MMPool *pool, double now,
+			   MMResult *res)
+{
+	int			n = pool->ntickets;
+	int			k = mm_config_k(cfg);
+	AxisEntry  *axis = malloc(sizeof(AxisEntry) * (size_t) n);
+	double	   *x = malloc(sizeof(double) * (size_t) n);
+	double	   *w = malloc(sizeof(double) * (size_t) n);
+	int		   *prev = malloc(sizeof(int) * (size_t) n);
+	int		   *next = malloc(sizeof(int) * (size_t) n);
+	int		   *kept = malloc(sizeof(int) * (size_t) (2 * k - 1));
+	char	   *taken = calloc((size_t) n, 1);
+	MMStatus	st = MM_OK;
+
+	if (axis == NULL || x == NULL || w == NULL ||
+		prev == NULL || next == NULL || kept == NULL || taken == NULL)
+	{
+		st = MM_ERR_NOMEM;
+		goto done;
+	}
+
+	/* positions: ratings, or rating ranks scaled to [0, 1] */
+	for (int i = 0; i < n; i++)
+	{
+		axis[i].x = pool->tickets[i].rating;
+		axis[i].idx = i;
+	}
+	qsort(axis, n, sizeof(AxisEntry), axis_cmp);
+	for (int r = 0; r < n; r++)
+	{
+		int			i = axis[r].idx;
+
+		x[i] = cfg->percentile ? (n > 1 ? (double) r / (n - 1) : 0.0) : axis[r].x;
+		w[i] = window_at(cfg, pool->tickets[i].arrival, now);
+		/* the unmatched tickets in axis order, as a doubly linked list of ticket indices */
+		prev[i] = r > 0 ? axis[r - 1].idx : -1;
+		next[i] = r + 1 < n ? axis[r + 1].idx : -1;
+	}
+
+	for (int a = 0; a < n; a++)
+	{
+		int			nleft = 0;
+		int			nkept;
+		int			at;
+		int			best = -1;
+		double		best_spread = INFINITY;
+
+		if (taken[a])
+			continue;
+
+		/*
+		 * Sweep outwards from a within its window, keeping the tickets that
+		 * accept a: up to k - 1 on each side, nearest first.  kept ends up
+		 * in axis order: the left side (reversed), a, the right side.
+		 */
+		for (int c = prev[a]; c >= 0 && x[a] - x[c] <= w[a] && nleft < k - 1; c = prev[c])
+			if (x[a] - x[c] <= w[c])
+				kept[nleft++] = c;
+		for (int i = 0; i < nleft / 2; i++)
+		{
+			int			t = kept[i];
+
+			kept[i] = kept[nleft - 1 - i];
+			kept[nleft - 1 - i] = t;
+		}
+		at = nleft;
+		kept[at] = a;
+		nkept = at + 1;
+		for (int c = next[a]; c >= 0 && x[c] - x[a] <= w[a] && nkept - at - 1 < k - 1; c = next[c])
+			if (x[c] - x[a] <= w[c])
+				kept[nkept++] = c;
+
+		/* the runs of k kept tickets that contain a: the tightest accepted one */
+		for (int s = at - (k - 1) < 0 ? 0 : at - (k - 1); s <= at && s + k <= nkept; s++)
+		{
+			double		spread = pool->tickets[kept[s + k - 1]].rating -
+				pool->tickets[kept[s]].rating;
+
+			if (spread < best_spread && run_accepted(x, w, kept + s, k))
+			{
+				best = s;
+				best_spread = spread;
+			}
+		}
+		if (best < 0)
+			continue;
+		mm_add_match(res, kept + best, k, k);
+		for (int i = best; i < best + k; i++)
+		{
+			int			c = kept[i];
+
+			taken[c] = 1;
+			if (prev[c] >= 0)
+				next[prev[c]] = next[c];
+			if (next[c] >= 0)
+				prev[next[c]] = prev[c];
+		}
+	}
+
+	/* who timed out without a group plays alone with bots, or expires */
+	for (int i = 0; i < n && mm_timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
+	{
+		if (taken[i])
+			continue;
+		if (cfg->on_timeout == MM_TIMEOUT_BOTS)
+			mm_add_match(res, &i, 1, k);
+		else
+			res->expired[res->nexpired++] = i;
+	}
+
+done:
+	free(axis);
+	free(x);
+	free(w);
+	free(prev);
+	free(next);
+	free(kept);
+	free(taken);
+	return st;
+}
+
+/*
+ * The first widening after the pool's last step, over the tickets whose
+ * window is below its cap; INFINITY when no window will widen.
+ */
+double
+mm_window_next_widening(const MMConfig *cfg, const MMPool *pool)
+{
+	double		d = INFINITY;
+
+	if (!(cfg->widen > 0))
+		return INFINITY;
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		double		arrival = pool->tickets[i].arrival;
+		double		m = widenings(cfg, arrival, pool->stepped_at);
+		double		t;
+
+		if (cfg->window + cfg->widen * cfg->recheck * m >= cfg->window_max)
+			continue;
+		t = arrival + (m + 1) * cfg->recheck;
+		/* beyond the precision of the times no widening can be told apart */
+		if (t > pool->stepped_at && t < d)
+			d = t;
+	}
+	return d;
+}
