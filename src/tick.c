@@ -546,6 +546,9 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	}
 
 	memset(&pool, 0, sizeof(pool));
+	/* times are seconds relative to now; the recheck grid is on Unix time */
+	pool.epoch = (double) now / USECS_PER_SEC +
+		(double) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
 	load_tickets(queue, now, &pool);
 	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.batch == 0) ||
 		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.ranges == 0))

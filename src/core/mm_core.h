@@ -91,9 +91,10 @@ typedef struct MMConfig
 	MMTeamPolicy team_policy;	/* greedy: patient needs teams >= 2, team_size >= 2, k <= MM_PATIENT_MAX_K */
 	/* window: a ticket accepts partners within its window, which widens with its wait */
 	double		window;			/* half-width on arrival, in [0, 1] (of the rating range, or of ranks) */
-	double		widen;			/* added per second of wait (>= 0), applied every recheck seconds */
+	double		widen;			/* added per second of wait (>= 0), applied at each recheck instant */
 	double		window_max;		/* cap, in [window, 1] */
-	double		recheck;		/* seconds between widenings, 0.001 to 86400 */
+	double		recheck;		/* widenings happen at the multiples of recheck seconds on the
+								 * absolute clock (MMPool.epoch), 0.001 to 86400 */
 	int			percentile;		/* 1: distances in rating rank among the waiting tickets */
 } MMConfig;
 
@@ -156,6 +157,7 @@ typedef struct MMPool
 	int			ngroups;
 	int			ngroups_cap;
 	double		stepped_at;		/* set by mm_step: the time of its last step */
+	double		epoch;			/* absolute time of t = 0, for the recheck grid (window) */
 } MMPool;
 
 /* One match formed by a step. */

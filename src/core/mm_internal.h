@@ -31,6 +31,16 @@ extern MMStatus mm_window_step(const MMConfig *cfg, const MMPool *pool,
 extern double mm_window_next_widening(const MMConfig *cfg, const MMPool *pool);
 
 /*
+ * The recheck grid (mm_window.c): instants that are whole multiples of
+ * cfg->recheck on the absolute clock (pool->epoch + t).  The number of
+ * instants in (arrival, now], and the first instant after the pool's last
+ * step (INFINITY beyond the clock's precision).
+ */
+extern double mm_recheck_count(const MMConfig *cfg, const MMPool *pool,
+							   double arrival, double now);
+extern double mm_recheck_next(const MMConfig *cfg, const MMPool *pool);
+
+/*
  * Decide one difference_wait step (mm_diffwait.c).  Like the other
  * algorithms in mm_algo.c it only fills in the membership of matches and
  * the expiries (mm_step adds teams and costs); it also rewrites the pool's

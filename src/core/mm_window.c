@@ -19,10 +19,12 @@
  * the tickets waiting at the step's start, scaled to [0, 1], instead of
  * its normalised rating.
  *
- * Windows widen at arrival + m * recheck (m = 1, 2, ...); a step decides
- * on the windows of its time, and mm_window_next_widening names the next
- * widening after the pool's last step, so that a caller stepping at every
- * arrival and deadline sees every change (doc/algorithms.md).
+ * Windows widen at the instants that are whole multiples of recheck on the
+ * caller's clock (every window at once, so a queue is looked at once per
+ * recheck, however many tickets wait); a step decides on the windows of
+ * its time, and mm_window_next_widening names the next instant after the
+ * pool's last step, so that a caller stepping at every arrival and
+ * deadline sees every change (doc/algorithms.md).
  */
 #include "mm_internal.h"
 
@@ -51,31 +53,49 @@ axis_cmp(const void *a, const void *b)
 }
 
 /*
- * How many widenings a ticket that arrived at arrival has had at time now:
- * the largest m >= 0 with arrival + m * recheck <= now.  Computed on the
- * same expression as the next widening, so that a step at that time counts
- * it whatever the rounding.
+ * The recheck grid: the instants epoch + t that are whole multiples of
+ * recheck on the caller's absolute clock (pool->epoch is the absolute time
+ * of t = 0).  grid_index(t) is the number of the last instant at or before
+ * t; it is computed on the same expression as mm_recheck_next, so that a
+ * step at that instant counts it whatever the rounding.
  */
 static double
-widenings(const MMConfig *cfg, double arrival, double now)
+grid_index(const MMConfig *cfg, const MMPool *pool, double t)
 {
-	double		m;
+	double		g = floor((pool->epoch + t) / cfg->recheck);
 
+	if ((g + 1) * cfg->recheck - pool->epoch <= t)
+		g += 1;
+	else if (g * cfg->recheck - pool->epoch > t)
+		g -= 1;
+	return g;
+}
+
+/* How many grid instants lie in (arrival, now]. */
+double
+mm_recheck_count(const MMConfig *cfg, const MMPool *pool, double arrival, double now)
+{
 	if (!(now > arrival))
 		return 0;
-	m = floor((now - arrival) / cfg->recheck);
-	if (arrival + (m + 1) * cfg->recheck <= now)
-		m += 1;
-	else if (m > 0 && arrival + m * cfg->recheck > now)
-		m -= 1;
-	return m;
+	return grid_index(cfg, pool, now) - grid_index(cfg, pool, arrival);
+}
+
+/* The first grid instant after the pool's last step. */
+double
+mm_recheck_next(const MMConfig *cfg, const MMPool *pool)
+{
+	double		t = (grid_index(cfg, pool, pool->stepped_at) + 1) * cfg->recheck - pool->epoch;
+
+	/* beyond the precision of the clock no later instant can be told apart */
+	return t > pool->stepped_at ? t : INFINITY;
 }
 
 /* A ticket's window at time now. */
 static double
-window_at(const MMConfig *cfg, double arrival, double now)
+window_at(const MMConfig *cfg, const MMPool *pool, double arrival, double now)
 {
-	double		w = cfg->window + cfg->widen * cfg->recheck * widenings(cfg, arrival, now);
+	double		w = cfg->window + cfg->widen * cfg->recheck *
+		mm_recheck_count(cfg, pool, arrival, now);
 
 	return w < cfg->window_max ? w : cfg->window_max;
 }
@@ -135,7 +155,7 @@ mm_window_step(const MMConfig *cfg, const MMPool *pool, double now,
 		int			i = axis[r].idx;
 
 		x[i] = cfg->percentile ? (n > 1 ? (double) r / (n - 1) : 0.0) : axis[r].x;
-		w[i] = window_at(cfg, pool->tickets[i].arrival, now);
+		w[i] = window_at(cfg, pool, pool->tickets[i].arrival, now);
 		/* the unmatched tickets in axis order, as a doubly linked list of ticket indices */
 		prev[i] = r > 0 ? axis[r - 1].idx : -1;
 		next[i] = r + 1 < n ? axis[r + 1].idx : -1;
@@ -224,28 +244,16 @@ done:
 }
 
 /*
- * The first widening after the pool's last step, over the tickets whose
- * window is below its cap; INFINITY when no window will widen.
+ * The first widening after the pool's last step: the next grid instant,
+ * unless every window is at its cap (INFINITY then).
  */
 double
 mm_window_next_widening(const MMConfig *cfg, const MMPool *pool)
 {
-	double		d = INFINITY;
-
 	if (!(cfg->widen > 0))
 		return INFINITY;
 	for (int i = 0; i < pool->ntickets; i++)
-	{
-		double		arrival = pool->tickets[i].arrival;
-		double		m = widenings(cfg, arrival, pool->stepped_at);
-		double		t;
-
-		if (cfg->window + cfg->widen * cfg->recheck * m >= cfg->window_max)
-			continue;
-		t = arrival + (m + 1) * cfg->recheck;
-		/* beyond the precision of the times no widening can be told apart */
-		if (t > pool->stepped_at && t < d)
-			d = t;
-	}
-	return d;
+		if (window_at(cfg, pool, pool->tickets[i].arrival, pool->stepped_at) < cfg->window_max)
+			return mm_recheck_next(cfg, pool);
+	return INFINITY;
 }
