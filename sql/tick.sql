@@ -177,3 +177,46 @@ SELECT matchmaker.create_queue('wbad', algorithm => 'window', params => '{"reche
 SELECT matchmaker.create_queue('wbad', algorithm => 'window', params => '{"percentile": "yes"}');
 SELECT matchmaker.create_queue('wbad', algorithm => 'window', params => '{"widen": "fast"}');
 SELECT matchmaker.create_queue('wbad', algorithm => 'greedy', params => '{"window": 0.1}');
+
+-- cluster (the CS:GO post): 0.1 and 0.9 decay toward their mean 0.5 along
+-- the logistic curve (halfway at 330 s); with a threshold of 0.1 they are
+-- close enough once 0.8 * decay < 0.1, after 427.4 s (waits count in whole
+-- seconds, the default recheck).
+SELECT matchmaker.create_queue('cl', algorithm => 'cluster', max_wait => '1 hour',
+                               params => '{"midpoint": 330, "steepness": 0.02, "threshold": 0.1, "shift": 0}');
+SELECT arrive('cl', 'low', 0.1, 0), arrive('cl', 'high', 0.9, 0) \gset
+SELECT matchmaker.tick('cl', at(427)), matchmaker.tick('cl', at(428));
+SELECT members, at FROM groups WHERE queue = 'cl';
+-- k = 3, in arrival order: each ticket joins the closest centroid within
+-- 0.07 or opens a cluster; a full cluster plays.
+SELECT matchmaker.create_queue('cl3', teams => 3, algorithm => 'cluster', max_wait => '1 hour',
+                               params => '{"threshold": 0.07}');
+SELECT count(arrive('cl3', 'r' || r, r, i / 100.0)) FROM unnest('{.5,.56,.44,.45,.52,.40}'::float8[]) WITH ORDINALITY AS x(r, i);
+SELECT matchmaker.tick('cl3', at(1));
+SELECT members FROM groups WHERE queue = 'cl3';
+-- The same streams through simulate: the same groups at the same times.
+SELECT s.match_no, string_agg(t.player, ' ' ORDER BY t.player) AS players, s.matched_at
+FROM matchmaker.simulate('cl', $$SELECT id, rating, extract(epoch FROM enqueued_at - '2026-01-01 00:00:00+00')
+                                 FROM matchmaker.tickets WHERE queue = 'cl'$$) s
+JOIN matchmaker.tickets t ON t.id = s.id
+GROUP BY s.match_no, s.matched_at ORDER BY s.match_no;
+SELECT count(*) AS players, count(DISTINCT match_no) AS games
+FROM matchmaker.simulate('cl3', $$SELECT id, rating, extract(epoch FROM enqueued_at - '2026-01-01 00:00:00+00')
+                                 FROM matchmaker.tickets WHERE queue = 'cl3'$$);
+-- "auto" shift (the default): newcomers count as having waited the mean
+-- wait of the queue's recent matches.  After low and high (428 s each),
+-- two newcomers 0.6 apart decay as after 428 s: 0.6 * 0.124 < 0.1, they
+-- play at once; with shift 0 they wait.
+SELECT matchmaker.create_queue('cla', algorithm => 'cluster', max_wait => '1 hour',
+                               params => '{"midpoint": 330, "steepness": 0.02, "threshold": 0.1}');
+SELECT arrive('cla', 'low', 0.1, 0), arrive('cla', 'high', 0.9, 0) \gset
+SELECT matchmaker.tick('cla', at(428));
+SELECT arrive('cla', 'p', 0.2, 428), arrive('cla', 'q', 0.8, 428),
+       arrive('cl', 'p', 0.2, 428), arrive('cl', 'q', 0.8, 428) \gset
+SELECT matchmaker.tick('cla', at(428)) AS auto_shift, matchmaker.tick('cl', at(428)) AS no_shift;
+-- The cluster parameters and their refusals.
+SELECT matchmaker.create_queue('clbad', algorithm => 'cluster', params => '{"threshold": 0}');
+SELECT matchmaker.create_queue('clbad', algorithm => 'cluster', params => '{"steepness": -1}');
+SELECT matchmaker.create_queue('clbad', algorithm => 'cluster', params => '{"shift": "soon"}');
+SELECT matchmaker.create_queue('clbad', algorithm => 'cluster', params => '{"window": 0.1}');
+SELECT matchmaker.create_queue('clbad', algorithm => 'periodic', params => '{"recheck": 1}');

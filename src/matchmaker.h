@@ -44,6 +44,10 @@ typedef enum MMQueueLock
 #define MM_PARAM_MAX_WINDOW		(1 << 7)
 #define MM_PARAM_RECHECK		(1 << 8)
 #define MM_PARAM_PERCENTILE		(1 << 9)
+#define MM_PARAM_MIDPOINT		(1 << 10)
+#define MM_PARAM_STEEPNESS		(1 << 11)
+#define MM_PARAM_THRESHOLD		(1 << 12)
+#define MM_PARAM_SHIFT			(1 << 13)
 
 /* queue.c */
 extern void mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set);

@@ -85,9 +85,13 @@ param_owner(int key)
 		case MM_PARAM_WINDOW:
 		case MM_PARAM_WIDEN:
 		case MM_PARAM_MAX_WINDOW:
-		case MM_PARAM_RECHECK:
 		case MM_PARAM_PERCENTILE:
 			return "window";
+		case MM_PARAM_MIDPOINT:
+		case MM_PARAM_STEEPNESS:
+		case MM_PARAM_THRESHOLD:
+		case MM_PARAM_SHIFT:
+			return "cluster";
 		default:
 			return NULL;
 	}
@@ -110,7 +114,15 @@ param_hint(const char *key)
 	if (strcmp(key, "max_window") == 0)
 		return "max_window caps the window, as a fraction of the rating range, for example 0.5; it must not be below window.";
 	if (strcmp(key, "recheck") == 0)
-		return "recheck is how many seconds apart the windows widen, for example 1.";
+		return "recheck is how many seconds apart the windows widen (window) or the waits count (cluster), for example 1.";
+	if (strcmp(key, "midpoint") == 0)
+		return "midpoint is the wait in seconds at which the cluster algorithm has squashed ratings halfway toward the mean.";
+	if (strcmp(key, "steepness") == 0)
+		return "steepness is how sharply the squash sets in around the midpoint, per second, for example 10 / max_wait.";
+	if (strcmp(key, "threshold") == 0)
+		return "threshold is the largest distance from a cluster's centroid at which a ticket joins it, as a fraction of the rating range, for example 0.05.";
+	if (strcmp(key, "shift") == 0)
+		return "shift is how many seconds a newcomer counts as having waited, or \"auto\" for the queue's recent average wait before a match.";
 	if (strcmp(key, "percentile") == 0)
 		return "percentile true measures windows in rating ranks among the waiting tickets rather than in ratings.";
 	if (strcmp(key, "team_policy") == 0)
@@ -192,6 +204,11 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 	cfg->widen = 0;
 	cfg->recheck = 1;
 	cfg->percentile = 0;
+	cfg->midpoint = cfg->max_wait / 2;
+	cfg->steepness = Min(10.0 / cfg->max_wait, 1000.0);
+	cfg->threshold = MM_DEFAULT_WINDOW;
+	cfg->shift = 0;
+	cfg->shift_auto = 1;
 	*wait_factor_set = false;
 
 	if (!JB_ROOT_IS_OBJECT(params) || JB_ROOT_IS_SCALAR(params))
@@ -231,13 +248,27 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 			keybit = MM_PARAM_RECHECK;
 		else if (strcmp(key, "percentile") == 0)
 			keybit = MM_PARAM_PERCENTILE;
+		else if (strcmp(key, "midpoint") == 0)
+			keybit = MM_PARAM_MIDPOINT;
+		else if (strcmp(key, "steepness") == 0)
+			keybit = MM_PARAM_STEEPNESS;
+		else if (strcmp(key, "threshold") == 0)
+			keybit = MM_PARAM_THRESHOLD;
+		else if (strcmp(key, "shift") == 0)
+			keybit = MM_PARAM_SHIFT;
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown params key \"%s\"", key),
-					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy), window, widen, max_window, recheck and percentile (window), and on_timeout.")));
+					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy), window, widen, max_window and percentile (window), midpoint, steepness, threshold and shift (cluster), recheck (window, cluster) and on_timeout.")));
 
 		owner = param_owner(keybit);
+		if (keybit == MM_PARAM_RECHECK &&
+			cfg->algorithm != MM_ALGO_WINDOW && cfg->algorithm != MM_ALGO_CLUSTER)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("params key \"%s\" does not apply to algorithm \"%s\"", key, algo),
+					 errhint("\"%s\" is a parameter of algorithms \"window\" and \"cluster\"; remove it from params.", key)));
 		if (owner != NULL && strcmp(owner, algo) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -289,6 +320,20 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 				break;
 			case MM_PARAM_RECHECK:
 				cfg->recheck = param_number(&v, key, 0.001, 86400, "a number of seconds from 0.001 to 86400");
+				break;
+			case MM_PARAM_MIDPOINT:
+				cfg->midpoint = param_number(&v, key, 0, 1e9, "a number of seconds from 0 to 1e9");
+				break;
+			case MM_PARAM_STEEPNESS:
+				cfg->steepness = param_number(&v, key, 1e-9, 1000, "a number above 0 and at most 1000 (per second)");
+				break;
+			case MM_PARAM_THRESHOLD:
+				cfg->threshold = param_number(&v, key, 1e-4, 1, "a number from 0.0001 to 1");
+				break;
+			case MM_PARAM_SHIFT:
+				cfg->shift_auto = param_is_string(&v, "auto") ? 1 : 0;
+				if (!cfg->shift_auto)
+					cfg->shift = param_number(&v, key, 0, 1e9, "\"auto\" or a number of seconds from 0 to 1e9");
 				break;
 			case MM_PARAM_PERCENTILE:
 				if (v.type != jbvBool)
@@ -392,7 +437,7 @@ validate_settings(QueueSettings *s, MMConfig *cfg)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown matchmaking algorithm \"%s\"", s->algorithm),
-				 errhint("Valid algorithms are greedy, periodic, multi_queue, difference_wait and window.")));
+				 errhint("Valid algorithms are greedy, periodic, multi_queue, difference_wait, window and cluster.")));
 	if (!(max_wait > 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

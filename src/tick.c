@@ -127,6 +127,55 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 }
 
 /*
+ * How far back a queue's history is read for its "auto" parameters: the
+ * last 10 * max_wait, at most an hour, at least max_wait, and no further
+ * back than the queue's creation when that is longer ago than max_wait.
+ */
+static double
+history_window(MMQueue *queue, TimestampTz now)
+{
+	double		window = Min(10 * queue->cfg.max_wait, 3600.0);
+	double		age = seconds_since(now, queue->created_at);
+
+	return Max(Min(window, age), queue->cfg.max_wait);
+}
+
+/*
+ * The cluster algorithm's "auto" shift: the mean wait of the real players
+ * matched within the history window, from the matches' wait costs (a
+ * match's wait cost is its players' waits over max_wait, plus one per
+ * computer player); 0 without history.
+ */
+static double
+measure_mean_wait(MMQueue *queue, TimestampTz now)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[5] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, FLOAT8OID, INT4OID};
+	Datum		values[5];
+	bool		isnull;
+	Datum		d;
+
+	mm_keep_plan(&plan,
+				 "SELECT pg_catalog.sum((wait_cost OPERATOR(pg_catalog.-) bots) OPERATOR(pg_catalog.*) $4) "
+				 "OPERATOR(pg_catalog./) pg_catalog.sum($5 OPERATOR(pg_catalog.-) bots) "
+				 "FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1 "
+				 "AND created_at OPERATOR(pg_catalog.>) $2 AND created_at OPERATOR(pg_catalog.<=) $3 "
+				 "AND bots OPERATOR(pg_catalog.<) $5",
+				 5, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(seconds_after(-history_window(queue, now), now));
+	values[2] = TimestampTzGetDatum(now);
+	values[3] = Float8GetDatum(queue->cfg.max_wait);
+	values[4] = Int32GetDatum(mm_config_k(&queue->cfg));
+	if (SPI_execute_plan(plan, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not measure the mean wait");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		return 0.0;
+	return Max(DatumGetFloat8(d), 0.0);
+}
+
+/*
  * The arrival rate (players per second) over the last window: players of
  * the queue's recent matches plus the waiting tickets that arrived in it.
  * The window is ten times max_wait (at most an hour), cut to the queue's
@@ -139,12 +188,10 @@ measure_arrival_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
 	static SPIPlanPtr plan;
 	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID};
 	Datum		values[4];
-	double		window = Min(10 * queue->cfg.max_wait, 3600.0);
-	double		age = seconds_since(now, queue->created_at);
+	double		window = history_window(queue, now);
 	int64		recent = 0;
 	bool		isnull;
 
-	window = Max(Min(window, age), queue->cfg.max_wait);
 	mm_keep_plan(&plan,
 				 "SELECT COALESCE(pg_catalog.sum($4 OPERATOR(pg_catalog.-) bots), 0)::pg_catalog.int8 "
 				 "FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1 "
@@ -553,6 +600,8 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.batch == 0) ||
 		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.ranges == 0))
 		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, &pool);
+	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.shift_auto)
+		queue->cfg.shift = Min(measure_mean_wait(queue, now), 1e9);
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
 		load_groups(queue, now, &pool);
 	else

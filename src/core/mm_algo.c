@@ -714,6 +714,9 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 		case MM_ALGO_WINDOW:
 			st = mm_window_step(cfg, pool, now, result);
 			break;
+		case MM_ALGO_CLUSTER:
+			st = mm_cluster_step(cfg, pool, now, result);
+			break;
 		default:
 			st = MM_ERR_ARGUMENT;
 			break;
@@ -741,11 +744,15 @@ mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 	if (cfg == NULL || pool == NULL || pool->ntickets <= 0 ||
 		pool->tickets == NULL)
 		return INFINITY;
-	if (cfg->algorithm == MM_ALGO_WINDOW)
+	if (cfg->algorithm == MM_ALGO_WINDOW || cfg->algorithm == MM_ALGO_CLUSTER)
 	{
-		double		w = mm_window_next_widening(cfg, pool);
 		double		t = pool->tickets[0].arrival + cfg->max_wait;
+		double		w = INFINITY;
 
+		/* fewer than k tickets can only time out */
+		if (pool->ntickets >= mm_config_k(cfg))
+			w = cfg->algorithm == MM_ALGO_WINDOW ?
+				mm_window_next_widening(cfg, pool) : mm_recheck_next(cfg, pool);
 		return w < t ? w : t;
 	}
 	if (cfg->algorithm != MM_ALGO_DIFFERENCE_WAIT)

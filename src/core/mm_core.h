@@ -62,7 +62,8 @@ typedef enum MMAlgorithm
 	MM_ALGO_PERIODIC,
 	MM_ALGO_MULTI_QUEUE,
 	MM_ALGO_DIFFERENCE_WAIT,
-	MM_ALGO_WINDOW				/* widening acceptance windows (1v1 thread, hplus0603) */
+	MM_ALGO_WINDOW,				/* widening acceptance windows (1v1 thread, hplus0603) */
+	MM_ALGO_CLUSTER				/* sigmoid decay and fixed-size clusters (CS:GO post) */
 } MMAlgorithm;
 
 typedef enum MMTimeout
@@ -93,9 +94,16 @@ typedef struct MMConfig
 	double		window;			/* half-width on arrival, in [0, 1] (of the rating range, or of ranks) */
 	double		widen;			/* added per second of wait (>= 0), applied at each recheck instant */
 	double		window_max;		/* cap, in [window, 1] */
-	double		recheck;		/* widenings happen at the multiples of recheck seconds on the
-								 * absolute clock (MMPool.epoch), 0.001 to 86400 */
+	double		recheck;		/* window, cluster: windows widen and waits count at the multiples
+								 * of recheck seconds on the absolute clock (MMPool.epoch),
+								 * 0.001 to 86400 */
 	int			percentile;		/* 1: distances in rating rank among the waiting tickets */
+	/* cluster: ratings decay toward the mean along a logistic curve of the wait */
+	double		midpoint;		/* seconds at which the decay is about 1/2 (>= 0) */
+	double		steepness;		/* of the logistic, per second (> 0) */
+	double		threshold;		/* largest distance to a centroid to join it, [1e-4, 1] */
+	double		shift;			/* seconds a newcomer counts as having waited (>= 0) */
+	int			shift_auto;		/* 1: mm_simulate sets shift to the mean wait so far */
 } MMConfig;
 
 /* The patient policy compares exact team splits, so it is offered up to this k. */
@@ -123,6 +131,9 @@ extern int	mm_algorithm_parse(const char *name, MMAlgorithm *out);
 extern int	mm_auto_batch(const MMConfig *cfg);
 /* Multi-queue range count r from eq. 9 for the configured k, max_wait and arrival_rate. */
 extern int	mm_auto_ranges(const MMConfig *cfg);
+
+/* The cluster algorithm's decay factor after tau seconds of wait, in (0, 1]. */
+extern double mm_cluster_decay(const MMConfig *cfg, double tau);
 
 /* ----------------------------------------------------------------
  * Pool of waiting tickets and one matching step
@@ -157,7 +168,7 @@ typedef struct MMPool
 	int			ngroups;
 	int			ngroups_cap;
 	double		stepped_at;		/* set by mm_step: the time of its last step */
-	double		epoch;			/* absolute time of t = 0, for the recheck grid (window) */
+	double		epoch;			/* absolute time of t = 0, for the recheck grid (window, cluster) */
 } MMPool;
 
 /* One match formed by a step. */

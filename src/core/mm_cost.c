@@ -14,6 +14,7 @@ static const char *const algorithm_names[] = {
 	[MM_ALGO_MULTI_QUEUE] = "multi_queue",
 	[MM_ALGO_DIFFERENCE_WAIT] = "difference_wait",
 	[MM_ALGO_WINDOW] = "window",
+	[MM_ALGO_CLUSTER] = "cluster",
 };
 
 #define NUM_ALGORITHMS ((int) (sizeof(algorithm_names) / sizeof(algorithm_names[0])))
@@ -76,6 +77,14 @@ mm_config_check(const MMConfig *cfg)
 		 !(cfg->widen >= 0 && cfg->widen <= 1) ||
 		 !(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
 		 (cfg->percentile != 0 && cfg->percentile != 1)))
+		return MM_ERR_ARGUMENT;
+	if (cfg->algorithm == MM_ALGO_CLUSTER &&
+		(!(cfg->midpoint >= 0 && cfg->midpoint <= 1e9) ||
+		 !(cfg->steepness > 0 && cfg->steepness <= 1e3) ||
+		 !(cfg->threshold >= 1e-4 && cfg->threshold <= 1) ||
+		 !(cfg->shift >= 0 && cfg->shift <= 1e9) ||
+		 !(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
+		 (cfg->shift_auto != 0 && cfg->shift_auto != 1)))
 		return MM_ERR_ARGUMENT;
 	return MM_OK;
 }

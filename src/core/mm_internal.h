@@ -30,6 +30,10 @@ extern MMStatus mm_window_step(const MMConfig *cfg, const MMPool *pool,
 							   double now, MMResult *result);
 extern double mm_window_next_widening(const MMConfig *cfg, const MMPool *pool);
 
+/* Decide one cluster step (mm_cluster.c). */
+extern MMStatus mm_cluster_step(const MMConfig *cfg, const MMPool *pool,
+								double now, MMResult *result);
+
 /*
  * The recheck grid (mm_window.c): instants that are whole multiples of
  * cfg->recheck on the absolute clock (pool->epoch + t).  The number of

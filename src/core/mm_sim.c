@@ -41,12 +41,14 @@ mm_check_arrivals(const MMArrival *arrivals, int n)
 /* Everything one simulation run owns. */
 typedef struct Sim
 {
-	const MMConfig *cfg;
+	MMConfig	cfg;			/* the caller's, with cluster's auto shift kept current */
 	const MMArrival *arrivals;
 	MMOutcome  *outcomes;
 	MMSimSummary sum;
 	double		wait_sum;
 	int64_t		leavers;		/* real players matched or expired */
+	double		matched_wait;	/* waits of the matched real players */
+	int64_t		matched;
 	MMPool		pool;
 	MMResult	res;
 	int			cap;			/* room of every array below */
@@ -91,7 +93,12 @@ sim_reserve(Sim *s, int need)
 static MMStatus
 sim_step(Sim *s, double now)
 {
-	MMStatus	st = mm_step(s->cfg, &s->pool, now, &s->res);
+	MMStatus	st;
+
+	/* cluster's "auto" shift: the mean wait before a match so far */
+	if (s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.shift_auto)
+		s->cfg.shift = s->matched > 0 ? s->matched_wait / s->matched : 0.0;
+	st = mm_step(&s->cfg, &s->pool, now, &s->res);
 
 	if (st != MM_OK)
 		return st;
@@ -120,6 +127,8 @@ sim_step(Sim *s, double now)
 			}
 			s->wait_sum += w;
 			s->leavers++;
+			s->matched_wait += w;
+			s->matched++;
 			if (w > s->sum.max_wait)
 				s->sum.max_wait = w;
 		}
@@ -157,7 +166,7 @@ sim_drain(Sim *s, double t, double *last)
 {
 	for (;;)
 	{
-		double		d = mm_next_deadline(s->cfg, &s->pool);
+		double		d = mm_next_deadline(&s->cfg, &s->pool);
 		MMStatus	st;
 
 		if (!(d < t))
@@ -190,7 +199,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals, int n,
 	if (mm_check_arrivals(arrivals, n) != MM_OK)
 		return MM_ERR_ARGUMENT;
 
-	s.cfg = cfg;
+	s.cfg = *cfg;
 	s.arrivals = arrivals;
 	s.outcomes = outcomes;
 	s.sum.players = n;

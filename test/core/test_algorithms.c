@@ -1094,3 +1094,106 @@ test_window_groups(void)
 	cfg.percentile = 2;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
 }
+
+/* A cluster queue of k players: logistic decay (midpoint, steepness), threshold, shift. */
+static MMConfig
+cluster_cfg(int k, double max_wait, double midpoint, double steepness,
+			double threshold, double shift)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_CLUSTER, k, 1, max_wait, MM_TIMEOUT_BOTS);
+
+	cfg.midpoint = midpoint;
+	cfg.steepness = steepness;
+	cfg.threshold = threshold;
+	cfg.shift = shift;
+	cfg.recheck = 1.0;
+	return cfg;
+}
+
+/*
+ * The CS:GO post's curve: 1 on arrival, about a half at the midpoint (330
+ * s), toward 0 after; and its example: two players too far apart at first
+ * meet once their ratings have decayed close enough.
+ */
+void
+test_cluster_decay(void)
+{
+	MMConfig	cfg = cluster_cfg(2, 1000.0, 330.0, 0.02, 0.1, 0.0);
+	TestQueue	q;
+	double		prev = 2.0;
+
+	CHECK_NEAR(mm_cluster_decay(&cfg, 0.0), 1.0, 1e-12);
+	CHECK_NEAR(mm_cluster_decay(&cfg, 330.0), 0.5, 0.001);
+	CHECK(mm_cluster_decay(&cfg, 1e6) < 1e-12);
+	for (double t = 0; t < 2000; t += 7)
+	{
+		double		d = mm_cluster_decay(&cfg, t);
+
+		CHECK(d < prev && d > 0);
+		prev = d;
+	}
+
+	/*
+	 * 0.1 and 0.9 around their mean 0.5: 0.8 apart times the decay; the
+	 * centroid of one (itself) is within 0.1 of the other once
+	 * 0.8 s(tau) < 0.1, that is tau > 427.4 s.
+	 */
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.9, 0.0);
+	CHECK_STR(tq_step(&q, 0.0), "");
+	CHECK_STR(tq_step(&q, 427.0), "");
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 428.0, 1e-9);
+	CHECK_STR(tq_step(&q, 428.0), "{0.1,0.9}");
+}
+
+/*
+ * Tickets join the closest centroid within the threshold in arrival order,
+ * and a full cluster plays; a newcomer shifted by the average wait joins
+ * players who have decayed toward the mean.
+ */
+void
+test_cluster_groups(void)
+{
+	MMConfig	cfg = cluster_cfg(3, 1000.0, 300.0, 0.02, 0.07, 0.0);
+	TestQueue	q;
+
+	/* k = 3: 0.5 opens, 0.56 joins (centroid 0.53), 0.44 is 0.09 away and opens */
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.50, 0.0);
+	tq_add(&q, 0.56, 0.0);
+	tq_add(&q, 0.44, 0.0);
+	tq_add(&q, 0.45, 0.0);		/* joins 0.44 */
+	tq_add(&q, 0.52, 0.0);		/* joins 0.5 and 0.56: full */
+	tq_add(&q, 0.40, 0.0);		/* joins 0.44 and 0.45: full */
+	CHECK_STR(tq_step(&q, 0.0), "{0.5,0.52,0.56} {0.4,0.44,0.45}");
+
+	/*
+	 * Two players waited 400 s (decay 0.2) around the mean; a newcomer at
+	 * 0.95 is far from them unless it is shifted by the average wait.
+	 */
+	cfg = cluster_cfg(2, 1000.0, 300.0, 0.02, 0.05, 0.0);
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.9, 0.0);
+	tq_add(&q, 0.95, 400.0);
+	CHECK_STR(tq_step(&q, 400.0), "");
+	q.cfg.shift = 400.0;
+	CHECK_STR(tq_step(&q, 400.0), "{0.9,0.95}");
+
+	/* timed out: the open cluster plays with bots, or the ticket expires */
+	cfg = cluster_cfg(3, 10.0, 300.0, 0.02, 0.05, 0.0);
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.2, 0.0);
+	tq_add(&q, 0.22, 1.0);
+	tq_add(&q, 0.8, 2.0);
+	CHECK_STR(tq_step(&q, 10.0), "{0.2,0.22+1b}");
+	q.cfg.on_timeout = MM_TIMEOUT_EXPIRE;
+	CHECK_STR(tq_step(&q, 12.0), "x0.8");
+
+	cfg.threshold = 0;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	cfg.threshold = 0.05;
+	cfg.steepness = 0;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+}

@@ -69,7 +69,8 @@ void
 test_config(void)
 {
 	MMAlgorithm a;
-	MMConfig	cfg = {MM_ALGO_PERIODIC, 2, 1, 5.0, MM_TIMEOUT_BOTS, 8, 0, 1.0, 0.0, MM_TEAMS_GREEDY, 0, 0, 0, 0, 0};
+	MMConfig	cfg = {.algorithm = MM_ALGO_PERIODIC, .teams = 2, .team_size = 1, .max_wait = 5.0,
+		.on_timeout = MM_TIMEOUT_BOTS, .batch = 8, .wait_factor = 1.0, .team_policy = MM_TEAMS_GREEDY};
 
 	CHECK_INT(mm_algorithm_parse("multi_queue", &a), 0);
 	CHECK_INT(a, MM_ALGO_MULTI_QUEUE);

@@ -32,6 +32,8 @@ static const MMTestCase tests[] = {
 	{"window_thread", test_window_thread},
 	{"window_percentile", test_window_percentile},
 	{"window_groups", test_window_groups},
+	{"cluster_decay", test_cluster_decay},
+	{"cluster_groups", test_cluster_groups},
 	{"pool_compact", test_pool_compact},
 	{"step_invalid", test_step_invalid},
 	{"sim_small", test_sim_small},

@@ -77,6 +77,11 @@ sim_cfg(MMAlgorithm algo, int teams, int team_size, double max_wait,
 	cfg.widen = 0.1;
 	cfg.window_max = 0.5;
 	cfg.recheck = 0.5;
+	/* cluster: halfway decayed at 2.5 s, threshold 0.05, shift the mean wait */
+	cfg.midpoint = 2.5;
+	cfg.steepness = 2.0;
+	cfg.threshold = 0.05;
+	cfg.shift_auto = 1;
 	return cfg;
 }
 
@@ -257,7 +262,7 @@ test_sim_invariants(void)
 	static const double rates[] = {0.5, 10.0};
 	int			n = 3000;
 
-	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_WINDOW; algo++)
+	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_CLUSTER; algo++)
 		for (int tmo = 0; tmo < 2; tmo++)
 			for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
 				for (size_t ri = 0; ri < sizeof(rates) / sizeof(rates[0]); ri++)
@@ -298,7 +303,7 @@ test_sim_deterministic(void)
 		CHECK(!"out of memory");
 		goto out;
 	}
-	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_WINDOW; algo++)
+	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_CLUSTER; algo++)
 	{
 		MMConfig	cfg = sim_cfg((MMAlgorithm) algo, 2, 2, 5.0, MM_TIMEOUT_BOTS);
 		MMSimSummary s1;
@@ -427,7 +432,7 @@ test_step_fuzz(void)
 	static unsigned char seen[CAP];
 	static const int shapes[][2] = {{2, 1}, {2, 2}, {3, 1}, {4, 2}};
 
-	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_WINDOW; algo++)
+	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_CLUSTER; algo++)
 		for (int tmo = 0; tmo < 2; tmo++)
 			for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
 			{

@@ -16,6 +16,8 @@ extern void test_greedy_arrival(void);
 extern void test_window_thread(void);
 extern void test_window_percentile(void);
 extern void test_window_groups(void);
+extern void test_cluster_decay(void);
+extern void test_cluster_groups(void);
 extern void test_greedy_timeout(void);
 extern void test_periodic_batch(void);
 extern void test_periodic_timeout(void);
