@@ -61,3 +61,28 @@ ROLLBACK;
 SELECT count(*) AS eve_tickets FROM matchmaker.tickets WHERE player = 'eve';
 SELECT matchmaker.enqueue('duel', 'eve', 700) > 0 AS enqueued;
 SELECT player, state FROM matchmaker.tickets WHERE queue = 'duel' AND state = 'waiting' ORDER BY player;
+
+-- ticket_status: state, wait, match and team; while waiting, the expected
+-- remaining wait from the recent matches near the ticket's rating, and for
+-- a periodic queue the latest end of the current period.
+SELECT matchmaker.create_queue('est', algorithm => 'periodic', max_wait => '10 minutes',
+                               params => '{"batch": 4}');
+-- Four low-rated players waited 100 s, four high-rated ones 10 s.
+SELECT count(matchmaker.enqueue('est', 'low' || i, 0.1 + i / 100.0)) FROM generate_series(1, 4) i;
+UPDATE matchmaker.tickets SET enqueued_at = now() - interval '100 s' WHERE queue = 'est';
+SELECT matchmaker.tick('est', now());
+SELECT count(matchmaker.enqueue('est', 'high' || i, 0.9 + i / 100.0)) FROM generate_series(1, 4) i;
+UPDATE matchmaker.tickets SET enqueued_at = now() - interval '10 s' WHERE queue = 'est' AND state = 'waiting';
+SELECT matchmaker.tick('est', now());
+SELECT matchmaker.enqueue('est', 'newlow', 0.12) AS newlow, matchmaker.enqueue('est', 'newhigh', 0.88) AS newhigh \gset
+SELECT player, state, waited < '1 s' AS just_enqueued, match_id, team,
+       expected_wait BETWEEN '99 s' AND '101 s' AS about_100s, expected_wait BETWEEN '9 s' AND '11 s' AS about_10s,
+       next_round = (SELECT min(enqueued_at) + interval '10 minutes' FROM matchmaker.tickets
+                     WHERE queue = 'est' AND state = 'waiting') AS next_round_at_max_wait
+FROM (SELECT * FROM matchmaker.ticket_status(:newlow) UNION ALL SELECT * FROM matchmaker.ticket_status(:newhigh)) s;
+-- Ended tickets have no estimate.
+SELECT player, state, waited BETWEEN '99 s' AND '101 s' AS waited_100s, match_id IS NOT NULL AS matched,
+       team, expected_wait, next_round
+FROM matchmaker.ticket_status((SELECT min(id) FROM matchmaker.tickets WHERE queue = 'est'));
+SELECT * FROM matchmaker.ticket_status(-1);
+SELECT * FROM matchmaker.ticket_status(NULL);

@@ -52,12 +52,13 @@ ALTER FUNCTION matchmaker.tick(text, timestamptz)
 
 CREATE FUNCTION matchmaker.ticket_status(ticket bigint,
     OUT queue text, OUT player text, OUT state text, OUT enqueued_at timestamptz,
-    OUT waited interval, OUT match_id bigint, OUT team integer)
+    OUT waited interval, OUT match_id bigint, OUT team integer,
+    OUT expected_wait interval, OUT next_round timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'mm_ticket_status'
 LANGUAGE C VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION matchmaker.ticket_status IS 'A ticket''s state, wait so far, match and team; for the role that enqueued it and for matchmaker_admin.';
+COMMENT ON FUNCTION matchmaker.ticket_status IS 'A ticket''s state, wait so far, match and team, and while it waits the expected remaining wait; for the role that enqueued it and for matchmaker_admin.';
 
 -- ---------------------------------------------------------------------
 -- Privileges.  PUBLIC gets nothing.  matchmaker_client (game backends):

@@ -188,12 +188,13 @@ COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting ticket of the calling
 
 CREATE FUNCTION matchmaker.ticket_status(ticket bigint,
     OUT queue text, OUT player text, OUT state text, OUT enqueued_at timestamptz,
-    OUT waited interval, OUT match_id bigint, OUT team integer)
+    OUT waited interval, OUT match_id bigint, OUT team integer,
+    OUT expected_wait interval, OUT next_round timestamptz)
 RETURNS record
 AS 'MODULE_PATHNAME', 'mm_ticket_status'
 LANGUAGE C VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION matchmaker.ticket_status IS 'A ticket''s state, wait so far, match and team; for the role that enqueued it and for matchmaker_admin.';
+COMMENT ON FUNCTION matchmaker.ticket_status IS 'A ticket''s state, wait so far, match and team, and while it waits the expected remaining wait; for the role that enqueued it and for matchmaker_admin.';
 
 CREATE FUNCTION matchmaker.match_cost(queue text, ratings float8[], waits float8[], bots integer DEFAULT 0)
 RETURNS float8

@@ -62,6 +62,7 @@ extern void mm_wake_on_commit(const char *queue);
 /* tick.c */
 extern int	mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 						  TimestampTz *next_deadline);
+extern double mm_history_window(const MMQueue *queue, TimestampTz now);
 
 /* matchmaker.c */
 extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);

@@ -131,8 +131,8 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
  * last 10 * max_wait, at most an hour, at least max_wait, and no further
  * back than the queue's creation when that is longer ago than max_wait.
  */
-static double
-history_window(MMQueue *queue, TimestampTz now)
+double
+mm_history_window(const MMQueue *queue, TimestampTz now)
 {
 	double		window = Min(10 * queue->cfg.max_wait, 3600.0);
 	double		age = seconds_since(now, queue->created_at);
@@ -163,7 +163,7 @@ measure_mean_wait(MMQueue *queue, TimestampTz now)
 				 "AND bots OPERATOR(pg_catalog.<) $5",
 				 5, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
-	values[1] = TimestampTzGetDatum(seconds_after(-history_window(queue, now), now));
+	values[1] = TimestampTzGetDatum(seconds_after(-mm_history_window(queue, now), now));
 	values[2] = TimestampTzGetDatum(now);
 	values[3] = Float8GetDatum(queue->cfg.max_wait);
 	values[4] = Int32GetDatum(mm_config_k(&queue->cfg));
@@ -188,7 +188,7 @@ measure_arrival_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
 	static SPIPlanPtr plan;
 	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID};
 	Datum		values[4];
-	double		window = history_window(queue, now);
+	double		window = mm_history_window(queue, now);
 	int64		recent = 0;
 	bool		isnull;
 

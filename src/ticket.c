@@ -9,6 +9,8 @@
  */
 #include "matchmaker.h"
 
+#include <math.h>
+
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -305,11 +307,113 @@ mm_cancel_0_2(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The median wait of the real players matched in a queue over its history
+ * window (that of the "auto" parameters) whose rating lies in [lo, hi];
+ * false when there are none.
+ */
+static bool
+median_recent_wait(const MMQueue *queue, TimestampTz now, double lo, double hi,
+				   double *median)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[5] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, FLOAT8OID, FLOAT8OID};
+	Datum		values[5];
+	bool		isnull;
+	Datum		d;
+
+	mm_keep_plan(&plan,
+				 "SELECT pg_catalog.percentile_cont(0.5) WITHIN GROUP "
+				 "(ORDER BY pg_catalog.date_part('epoch', t.matched_at OPERATOR(pg_catalog.-) t.enqueued_at)) "
+				 "FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id "
+				 "WHERE m.queue OPERATOR(pg_catalog.=) $1 "
+				 "AND m.created_at OPERATOR(pg_catalog.>) $2 AND m.created_at OPERATOR(pg_catalog.<=) $3 "
+				 "AND t.rating OPERATOR(pg_catalog.>=) $4 AND t.rating OPERATOR(pg_catalog.<=) $5",
+				 5, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(now - (TimestampTz) (mm_history_window(queue, now) * USECS_PER_SEC));
+	values[2] = TimestampTzGetDatum(now);
+	values[3] = Float8GetDatum(lo);
+	values[4] = Float8GetDatum(hi);
+	if (SPI_execute_plan(plan, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the queue's recent waits");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		return false;
+	*median = DatumGetFloat8(d);
+	return true;
+}
+
+/* Seconds as an interval datum. */
+static Datum
+seconds_interval(double s)
+{
+	Interval   *iv = palloc0(sizeof(Interval));
+
+	iv->time = (TimeOffset) llround(s * USECS_PER_SEC);
+	return IntervalPGetDatum(iv);
+}
+
+/*
+ * A waiting ticket's expected remaining wait and, for a periodic queue,
+ * when its current period ends at the latest; into out[7] and out[8].
+ * The estimate is the median wait of the players matched recently within
+ * a tenth of the rating range of this one (of all recent players when
+ * none is that close), less what this ticket has waited, between 0 and
+ * the time it has left to max_wait; NULL without recent matches.
+ */
+static void
+estimate_wait(const char *queue_name, double rating, TimestampTz enqueued_at,
+			  Datum *out, bool *nulls)
+{
+	static SPIPlanPtr oldest_plan;
+	MMQueue    *queue = palloc0(sizeof(MMQueue));
+	TimestampTz now = GetCurrentTimestamp();
+	double		band;
+	double		waited = (double) (now - enqueued_at) / USECS_PER_SEC;
+	double		left;
+	double		median;
+
+	if (!mm_load_queue(queue_name, MM_LOCK_NONE, queue))
+		return;
+	band = (queue->rating_max - queue->rating_min) / 10;
+	left = Max(queue->cfg.max_wait - Max(waited, 0), 0);
+	if (median_recent_wait(queue, now, rating - band, rating + band, &median) ||
+		median_recent_wait(queue, now, -INFINITY, INFINITY, &median))
+	{
+		out[7] = seconds_interval(Min(Max(median - waited, 0), left));
+		nulls[7] = false;
+	}
+	if (queue->cfg.algorithm == MM_ALGO_PERIODIC)
+	{
+		Oid			argtypes[2] = {TEXTOID, INTERVALOID};
+		Datum		values[2];
+		bool		isnull;
+		Datum		d;
+
+		mm_keep_plan(&oldest_plan,
+					 "SELECT pg_catalog.min(enqueued_at) OPERATOR(pg_catalog.+) $2 FROM matchmaker.tickets "
+					 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting'",
+					 2, argtypes);
+		values[0] = CStringGetTextDatum(queue_name);
+		values[1] = seconds_interval(queue->cfg.max_wait);
+		if (SPI_execute_plan(oldest_plan, values, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the queue's oldest ticket");
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+		{
+			out[8] = d;
+			nulls[8] = false;
+		}
+	}
+}
+
+/*
  * matchmaker.ticket_status(ticket): one ticket's queue, player, state,
  * when it was enqueued, how long it has waited (until now while it waits,
- * else until it was matched or ended), and its match and team.  Readable
- * by the role that enqueued the ticket (or one with its privileges) and by
- * members of matchmaker_admin.
+ * else until it was matched or ended), its match and team, and while it
+ * waits the expected remaining wait and (periodic queues) the latest end
+ * of the current period.  Readable by the role that enqueued the ticket
+ * (or one with its privileges) and by members of matchmaker_admin.
  */
 Datum
 mm_ticket_status(PG_FUNCTION_ARGS)
@@ -319,8 +423,8 @@ mm_ticket_status(PG_FUNCTION_ARGS)
 	Datum		values[1];
 	TupleDesc	tupdesc;
 	HeapTupleHeader result;
-	Datum		out[7];
-	bool		nulls[7];
+	Datum		out[9];
+	bool		nulls[9];
 	bool		isnull;
 	int64		ticket;
 	Oid			owner;
@@ -336,7 +440,7 @@ mm_ticket_status(PG_FUNCTION_ARGS)
 	mm_keep_plan(&plan,
 				 "SELECT queue, player, state, enqueued_at, "
 				 "COALESCE(matched_at, ended_at, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.-) enqueued_at, "
-				 "match_id, team, enqueued_by "
+				 "match_id, team, enqueued_by, rating "
 				 "FROM matchmaker.tickets WHERE id OPERATOR(pg_catalog.=) $1",
 				 1, argtypes);
 	if (SPI_execute_plan(plan, values, NULL, true, 1) != SPI_OK_SELECT)
@@ -357,8 +461,19 @@ mm_ticket_status(PG_FUNCTION_ARGS)
 				 errhint("Read a ticket from the role that enqueued it, or as a member of matchmaker_admin.")));
 
 	/* The row is built in SPI's memory and copied out before SPI_finish. */
-	for (int i = 0; i < 7; i++)
-		out[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &nulls[i]);
+	{
+		HeapTuple	row = SPI_copytuple(SPI_tuptable->vals[0]);
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		for (int i = 0; i < 7; i++)
+			out[i] = SPI_getbinval(row, desc, i + 1, &nulls[i]);
+		nulls[7] = nulls[8] = true;
+		out[7] = out[8] = (Datum) 0;
+		if (strcmp(TextDatumGetCString(out[2]), "waiting") == 0)
+			estimate_wait(TextDatumGetCString(out[0]),
+						  DatumGetFloat8(SPI_getbinval(row, desc, 9, &isnull)),
+						  DatumGetTimestampTz(out[3]), out, nulls);
+	}
 	tupdesc = BlessTupleDesc(tupdesc);
 	result = SPI_returntuple(heap_form_tuple(tupdesc, out, nulls), tupdesc);
 	SPI_finish();
