@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 bash core_speed.sh 1000000
 bash paper.sh 2000 3 1000000
+bash algorithms.sh 20000
 bash simulate.sh 1000000
 bash tick.sh 1000 10000 100000 1000000
 bash enqueue.sh 8 20
