@@ -56,6 +56,7 @@ extern MMQueue *mm_get_queue(text *name, MMQueueLock lock);
 extern double mm_interval_seconds(const Interval *iv);
 
 /* worker.c */
+extern char *mm_test_hold_tick;
 extern void mm_worker_init(void);
 extern void mm_wake_on_commit(const char *queue);
 

@@ -22,6 +22,9 @@
 #include "commands/async.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/latch.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -555,6 +558,30 @@ write_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
 }
 
 /*
+ * For crash tests: when matchmaker.test_hold_tick names the queue and the
+ * tick made matches, wait here, everything written and nothing committed,
+ * until the process is interrupted (cancelled, terminated or killed).
+ */
+static void
+hold_tick(MMQueue *queue, int nmatches)
+{
+	if (nmatches == 0 || mm_test_hold_tick == NULL ||
+		strcmp(mm_test_hold_tick, queue->name) != 0)
+		return;
+	ereport(LOG,
+			(errmsg("matchmaker: holding the tick of queue \"%s\" before commit with %d new matches",
+					queue->name, nmatches),
+			 errdetail("matchmaker.test_hold_tick names the queue; the tick waits until its process is interrupted.")));
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/*
  * Run one queue's algorithm at time now (SPI connected) and write the
  * outcome.  Returns the number of matches made, or -1 when lock is
  * MM_LOCK_SKIP and another transaction holds the queue; *next_deadline
@@ -630,6 +657,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	write_expired(now, &pool, &res);
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
 		write_groups(queue, now, &pool);
+	hold_tick(queue, res.nmatches);
 
 	if (next_deadline != NULL)
 	{

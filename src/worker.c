@@ -59,6 +59,7 @@ typedef struct MMShared
 static char *mm_database = NULL;
 static int	mm_naptime = 1000;
 static bool mm_enabled = true;
+char	   *mm_test_hold_tick = NULL;
 
 static MMShared *mm_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -187,6 +188,11 @@ mm_worker_init(void)
 							 "Whether the background worker runs queues.",
 							 NULL, &mm_enabled, true,
 							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("matchmaker.test_hold_tick",
+							   "For tests only: a tick of this queue that makes matches waits before it commits.",
+							   "The tick waits, its matches written and not committed, until its process is cancelled, terminated or killed.",
+							   &mm_test_hold_tick, "",
+							   PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("matchmaker");
 
 	RegisterXactCallback(mm_xact_callback, NULL);
