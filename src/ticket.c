@@ -236,6 +236,7 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 {
 	static SPIPlanPtr lock_plan[2];
 	static SPIPlanPtr cancel_plan;
+	static SPIPlanPtr ungroup_plan;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	bool		cancelled;
@@ -287,7 +288,25 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 		elog(ERROR, "could not cancel ticket");
 	cancelled = SPI_processed > 0;
 	if (cancelled)
+	{
+		Oid			ungroup_types[2] = {INT8OID, TEXTOID};
+		Datum		ungroup_values[2];
+
+		/*
+		 * A difference_wait provisional group holds waiting tickets only:
+		 * dissolve the ticket's group; the next tick regroups the others.
+		 */
+		mm_keep_plan(&ungroup_plan,
+					 "DELETE FROM matchmaker.provisional_groups "
+					 "WHERE queue OPERATOR(pg_catalog.=) $2 "
+					 "AND $1 OPERATOR(pg_catalog.=) ANY (tickets)",
+					 2, ungroup_types);
+		ungroup_values[0] = values[0];
+		ungroup_values[1] = CStringGetTextDatum(queue_name);
+		if (SPI_execute_plan(ungroup_plan, ungroup_values, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not dissolve the ticket's provisional group");
 		mm_wake_on_commit(queue_name);
+	}
 	SPI_finish();
 	PG_RETURN_BOOL(cancelled);
 }
