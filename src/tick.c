@@ -82,16 +82,23 @@ static void
 load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 {
 	static SPIPlanPtr plan;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
+	Oid			argtypes[2] = {TEXTOID, TIMESTAMPTZOID};
+	Datum		values[2];
 	Portal		portal;
 	int			cap = 1024;
 
+	/*
+	 * A ticket enqueued after now (committed between the caller reading
+	 * the clock and this query) waits for the next tick, so that no match
+	 * is made before one of its tickets arrived.
+	 */
 	mm_keep_plan(&plan,
 				 "SELECT id, rating, enqueued_at FROM matchmaker.tickets "
-				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting'",
-				 1, argtypes);
+				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+				 "AND enqueued_at OPERATOR(pg_catalog.<=) $2",
+				 2, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(now);
 
 	pool->tickets = palloc(sizeof(MMTicket) * cap);
 	pool->ntickets = 0;
