@@ -136,7 +136,7 @@ sub check_log
 		SELECT t.* FROM matchmaker.tickets t
 		WHERE CASE t.state
 		        WHEN 'matched' THEN t.match_id IS NULL OR t.matched_at IS NULL
-		                            OR t.ended_at IS NOT NULL
+		                            OR t.matched_at < t.enqueued_at OR t.ended_at IS NOT NULL
 		        WHEN 'cancelled' THEN t.match_id IS NOT NULL OR t.ended_at IS NULL
 		        WHEN 'expired' THEN t.match_id IS NOT NULL OR t.ended_at IS NULL
 		        ELSE true END},
