@@ -220,3 +220,18 @@ SELECT matchmaker.create_queue('clbad', algorithm => 'cluster', params => '{"ste
 SELECT matchmaker.create_queue('clbad', algorithm => 'cluster', params => '{"shift": "soon"}');
 SELECT matchmaker.create_queue('clbad', algorithm => 'cluster', params => '{"window": 0.1}');
 SELECT matchmaker.create_queue('clbad', algorithm => 'periodic', params => '{"recheck": 1}');
+
+-- window's rematch avoidance: a and b played; when they queue again beside
+-- c, a ban pairs a with c although b is closer; a penalty of 0.1 (on
+-- windows of 0.2) lets a and b meet again.
+SELECT matchmaker.create_queue('wr', algorithm => 'window', max_wait => '1 hour',
+                               params => '{"window": 0.2, "max_window": 0.2, "rematch_last": 1}');
+SELECT matchmaker.create_queue('wrp', algorithm => 'window', max_wait => '1 hour',
+                               params => '{"window": 0.2, "max_window": 0.2, "rematch_last": 1, "rematch_penalty": 0.1}');
+SELECT count(*) AS arrived FROM (SELECT arrive(q, 'a', 0.5, 0), arrive(q, 'b', 0.52, 0) FROM unnest('{wr,wrp}'::text[]) q) x;
+SELECT matchmaker.tick('wr', at(1)), matchmaker.tick('wrp', at(1));
+SELECT count(*) AS arrived
+FROM (SELECT arrive(q, 'a', 0.5, 2), arrive(q, 'b', 0.52, 2), arrive(q, 'c', 0.6, 2) FROM unnest('{wr,wrp}'::text[]) q) x;
+SELECT matchmaker.tick('wr', at(3)), matchmaker.tick('wrp', at(3));
+SELECT queue, members FROM groups WHERE queue IN ('wr', 'wrp') ORDER BY queue, members;
+SELECT matchmaker.create_queue('wbad', algorithm => 'window', params => '{"rematch_penalty": "never"}');

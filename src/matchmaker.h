@@ -48,6 +48,8 @@ typedef enum MMQueueLock
 #define MM_PARAM_STEEPNESS		(1 << 11)
 #define MM_PARAM_THRESHOLD		(1 << 12)
 #define MM_PARAM_SHIFT			(1 << 13)
+#define MM_PARAM_REMATCH_LAST	(1 << 14)
+#define MM_PARAM_REMATCH_PENALTY	(1 << 15)
 
 /* queue.c */
 extern void mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set);

@@ -86,6 +86,8 @@ param_owner(int key)
 		case MM_PARAM_WIDEN:
 		case MM_PARAM_MAX_WINDOW:
 		case MM_PARAM_PERCENTILE:
+		case MM_PARAM_REMATCH_LAST:
+		case MM_PARAM_REMATCH_PENALTY:
 			return "window";
 		case MM_PARAM_MIDPOINT:
 		case MM_PARAM_STEEPNESS:
@@ -115,6 +117,10 @@ param_hint(const char *key)
 		return "max_window caps the window, as a fraction of the rating range, for example 0.5; it must not be below window.";
 	if (strcmp(key, "recheck") == 0)
 		return "recheck is how many seconds apart the windows widen (window) or the waits count (cluster), for example 1.";
+	if (strcmp(key, "rematch_last") == 0)
+		return "rematch_last is how many of each player's last matches (within the queue's last hour at most) count for rematch avoidance, 0 for none.";
+	if (strcmp(key, "rematch_penalty") == 0)
+		return "rematch_penalty is how much farther apart, as a fraction of the rating range, two players who met in those matches count, or \"ban\" to never pair them again.";
 	if (strcmp(key, "midpoint") == 0)
 		return "midpoint is the wait in seconds at which the cluster algorithm has squashed ratings halfway toward the mean.";
 	if (strcmp(key, "steepness") == 0)
@@ -204,6 +210,8 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 	cfg->widen = 0;
 	cfg->recheck = 1;
 	cfg->percentile = 0;
+	cfg->rematch_last = 0;
+	cfg->rematch_penalty = INFINITY;
 	cfg->midpoint = cfg->max_wait / 2;
 	cfg->steepness = Min(10.0 / cfg->max_wait, 1000.0);
 	cfg->threshold = MM_DEFAULT_WINDOW;
@@ -248,6 +256,10 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 			keybit = MM_PARAM_RECHECK;
 		else if (strcmp(key, "percentile") == 0)
 			keybit = MM_PARAM_PERCENTILE;
+		else if (strcmp(key, "rematch_last") == 0)
+			keybit = MM_PARAM_REMATCH_LAST;
+		else if (strcmp(key, "rematch_penalty") == 0)
+			keybit = MM_PARAM_REMATCH_PENALTY;
 		else if (strcmp(key, "midpoint") == 0)
 			keybit = MM_PARAM_MIDPOINT;
 		else if (strcmp(key, "steepness") == 0)
@@ -260,7 +272,7 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown params key \"%s\"", key),
-					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy), window, widen, max_window and percentile (window), midpoint, steepness, threshold and shift (cluster), recheck (window, cluster) and on_timeout.")));
+					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy), window, widen, max_window, percentile, rematch_last and rematch_penalty (window), midpoint, steepness, threshold and shift (cluster), recheck (window, cluster) and on_timeout.")));
 
 		owner = param_owner(keybit);
 		if (keybit == MM_PARAM_RECHECK &&
@@ -320,6 +332,15 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 				break;
 			case MM_PARAM_RECHECK:
 				cfg->recheck = param_number(&v, key, 0.001, 86400, "a number of seconds from 0.001 to 86400");
+				break;
+			case MM_PARAM_REMATCH_LAST:
+				cfg->rematch_last = param_int(&v, key, 0, 100, "a whole number from 0 to 100");
+				break;
+			case MM_PARAM_REMATCH_PENALTY:
+				if (param_is_string(&v, "ban"))
+					cfg->rematch_penalty = INFINITY;
+				else
+					cfg->rematch_penalty = param_number(&v, key, 0, 1, "\"ban\" or a number from 0 to 1");
 				break;
 			case MM_PARAM_MIDPOINT:
 				cfg->midpoint = param_number(&v, key, 0, 1e9, "a number of seconds from 0 to 1e9");

@@ -136,6 +136,72 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 	qsort(pool->tickets, pool->ntickets, sizeof(MMTicket), ticket_arrival_cmp);
 }
 
+/* Order met pairs by (a, b), as the core looks them up. */
+static int
+met_pair_cmp(const void *l, const void *r)
+{
+	const MMMetPair *x = l;
+	const MMMetPair *y = r;
+
+	if (x->a != y->a)
+		return (x->a > y->a) - (x->a < y->a);
+	return (x->b > y->b) - (x->b < y->b);
+}
+
+/*
+ * window's rematch avoidance: the pairs of waiting tickets whose players
+ * were opponents (on different teams, or in the same match of a one-team
+ * queue) in one of the last rematch_last matches of either player within
+ * the queue's history window.
+ */
+static void
+load_met_pairs(MMQueue *queue, TimestampTz now, MMPool *pool)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID};
+	Datum		values[4];
+	MMMetPair  *met;
+
+	mm_keep_plan(&plan,
+				 "WITH w AS (SELECT id, player FROM matchmaker.tickets "
+				 "  WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+				 "  AND enqueued_at OPERATOR(pg_catalog.<=) $3), "
+				 "h AS (SELECT t.player, t.team, t.match_id, pg_catalog.row_number() OVER "
+				 "  (PARTITION BY t.player ORDER BY m.created_at DESC, m.id DESC) AS recency "
+				 "  FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id "
+				 "  WHERE m.queue OPERATOR(pg_catalog.=) $1 AND m.created_at OPERATOR(pg_catalog.>) $2 "
+				 "  AND m.created_at OPERATOR(pg_catalog.<=) $3 AND t.player IN (SELECT player FROM w)), "
+				 "met AS (SELECT h.player AS p1, o.player AS p2 FROM h "
+				 "  JOIN matchmaker.tickets o ON o.match_id OPERATOR(pg_catalog.=) h.match_id "
+				 "  WHERE h.recency OPERATOR(pg_catalog.<=) $4 AND o.player OPERATOR(pg_catalog.<>) h.player "
+				 "  AND (o.team OPERATOR(pg_catalog.<>) h.team OR "
+				 "       (SELECT q.teams FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) $1) "
+				 "       OPERATOR(pg_catalog.=) 1)) "
+				 "SELECT DISTINCT LEAST(w1.id, w2.id), GREATEST(w1.id, w2.id) FROM met "
+				 "JOIN w w1 ON w1.player OPERATOR(pg_catalog.=) met.p1 "
+				 "JOIN w w2 ON w2.player OPERATOR(pg_catalog.=) met.p2",
+				 4, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(seconds_after(-mm_history_window(queue, now), now));
+	values[2] = TimestampTzGetDatum(now);
+	values[3] = Int32GetDatum(queue->cfg.rematch_last);
+	if (SPI_execute_plan(plan, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the players' recent opponents");
+	pool->nmet = (int) SPI_processed;
+	if (pool->nmet == 0)
+		return;
+	met = palloc(sizeof(MMMetPair) * pool->nmet);
+	for (int i = 0; i < pool->nmet; i++)
+	{
+		bool		isnull;
+
+		met[i].a = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		met[i].b = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	qsort(met, pool->nmet, sizeof(MMMetPair), met_pair_cmp);
+	pool->met = met;
+}
+
 /*
  * How far back a queue's history is read for its "auto" parameters: the
  * last 10 * max_wait, at most an hour, at least max_wait, and no further
@@ -636,6 +702,8 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, &pool);
 	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.shift_auto)
 		queue->cfg.shift = Min(measure_mean_wait(queue, now), 1e9);
+	if (queue->cfg.algorithm == MM_ALGO_WINDOW && queue->cfg.rematch_last > 0)
+		load_met_pairs(queue, now, &pool);
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
 		load_groups(queue, now, &pool);
 	else

@@ -98,6 +98,10 @@ typedef struct MMConfig
 								 * of recheck seconds on the absolute clock (MMPool.epoch),
 								 * 0.001 to 86400 */
 	int			percentile;		/* 1: distances in rating rank among the waiting tickets */
+	double		rematch_penalty;	/* window: added to the distance of two tickets whose players
+									 * met recently (MMPool.met), >= 0; INFINITY bans the pair */
+	int			rematch_last;	/* window: how many of a player's last matches the caller
+								 * reads for MMPool.met (0: none); not used by the core */
 	/* cluster: ratings decay toward the mean along a logistic curve of the wait */
 	double		midpoint;		/* seconds at which the decay is about 1/2 (>= 0) */
 	double		steepness;		/* of the logistic, per second (> 0) */
@@ -156,6 +160,13 @@ typedef struct MMGroup
 	double		q;				/* rating spread of its members */
 } MMGroup;
 
+/* Two waiting tickets (ids, a < b) whose players met recently. */
+typedef struct MMMetPair
+{
+	int64_t		a;
+	int64_t		b;
+} MMMetPair;
+
 /*
  * The waiting tickets of one queue, in arrival order (arrival, then id).
  * groups has room for ngroups_cap entries (ntickets is always enough).
@@ -169,6 +180,8 @@ typedef struct MMPool
 	int			ngroups_cap;
 	double		stepped_at;		/* set by mm_step: the time of its last step */
 	double		epoch;			/* absolute time of t = 0, for the recheck grid (window, cluster) */
+	const MMMetPair *met;		/* window: pairs that met recently, sorted by (a, b); may be NULL */
+	int			nmet;
 } MMPool;
 
 /* One match formed by a step. */

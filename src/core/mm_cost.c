@@ -76,7 +76,8 @@ mm_config_check(const MMConfig *cfg)
 		 !(cfg->window_max >= cfg->window && cfg->window_max <= 1) ||
 		 !(cfg->widen >= 0 && cfg->widen <= 1) ||
 		 !(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
-		 (cfg->percentile != 0 && cfg->percentile != 1)))
+		 (cfg->percentile != 0 && cfg->percentile != 1) ||
+		 !(cfg->rematch_penalty >= 0) || cfg->rematch_last < 0))
 		return MM_ERR_ARGUMENT;
 	if (cfg->algorithm == MM_ALGO_CLUSTER &&
 		(!(cfg->midpoint >= 0 && cfg->midpoint <= 1e9) ||

@@ -17,7 +17,10 @@
  *
  * With percentile windows a ticket's position is its rating rank among
  * the tickets waiting at the step's start, scaled to [0, 1], instead of
- * its normalised rating.
+ * its normalised rating.  Two tickets whose players met recently (the
+ * caller's pool->met) count as rematch_penalty further apart when their
+ * windows are compared, so a rematch needs wider windows (a longer wait),
+ * or never happens when the penalty is infinite.
  *
  * Windows widen at the instants that are whole multiples of recheck on the
  * caller's clock (every window at once, so a queue is looked at once per
@@ -100,24 +103,72 @@ window_at(const MMConfig *cfg, const MMPool *pool, double arrival, double now)
 	return w < cfg->window_max ? w : cfg->window_max;
 }
 
+/* Order met pairs by (a, b). */
+static int
+met_cmp(const void *l, const void *r)
+{
+	const MMMetPair *x = l;
+	const MMMetPair *y = r;
+
+	if (x->a != y->a)
+		return (x->a > y->a) - (x->a < y->a);
+	return (x->b > y->b) - (x->b < y->b);
+}
+
+/* The rematch penalty between tickets i and j: 0 unless their players met. */
+static double
+penalty(const MMConfig *cfg, const MMPool *pool, int i, int j)
+{
+	MMMetPair	key;
+
+	if (pool->nmet <= 0 || pool->met == NULL || cfg->rematch_penalty == 0)
+		return 0;
+	key.a = pool->tickets[i].id;
+	key.b = pool->tickets[j].id;
+	if (key.a > key.b)
+	{
+		int64_t		t = key.a;
+
+		key.a = key.b;
+		key.b = t;
+	}
+	return bsearch(&key, pool->met, pool->nmet, sizeof(MMMetPair), met_cmp) ?
+		cfg->rematch_penalty : 0;
+}
+
 /*
  * Whether the run of tickets run[0 .. k) (sorted by position) is a group
  * every member of which accepts every other, with windows w.
  */
 static int
-run_accepted(const double *x, const double *w, const int *run, int k)
+run_accepted(const MMConfig *cfg, const MMPool *pool, const double *x,
+			 const double *w, const int *run, int k)
 {
 	double		lo = x[run[0]];
 	double		hi = x[run[k - 1]];
 
-	for (int i = 0; i < k; i++)
+	if (pool->nmet <= 0 || cfg->rematch_penalty == 0)
 	{
-		double		xi = x[run[i]];
-		double		need = hi - xi > xi - lo ? hi - xi : xi - lo;
+		for (int i = 0; i < k; i++)
+		{
+			double		xi = x[run[i]];
+			double		need = hi - xi > xi - lo ? hi - xi : xi - lo;
 
-		if (need > w[run[i]])
-			return 0;
+			if (need > w[run[i]])
+				return 0;
+		}
+		return 1;
 	}
+	/* with rematches every pair counts: the distance plus its penalty */
+	for (int i = 0; i < k; i++)
+		for (int j = i + 1; j < k; j++)
+		{
+			double		p = penalty(cfg, pool, run[i], run[j]);
+			double		d = fabs(x[run[i]] - x[run[j]]) + p;
+
+			if (d > w[run[i]] || d > w[run[j]])
+				return 0;
+		}
 	return 1;
 }
 
@@ -178,8 +229,12 @@ mm_window_step(const MMConfig *cfg, const MMPool *pool, double now,
 		 * in axis order: the left side (reversed), a, the right side.
 		 */
 		for (int c = prev[a]; c >= 0 && x[a] - x[c] <= w[a] && nleft < k - 1; c = prev[c])
-			if (x[a] - x[c] <= w[c])
+		{
+			double		d = x[a] - x[c] + penalty(cfg, pool, a, c);
+
+			if (d <= w[c] && d <= w[a])
 				kept[nleft++] = c;
+		}
 		for (int i = 0; i < nleft / 2; i++)
 		{
 			int			t = kept[i];
@@ -191,8 +246,12 @@ mm_window_step(const MMConfig *cfg, const MMPool *pool, double now,
 		kept[at] = a;
 		nkept = at + 1;
 		for (int c = next[a]; c >= 0 && x[c] - x[a] <= w[a] && nkept - at - 1 < k - 1; c = next[c])
-			if (x[c] - x[a] <= w[c])
+		{
+			double		d = x[c] - x[a] + penalty(cfg, pool, a, c);
+
+			if (d <= w[c] && d <= w[a])
 				kept[nkept++] = c;
+		}
 
 		/* the runs of k kept tickets that contain a: the tightest accepted one */
 		for (int s = at - (k - 1) < 0 ? 0 : at - (k - 1); s <= at && s + k <= nkept; s++)
@@ -200,7 +259,7 @@ mm_window_step(const MMConfig *cfg, const MMPool *pool, double now,
 			double		spread = pool->tickets[kept[s + k - 1]].rating -
 				pool->tickets[kept[s]].rating;
 
-			if (spread < best_spread && run_accepted(x, w, kept + s, k))
+			if (spread < best_spread && run_accepted(cfg, pool, x, w, kept + s, k))
 			{
 				best = s;
 				best_spread = spread;

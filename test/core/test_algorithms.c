@@ -1197,3 +1197,30 @@ test_cluster_groups(void)
 	cfg.steepness = 0;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
 }
+
+/* Rematch avoidance: a ban keeps two players apart; a penalty counts as distance against the windows. */
+void
+test_window_rematch(void)
+{
+	static const MMMetPair met[] = {{1, 2}};
+	MMConfig	cfg = window_cfg(2, 100.0, 0.2, 0.0, 1.0, 0.2, 0, MM_TIMEOUT_BOTS);
+	/* the rematch is 0.02 apart, plus the penalty; windows are 0.2 */
+	static const double penalties[] = {0.0, 0.1, 0.17, 0.19, INFINITY};
+	static const char *const expect[] = {"{0.5,0.52}", "{0.5,0.52}", "{0.5,0.52}", "{0.5,0.6}", "{0.5,0.6}"};
+
+	for (int p = 0; p < 5; p++)
+	{
+		TestQueue	q;
+
+		tq_init(&q, &cfg);
+		q.cfg.rematch_penalty = penalties[p];
+		q.pool.met = met;
+		q.pool.nmet = 1;
+		tq_add(&q, 0.5, 0.0);	/* id 1 */
+		tq_add(&q, 0.52, 0.0);	/* id 2: met id 1 */
+		tq_add(&q, 0.6, 0.0);	/* id 3 */
+		CHECK_STR(tq_step(&q, 0.0), expect[p]);
+	}
+	cfg.rematch_penalty = -1;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+}

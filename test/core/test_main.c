@@ -32,6 +32,7 @@ static const MMTestCase tests[] = {
 	{"window_thread", test_window_thread},
 	{"window_percentile", test_window_percentile},
 	{"window_groups", test_window_groups},
+	{"window_rematch", test_window_rematch},
 	{"cluster_decay", test_cluster_decay},
 	{"cluster_groups", test_cluster_groups},
 	{"pool_compact", test_pool_compact},
