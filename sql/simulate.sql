@@ -54,9 +54,10 @@ SELECT * FROM matchmaker.simulate('g', 'SELECT 1, 0.5, 0.0', '[1]');
 -- the simulator decides, and compare ticket by ticket.
 -- The next time a queue's timers fall due (seconds from the origin), as the
 -- simulator computes it: the oldest waiting ticket's max_wait (for
--- difference_wait: of tickets outside provisional groups), or a group's
--- finalize_at.
-CREATE FUNCTION next_due(qname text) RETURNS float8 LANGUAGE sql AS $$
+-- difference_wait: of tickets outside provisional groups), a group's
+-- finalize_at, or for window and cluster with k or more waiting the next
+-- recheck instant after the last tick (the origin lies on the grid).
+CREATE FUNCTION next_due(qname text, last float8) RETURNS float8 LANGUAGE sql AS $$
     SELECT least(
         (SELECT extract(epoch FROM min(finalize_at) - '2026-01-01 00:00:00+00') FROM matchmaker.provisional WHERE queue = qname),
         (SELECT extract(epoch FROM min(t.enqueued_at) - '2026-01-01 00:00:00+00') + extract(epoch FROM q.max_wait)
@@ -64,7 +65,12 @@ CREATE FUNCTION next_due(qname text) RETURNS float8 LANGUAGE sql AS $$
          WHERE t.queue = qname AND t.state = 'waiting'
            AND NOT (q.algorithm = 'difference_wait'
                     AND EXISTS (SELECT 1 FROM matchmaker.provisional p WHERE p.queue = qname AND t.id = ANY (p.tickets)))
-         GROUP BY q.max_wait))
+         GROUP BY q.max_wait),
+        (SELECT (floor(last / (q.params->>'recheck')::float8) + 1) * (q.params->>'recheck')::float8
+         FROM matchmaker.queues q
+         WHERE q.name = qname AND q.algorithm IN ('window', 'cluster')
+           AND (SELECT count(*) FROM matchmaker.tickets t WHERE t.queue = qname AND t.state = 'waiting')
+               >= q.team_size * q.teams))
 $$;
 
 CREATE FUNCTION replay(qname text, stream text) RETURNS void LANGUAGE plpgsql AS $$
@@ -72,19 +78,22 @@ DECLARE
     origin constant timestamptz := '2026-01-01 00:00:00+00';
     a record;
     pending_time float8 := NULL;
+    last float8 := 0;
     due float8;
     ticket bigint;
 BEGIN
     FOR a IN EXECUTE 'SELECT id, rating, arrival FROM (' || stream || ') s(id, rating, arrival) ORDER BY arrival, id' LOOP
         IF pending_time IS NOT NULL AND a.arrival > pending_time THEN
             PERFORM matchmaker.tick(qname, origin + pending_time * interval '1 second');
+            last := pending_time;
             pending_time := NULL;
         END IF;
         -- timers that fall due before this arrival
         LOOP
-            due := next_due(qname);
+            due := next_due(qname, last);
             EXIT WHEN due IS NULL OR due >= a.arrival;
             PERFORM matchmaker.tick(qname, origin + due * interval '1 second');
+            last := due;
         END LOOP;
         ticket := matchmaker.enqueue(qname, 'p' || a.id, a.rating);
         UPDATE matchmaker.tickets SET enqueued_at = origin + a.arrival * interval '1 second' WHERE id = ticket;
@@ -92,11 +101,13 @@ BEGIN
     END LOOP;
     IF pending_time IS NOT NULL THEN
         PERFORM matchmaker.tick(qname, origin + pending_time * interval '1 second');
+        last := pending_time;
     END IF;
     LOOP
-        due := next_due(qname);
+        due := next_due(qname, last);
         EXIT WHEN due IS NULL;
         PERFORM matchmaker.tick(qname, origin + due * interval '1 second');
+        last := due;
     END LOOP;
 END
 $$;
@@ -134,6 +145,13 @@ SELECT matchmaker.create_queue('r_diff3', team_size => 1, teams => 3, algorithm 
                                max_wait => '1 s', params => '{"wait_factor": 2}');
 SELECT matchmaker.create_queue('r_teams', team_size => 2, teams => 2, algorithm => 'periodic',
                                max_wait => '0.5 s', params => '{"batch": 8}');
+SELECT matchmaker.create_queue('r_window', algorithm => 'window', max_wait => '5 s',
+                               params => '{"window": 0.02, "max_window": 0.3, "recheck": 0.5}');
+SELECT matchmaker.create_queue('r_window_pct', team_size => 1, teams => 3, algorithm => 'window', max_wait => '2 s',
+                               params => '{"window": 0.02, "max_window": 0.2, "recheck": 0.5, "percentile": true,
+                                           "on_timeout": "expire"}');
+SELECT matchmaker.create_queue('r_cluster', algorithm => 'cluster', max_wait => '5 s',
+                               params => '{"threshold": 0.03, "midpoint": 2, "steepness": 2, "shift": 0.5, "recheck": 0.5}');
 SELECT replay(name, 'SELECT id, rating, arrival FROM stream') FROM matchmaker.queues WHERE name LIKE 'r\_%' ORDER BY name;
 SELECT name, c.* FROM matchmaker.queues, compare(name) c WHERE name LIKE 'r\_%' ORDER BY name;
 -- The replay made real matches (the comparison is not vacuous).
