@@ -63,25 +63,35 @@ SELECT matchmaker.enqueue('duel', 'eve', 700) > 0 AS enqueued;
 SELECT player, state FROM matchmaker.tickets WHERE queue = 'duel' AND state = 'waiting' ORDER BY player;
 
 -- ticket_status: state, wait, match and team; while waiting, the expected
--- remaining wait from the recent matches near the ticket's rating, and for
--- a periodic queue the latest end of the current period.
+-- remaining wait from the recent matches near the ticket's rating (of the
+-- players who waited longer than it so far), and for a periodic queue the
+-- latest end of the current period.
 SELECT matchmaker.create_queue('est', algorithm => 'periodic', max_wait => '10 minutes',
                                params => '{"batch": 4}');
--- Four low-rated players waited 100 s, four high-rated ones 10 s.
+-- Four low-rated players, two waited 10 s and two 100 s; four high-rated
+-- ones waited 10 s.
 SELECT count(matchmaker.enqueue('est', 'low' || i, 0.1 + i / 100.0)) FROM generate_series(1, 4) i;
-UPDATE matchmaker.tickets SET enqueued_at = now() - interval '100 s' WHERE queue = 'est';
+UPDATE matchmaker.tickets SET enqueued_at = now() - CASE WHEN player IN ('low1', 'low2') THEN interval '10 s' ELSE interval '100 s' END
+WHERE queue = 'est';
 SELECT matchmaker.tick('est', now());
 SELECT count(matchmaker.enqueue('est', 'high' || i, 0.9 + i / 100.0)) FROM generate_series(1, 4) i;
 UPDATE matchmaker.tickets SET enqueued_at = now() - interval '10 s' WHERE queue = 'est' AND state = 'waiting';
 SELECT matchmaker.tick('est', now());
-SELECT matchmaker.enqueue('est', 'newlow', 0.12) AS newlow, matchmaker.enqueue('est', 'newhigh', 0.88) AS newhigh \gset
-SELECT player, state, waited < '1 s' AS just_enqueued, match_id, team,
-       expected_wait BETWEEN '99 s' AND '101 s' AS about_100s, expected_wait BETWEEN '9 s' AND '11 s' AS about_10s,
+-- newlow just came (median of 10, 10, 100, 100: 55 s); oldlow has waited
+-- 60 s (of those who waited longer, 100 s: 40 s more); newhigh: 10 s.
+SELECT matchmaker.enqueue('est', 'newlow', 0.12) AS newlow, matchmaker.enqueue('est', 'oldlow', 0.13) AS oldlow,
+       matchmaker.enqueue('est', 'newhigh', 0.88) AS newhigh \gset
+UPDATE matchmaker.tickets SET enqueued_at = now() - interval '60 s' WHERE id = :oldlow;
+SELECT player, state, match_id, team, round(extract(epoch FROM expected_wait)) AS expected_s,
        next_round = (SELECT min(enqueued_at) + interval '10 minutes' FROM matchmaker.tickets
                      WHERE queue = 'est' AND state = 'waiting') AS next_round_at_max_wait
-FROM (SELECT * FROM matchmaker.ticket_status(:newlow) UNION ALL SELECT * FROM matchmaker.ticket_status(:newhigh)) s;
+FROM (SELECT * FROM matchmaker.ticket_status(:newlow) UNION ALL SELECT * FROM matchmaker.ticket_status(:oldlow)
+      UNION ALL SELECT * FROM matchmaker.ticket_status(:newhigh)) s;
+-- A ticket that has waited longer than everyone recent: at the latest at max_wait.
+UPDATE matchmaker.tickets SET enqueued_at = now() - interval '200 s' WHERE id = :oldlow;
+SELECT round(extract(epoch FROM expected_wait)) AS expected_s FROM matchmaker.ticket_status(:oldlow);
 -- Ended tickets have no estimate.
-SELECT player, state, waited BETWEEN '99 s' AND '101 s' AS waited_100s, match_id IS NOT NULL AS matched,
+SELECT player, state, waited BETWEEN '9 s' AND '11 s' AS waited_10s, match_id IS NOT NULL AS matched,
        team, expected_wait, next_round
 FROM matchmaker.ticket_status((SELECT min(id) FROM matchmaker.tickets WHERE queue = 'est'));
 SELECT * FROM matchmaker.ticket_status(-1);

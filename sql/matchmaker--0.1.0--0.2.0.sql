@@ -1,9 +1,9 @@
 \echo Use "ALTER EXTENSION matchmaker UPDATE TO '0.2.0'" to load this file. \quit
 
 -- 0.1.0 to 0.2.0: roles matchmaker_client and matchmaker_admin, tickets
--- owned by the role that enqueued them, ticket_status, and the functions
--- that write the tables run as the extension's owner (see
--- matchmaker--0.2.0.sql for why).
+-- owned by the role that enqueued them, ticket_status, the functions that
+-- write the tables run as the extension's owner, and only the owner keeps
+-- privileges on the tables (see matchmaker--0.2.0.sql for why).
 
 -- The roles game backends and operators are granted (roles are shared by
 -- the cluster's databases: created when missing, never dropped).
@@ -31,14 +31,14 @@ CREATE OR REPLACE FUNCTION matchmaker.enqueue(queue text, player text, rating fl
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'mm_enqueue_0_2'
 LANGUAGE C VOLATILE
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.enqueue IS 'Put a player in a queue; returns the ticket id (the same id while that ticket waits). The ticket belongs to the calling role.';
 
 CREATE OR REPLACE FUNCTION matchmaker.cancel(ticket bigint)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'mm_cancel_0_2'
 LANGUAGE C VOLATILE
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting ticket of the calling role; false when it is no longer waiting.';
 
 ALTER FUNCTION matchmaker.create_queue(text, integer, integer, text, interval, float8, float8, interval, jsonb)
@@ -57,7 +57,7 @@ CREATE FUNCTION matchmaker.ticket_status(ticket bigint,
 RETURNS record
 AS 'MODULE_PATHNAME', 'mm_ticket_status'
 LANGUAGE C VOLATILE
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.ticket_status IS 'A ticket''s state, wait so far, match and team, and while it waits the expected remaining wait; for the role that enqueued it and for matchmaker_admin.';
 
 -- ---------------------------------------------------------------------
@@ -67,6 +67,39 @@ COMMENT ON FUNCTION matchmaker.ticket_status IS 'A ticket''s state, wait so far,
 -- Neither may write a table except through the functions.
 -- ---------------------------------------------------------------------
 
+-- Start from owner-only privileges on the schema and every table, view,
+-- sequence and function in it, whatever default privileges or earlier
+-- grants gave (0.1.0's documentation had game backends granted table
+-- access).
+DO $$
+DECLARE
+    obj record;
+    who oid;
+BEGIN
+    FOR obj IN
+        SELECT CASE WHEN c.relkind OPERATOR(pg_catalog.=) 'S' THEN 'SEQUENCE' ELSE 'TABLE' END AS kind,
+               c.oid::pg_catalog.regclass::pg_catalog.text AS name, c.relacl AS acl, c.relowner AS owner
+        FROM pg_catalog.pg_class c
+        WHERE c.relnamespace OPERATOR(pg_catalog.=) 'matchmaker'::pg_catalog.regnamespace
+          AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'S']::"char"[])
+        UNION ALL
+        SELECT 'FUNCTION', p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proacl, p.proowner
+        FROM pg_catalog.pg_proc p
+        WHERE p.pronamespace OPERATOR(pg_catalog.=) 'matchmaker'::pg_catalog.regnamespace
+        UNION ALL
+        SELECT 'SCHEMA', 'matchmaker', n.nspacl, n.nspowner
+        FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) 'matchmaker'
+    LOOP
+        FOR who IN SELECT DISTINCT a.grantee FROM pg_catalog.aclexplode(obj.acl) a
+                   WHERE a.grantee OPERATOR(pg_catalog.<>) obj.owner
+        LOOP
+            EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %s', obj.kind, obj.name,
+                CASE WHEN who OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                     ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(who)) END);
+        END LOOP;
+    END LOOP;
+END
+$$;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA matchmaker FROM PUBLIC;
 GRANT USAGE ON SCHEMA matchmaker TO matchmaker_client, matchmaker_admin;
 

@@ -122,15 +122,18 @@ SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches_id_seq', '');
 -- tables, functions and operators with their schema, so they do not
 -- depend on the caller's search_path.
 --
--- SECURITY DEFINER: the functions that write the tables (queues, tickets,
--- matches, provisional groups) run as the extension's owner, because no
--- other role may write those tables: that is how a game backend can
--- enqueue and cancel without being able to touch other rows, and how the
--- tables stay consistent.  Each pins search_path and is revoked from
--- PUBLIC below.  The functions that only read (match_cost, simulate,
--- simulate_summary, optimal_cost, audit, check) run as the caller, with the
--- caller's privileges: simulate and optimal_cost run a query the caller
--- passes, which must never run with the owner's.
+-- SECURITY DEFINER: the functions an operator calls to write the tables
+-- (create_queue, alter_queue, drop_queue, tick) run as the extension's
+-- owner, because no other role may write those tables, which keeps them
+-- consistent.  enqueue, cancel and ticket_status, which game backends
+-- call, are SECURITY INVOKER and switch to the owner in C for their
+-- table access only after noting the calling role (the current user), so
+-- that a ticket belongs to the role that called enqueue, also through a
+-- caller's own SECURITY DEFINER function.  All of them pin search_path and
+-- are revoked from PUBLIC below.  The functions that only read (match_cost,
+-- simulate, simulate_summary, optimal_cost, audit, check) run as the
+-- caller, with the caller's privileges: simulate and optimal_cost run a
+-- query the caller passes, which must never run with the owner's.
 -- ---------------------------------------------------------------------
 
 CREATE FUNCTION matchmaker.create_queue(
@@ -176,14 +179,14 @@ CREATE FUNCTION matchmaker.enqueue(queue text, player text, rating float8, attri
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'mm_enqueue_0_2'
 LANGUAGE C VOLATILE
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.enqueue IS 'Put a player in a queue; returns the ticket id (the same id while that ticket waits). The ticket belongs to the calling role.';
 
 CREATE FUNCTION matchmaker.cancel(ticket bigint)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'mm_cancel_0_2'
 LANGUAGE C VOLATILE
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting ticket of the calling role; false when it is no longer waiting.';
 
 CREATE FUNCTION matchmaker.ticket_status(ticket bigint,
@@ -193,7 +196,7 @@ CREATE FUNCTION matchmaker.ticket_status(ticket bigint,
 RETURNS record
 AS 'MODULE_PATHNAME', 'mm_ticket_status'
 LANGUAGE C VOLATILE
-SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.ticket_status IS 'A ticket''s state, wait so far, match and team, and while it waits the expected remaining wait; for the role that enqueued it and for matchmaker_admin.';
 
 CREATE FUNCTION matchmaker.match_cost(queue text, ratings float8[], waits float8[], bots integer DEFAULT 0)
@@ -315,6 +318,39 @@ COMMENT ON FUNCTION matchmaker.check IS 'The violations of matchmaker''s invaria
 -- Neither may write a table except through the functions.
 -- ---------------------------------------------------------------------
 
+-- Start from owner-only privileges on the schema and every table, view,
+-- sequence and function in it, whatever default privileges or earlier
+-- grants gave (0.1.0's documentation had game backends granted table
+-- access).
+DO $$
+DECLARE
+    obj record;
+    who oid;
+BEGIN
+    FOR obj IN
+        SELECT CASE WHEN c.relkind OPERATOR(pg_catalog.=) 'S' THEN 'SEQUENCE' ELSE 'TABLE' END AS kind,
+               c.oid::pg_catalog.regclass::pg_catalog.text AS name, c.relacl AS acl, c.relowner AS owner
+        FROM pg_catalog.pg_class c
+        WHERE c.relnamespace OPERATOR(pg_catalog.=) 'matchmaker'::pg_catalog.regnamespace
+          AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'S']::"char"[])
+        UNION ALL
+        SELECT 'FUNCTION', p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proacl, p.proowner
+        FROM pg_catalog.pg_proc p
+        WHERE p.pronamespace OPERATOR(pg_catalog.=) 'matchmaker'::pg_catalog.regnamespace
+        UNION ALL
+        SELECT 'SCHEMA', 'matchmaker', n.nspacl, n.nspowner
+        FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) 'matchmaker'
+    LOOP
+        FOR who IN SELECT DISTINCT a.grantee FROM pg_catalog.aclexplode(obj.acl) a
+                   WHERE a.grantee OPERATOR(pg_catalog.<>) obj.owner
+        LOOP
+            EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %s', obj.kind, obj.name,
+                CASE WHEN who OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                     ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(who)) END);
+        END LOOP;
+    END LOOP;
+END
+$$;
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA matchmaker FROM PUBLIC;
 GRANT USAGE ON SCHEMA matchmaker TO matchmaker_client, matchmaker_admin;
 

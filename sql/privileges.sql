@@ -43,6 +43,16 @@ SELECT queue, player, state, waited >= '0'::interval AS waited, match_id, team
 FROM matchmaker.ticket_status(:bob);
 SELECT matchmaker.cancel(:bob);
 SELECT state FROM matchmaker.ticket_status(:bob);
+-- a refused call leaves the caller as it was, also when the error is caught
+SELECT matchmaker.enqueue('duel', 'x', 5);
+SELECT current_user;
+DO $$
+BEGIN
+    PERFORM matchmaker.enqueue('duel', 'x', 5);
+EXCEPTION WHEN numeric_value_out_of_range THEN
+    RAISE NOTICE 'caught; current_user is %', current_user;
+END
+$$;
 -- and nothing else
 SELECT count(*) FROM matchmaker.tickets;
 INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at, enqueued_by)
@@ -96,6 +106,20 @@ SELECT matchmaker.enqueue('duel', 'zed', 0.5);
 SELECT * FROM matchmaker.ticket_status(:cid);
 SELECT count(*) FROM matchmaker.queues;
 RESET ROLE;
+
+-- A ticket belongs to the role that called enqueue: through a SECURITY
+-- DEFINER function of a client, the function's owner, not the session's role.
+CREATE FUNCTION public.join_duel(p text) RETURNS bigint LANGUAGE sql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT matchmaker.enqueue('duel', p, 0.5) $$;
+ALTER FUNCTION public.join_duel(text) OWNER TO regress_mm_client2;
+GRANT USAGE ON SCHEMA public TO regress_mm_nobody;
+SET ROLE regress_mm_nobody;
+SELECT public.join_duel('via_wrapper') AS via \gset
+RESET ROLE;
+SELECT player, enqueued_by FROM matchmaker.tickets WHERE id = :via;
+DROP FUNCTION public.join_duel(text);
+REVOKE USAGE ON SCHEMA public FROM regress_mm_nobody;
 
 -- Superusers act for any role.
 SET ROLE regress_mm_client2;

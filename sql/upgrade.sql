@@ -14,11 +14,22 @@ SELECT matchmaker.tick('duel');
 SELECT matchmaker.enqueue('duel', 'd', 0.5) AS d \gset
 SELECT matchmaker.cancel(:d);
 
+-- 0.1.0 had game backends granted table access; the update takes it back.
+CREATE ROLE regress_mm_old_backend;
+GRANT USAGE ON SCHEMA matchmaker TO regress_mm_old_backend;
+GRANT SELECT ON matchmaker.queues TO regress_mm_old_backend;
+GRANT SELECT, INSERT, UPDATE ON matchmaker.tickets TO regress_mm_old_backend;
+GRANT USAGE ON SEQUENCE matchmaker.tickets_id_seq TO regress_mm_old_backend;
+
 -- The versions a database can move between.
 SELECT source, target, path FROM pg_extension_update_paths('matchmaker') ORDER BY 1, 2;
 
 ALTER EXTENSION matchmaker UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'matchmaker';
+
+SELECT c.relname, has_table_privilege('regress_mm_old_backend', c.oid, 'SELECT,INSERT,UPDATE') AS table_access,
+       has_schema_privilege('regress_mm_old_backend', 'matchmaker', 'USAGE') AS schema_usage
+FROM pg_class c WHERE c.relnamespace = 'matchmaker'::regnamespace AND c.relkind IN ('r', 'S') ORDER BY 1;
 
 -- Old tickets belong to the extension's owner; nothing else changed.
 SELECT id, player, state, match_id IS NOT NULL AS matched,
@@ -35,8 +46,14 @@ SELECT state FROM matchmaker.ticket_status(1);
 -- The catalog after the update: functions (definition, owner's privileges,
 -- comment), columns, constraints, indexes, table privileges, and what
 -- pg_dump keeps.
+-- Privileges as a sorted list (a NULL ACL means the default one).
+CREATE FUNCTION pg_temp.acl_text(acl aclitem[], kind "char", owner oid) RETURNS text LANGUAGE sql AS $$
+    SELECT string_agg(format('%s:%s:%s', a.grantee::regrole, a.privilege_type, a.is_grantable), ' '
+                      ORDER BY a.grantee::regrole::text, a.privilege_type)
+    FROM aclexplode(coalesce(acl, acldefault(kind, owner))) a
+$$;
 CREATE FUNCTION pg_temp.matchmaker_catalog() RETURNS SETOF text LANGUAGE sql AS $$
-    SELECT 'function ' || pg_get_functiondef(p.oid) || ' acl ' || coalesce(p.proacl::text, '')
+    SELECT 'function ' || pg_get_functiondef(p.oid) || ' acl ' || pg_temp.acl_text(p.proacl, 'f', p.proowner)
            || ' comment ' || coalesce(obj_description(p.oid, 'pg_proc'), '')
     FROM pg_proc p WHERE p.pronamespace = 'matchmaker'::regnamespace
   UNION ALL
@@ -47,7 +64,8 @@ CREATE FUNCTION pg_temp.matchmaker_catalog() RETURNS SETOF text LANGUAGE sql AS 
     LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
     WHERE c.relnamespace = 'matchmaker'::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
   UNION ALL
-    SELECT format('relation %s %s acl %s comment %s', c.relname, c.relkind, c.relacl,
+    SELECT format('relation %s %s acl %s comment %s', c.relname, c.relkind,
+                  pg_temp.acl_text(c.relacl, CASE c.relkind WHEN 'S' THEN 's' ELSE 'r' END::"char", c.relowner),
                   obj_description(c.oid, 'pg_class'))
     FROM pg_class c WHERE c.relnamespace = 'matchmaker'::regnamespace
   UNION ALL
@@ -60,7 +78,7 @@ CREATE FUNCTION pg_temp.matchmaker_catalog() RETURNS SETOF text LANGUAGE sql AS 
   UNION ALL
     SELECT 'view ' || pg_get_viewdef('matchmaker.provisional'::regclass)
   UNION ALL
-    SELECT 'schema acl ' || nspacl::text FROM pg_namespace WHERE nspname = 'matchmaker'
+    SELECT 'schema acl ' || pg_temp.acl_text(nspacl, 'n', nspowner) FROM pg_namespace WHERE nspname = 'matchmaker'
   UNION ALL
     SELECT 'dumped ' || t.oid::regclass::text
     FROM pg_extension e, unnest(e.extconfig) t(oid) WHERE e.extname = 'matchmaker'
@@ -77,3 +95,5 @@ SELECT count(*) > 50 AS many_items FROM upgraded;
 (SELECT 'only after update: ' || item FROM upgraded EXCEPT ALL SELECT 'only after update: ' || c FROM pg_temp.matchmaker_catalog() c)
 UNION ALL
 (SELECT 'only in a fresh install: ' || c FROM pg_temp.matchmaker_catalog() c EXCEPT ALL SELECT 'only in a fresh install: ' || item FROM upgraded);
+DROP OWNED BY regress_mm_old_backend;
+DROP ROLE regress_mm_old_backend;

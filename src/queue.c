@@ -118,7 +118,7 @@ param_hint(const char *key)
 	if (strcmp(key, "recheck") == 0)
 		return "recheck is how many seconds apart the windows widen (window) or the waits count (cluster), for example 1.";
 	if (strcmp(key, "rematch_last") == 0)
-		return "rematch_last is how many of each player's last matches (within the queue's last hour at most) count for rematch avoidance, 0 for none.";
+		return "rematch_last is how many of each player's last matches (within the queue's last 10 * max_wait, at most an hour unless max_wait is longer) count for rematch avoidance, 0 for none.";
 	if (strcmp(key, "rematch_penalty") == 0)
 		return "rematch_penalty is how much farther apart, as a fraction of the rating range, two players who met in those matches count, or \"ban\" to never pair them again.";
 	if (strcmp(key, "midpoint") == 0)

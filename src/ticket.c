@@ -14,6 +14,7 @@
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -24,6 +25,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 /*
@@ -55,21 +57,47 @@ lock_tickets_table(void)
 }
 
 /*
- * The role a ticket belongs to: the role of the calling session (as SET
- * ROLE leaves it).  The functions run as their owner (SECURITY DEFINER), so
- * the current user inside them is the extension's owner, not the caller.
+ * The calling role, and the switch to the extension's owner for the table
+ * access.  enqueue, cancel and ticket_status run with the caller's
+ * privileges (SECURITY INVOKER: EXECUTE is checked against the caller),
+ * note the calling role -- the current user, so a caller's own SECURITY
+ * DEFINER function calls as its owner -- and then act as the owner of
+ * schema matchmaker (the extension's owner, as the install script
+ * checks), the only role that may write the tables.  A transaction or
+ * subtransaction abort restores the user, as for SECURITY DEFINER.
  */
-static Oid
-calling_role(void)
+typedef struct MMCaller
 {
-	return GetOuterUserId();
+	Oid			role;			/* who called */
+	int			sec_context;	/* the caller's security context */
+} MMCaller;
+
+static void
+act_as_owner(MMCaller *caller)
+{
+	Oid			nsp = get_namespace_oid("matchmaker", false);
+	HeapTuple	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for schema %u", nsp);
+	owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
+	ReleaseSysCache(tup);
+	GetUserIdAndSecContext(&caller->role, &caller->sec_context);
+	SetUserIdAndSecContext(owner, caller->sec_context | SECURITY_LOCAL_USERID_CHANGE);
+}
+
+static void
+act_as_caller(const MMCaller *caller)
+{
+	SetUserIdAndSecContext(caller->role, caller->sec_context);
 }
 
 /* May the calling role act on a ticket enqueued by owner? */
 static bool
-caller_owns(Oid owner)
+caller_owns(const MMCaller *caller, Oid owner)
 {
-	return has_privs_of_role(calling_role(), owner);
+	return has_privs_of_role(caller->role, owner);
 }
 
 /*
@@ -94,6 +122,7 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 	Datum		values[5];
 	int64		id = 0;
 	bool		found = false;
+	MMCaller	caller = {GetUserId(), 0};
 
 	mm_require_arg(fcinfo, 1, "player");
 	mm_require_arg(fcinfo, 2, "rating");
@@ -120,6 +149,8 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 				 errmsg("attributes must be a JSON object"),
 				 errhint("Pass '{}' when the player has no attributes.")));
 
+	if (owned)
+		act_as_owner(&caller);
 	SPI_connect();
 
 	/*
@@ -140,7 +171,7 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 	values[1] = PointerGetDatum(player);
 	values[2] = Float8GetDatum(rating);
 	values[3] = JsonbPGetDatum(attributes);
-	values[4] = ObjectIdGetDatum(calling_role());
+	values[4] = ObjectIdGetDatum(caller.role);
 
 	if (owned)
 	{
@@ -187,8 +218,8 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 			id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 			found = true;
 			if (owned &&
-				!caller_owns(DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-															SPI_tuptable->tupdesc, 2, &isnull))))
+				!caller_owns(&caller, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+																	 SPI_tuptable->tupdesc, 2, &isnull))))
 				ereport(ERROR,
 						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 						 errmsg("player \"%s\" already waits in queue \"%s\" with a ticket of another role",
@@ -203,6 +234,8 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 				 errdetail("The player's waiting ticket kept changing while enqueue ran."),
 				 errhint("Retry the call.")));
 	SPI_finish();
+	if (owned)
+		act_as_caller(&caller);
 	PG_RETURN_INT64(id);
 }
 
@@ -243,11 +276,14 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 	bool		isnull;
 	char	   *queue_name;
 	int64		ticket;
+	MMCaller	caller = {GetUserId(), 0};
 
 	mm_require_arg(fcinfo, 0, "ticket");
 	ticket = PG_GETARG_INT64(0);
 	values[0] = Int64GetDatum(ticket);
 
+	if (owned)
+		act_as_owner(&caller);
 	SPI_connect();
 	if (owned)
 		mm_keep_plan(&lock_plan[1],
@@ -271,7 +307,7 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 				 errmsg("ticket %lld does not exist", (long long) ticket),
 				 errhint("Pass an id returned by matchmaker.enqueue().")));
 	if (owned &&
-		!caller_owns(DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))))
+		!caller_owns(&caller, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to cancel ticket %lld", (long long) ticket),
@@ -308,6 +344,8 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 		mm_wake_on_commit(queue_name);
 	}
 	SPI_finish();
+	if (owned)
+		act_as_caller(&caller);
 	PG_RETURN_BOOL(cancelled);
 }
 
@@ -327,16 +365,16 @@ mm_cancel_0_2(PG_FUNCTION_ARGS)
 
 /*
  * The median wait of the real players matched in a queue over its history
- * window (that of the "auto" parameters) whose rating lies in [lo, hi];
- * false when there are none.
+ * window (that of the "auto" parameters) whose rating lies in [lo, hi] and
+ * who waited longer than waited seconds; false when there are none.
  */
 static bool
 median_recent_wait(const MMQueue *queue, TimestampTz now, double lo, double hi,
-				   double *median)
+				   double waited, double *median)
 {
 	static SPIPlanPtr plan;
-	Oid			argtypes[5] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, FLOAT8OID, FLOAT8OID};
-	Datum		values[5];
+	Oid			argtypes[6] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, FLOAT8OID, FLOAT8OID, FLOAT8OID};
+	Datum		values[6];
 	bool		isnull;
 	Datum		d;
 
@@ -346,13 +384,16 @@ median_recent_wait(const MMQueue *queue, TimestampTz now, double lo, double hi,
 				 "FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id "
 				 "WHERE m.queue OPERATOR(pg_catalog.=) $1 "
 				 "AND m.created_at OPERATOR(pg_catalog.>) $2 AND m.created_at OPERATOR(pg_catalog.<=) $3 "
-				 "AND t.rating OPERATOR(pg_catalog.>=) $4 AND t.rating OPERATOR(pg_catalog.<=) $5",
-				 5, argtypes);
+				 "AND t.rating OPERATOR(pg_catalog.>=) $4 AND t.rating OPERATOR(pg_catalog.<=) $5 "
+				 "AND pg_catalog.date_part('epoch', t.matched_at OPERATOR(pg_catalog.-) t.enqueued_at) "
+				 "OPERATOR(pg_catalog.>) $6",
+				 6, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(now - (TimestampTz) (mm_history_window(queue, now) * USECS_PER_SEC));
 	values[2] = TimestampTzGetDatum(now);
 	values[3] = Float8GetDatum(lo);
 	values[4] = Float8GetDatum(hi);
+	values[5] = Float8GetDatum(waited);
 	if (SPI_execute_plan(plan, values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the queue's recent waits");
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
@@ -376,9 +417,10 @@ seconds_interval(double s)
  * A waiting ticket's expected remaining wait and, for a periodic queue,
  * when its current period ends at the latest; into out[7] and out[8].
  * The estimate is the median wait of the players matched recently within
- * a tenth of the rating range of this one (of all recent players when
- * none is that close), less what this ticket has waited, between 0 and
- * the time it has left to max_wait; NULL without recent matches.
+ * a tenth of the rating range of this one who waited longer than it has
+ * so far (of all such recent players when none is that close in rating),
+ * less what it has waited, at most the time it has left to max_wait; that
+ * time left when nobody recent waited longer; NULL without recent matches.
  */
 static void
 estimate_wait(const char *queue_name, double rating, TimestampTz enqueued_at,
@@ -396,10 +438,16 @@ estimate_wait(const char *queue_name, double rating, TimestampTz enqueued_at,
 		return;
 	band = (queue->rating_max - queue->rating_min) / 10;
 	left = Max(queue->cfg.max_wait - Max(waited, 0), 0);
-	if (median_recent_wait(queue, now, rating - band, rating + band, &median) ||
-		median_recent_wait(queue, now, -INFINITY, INFINITY, &median))
+	if (median_recent_wait(queue, now, rating - band, rating + band, waited, &median) ||
+		median_recent_wait(queue, now, -INFINITY, INFINITY, waited, &median))
 	{
 		out[7] = seconds_interval(Min(Max(median - waited, 0), left));
+		nulls[7] = false;
+	}
+	else if (median_recent_wait(queue, now, -INFINITY, INFINITY, -INFINITY, &median))
+	{
+		/* everyone recent was matched sooner: at the latest at max_wait */
+		out[7] = seconds_interval(left);
 		nulls[7] = false;
 	}
 	if (queue->cfg.algorithm == MM_ALGO_PERIODIC)
@@ -448,6 +496,7 @@ mm_ticket_status(PG_FUNCTION_ARGS)
 	int64		ticket;
 	Oid			owner;
 	Oid			admin;
+	MMCaller	caller;
 
 	mm_require_arg(fcinfo, 0, "ticket");
 	ticket = PG_GETARG_INT64(0);
@@ -455,6 +504,7 @@ mm_ticket_status(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
+	act_as_owner(&caller);
 	SPI_connect();
 	mm_keep_plan(&plan,
 				 "SELECT queue, player, state, enqueued_at, "
@@ -471,8 +521,8 @@ mm_ticket_status(PG_FUNCTION_ARGS)
 				 errhint("Pass an id returned by matchmaker.enqueue().")));
 	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 8, &isnull));
 	admin = get_role_oid("matchmaker_admin", true);
-	if (!caller_owns(owner) &&
-		!(OidIsValid(admin) && has_privs_of_role(calling_role(), admin)))
+	if (!caller_owns(&caller, owner) &&
+		!(OidIsValid(admin) && has_privs_of_role(caller.role, admin)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to read ticket %lld", (long long) ticket),
@@ -496,5 +546,6 @@ mm_ticket_status(PG_FUNCTION_ARGS)
 	tupdesc = BlessTupleDesc(tupdesc);
 	result = SPI_returntuple(heap_form_tuple(tupdesc, out, nulls), tupdesc);
 	SPI_finish();
+	act_as_caller(&caller);
 	PG_RETURN_HEAPTUPLEHEADER(result);
 }
