@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
 
@@ -14,10 +15,18 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-/* Module load: settings, and the worker when preloaded. */
+/* The core's long computations stop when the query is cancelled or the backend must exit. */
+static int
+interrupt_pending(void)
+{
+	return QueryCancelPending || ProcDiePending;
+}
+
+/* Module load: settings, the core's interrupt check, and the worker when preloaded. */
 void
 _PG_init(void)
 {
+	mm_interrupt = interrupt_pending;
 	mm_worker_init();
 }
 

@@ -14,6 +14,7 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
@@ -216,6 +217,13 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 	if (outcomes != NULL)
 		*outcomes = palloc(sizeof(MMOutcome) * Max(n, 1));
 	st = mm_simulate(&queue->cfg, arr, n, outcomes ? *outcomes : NULL, summary);
+	if (st == MM_ERR_INTERRUPTED)
+	{
+		CHECK_FOR_INTERRUPTS();
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("simulation of queue \"%s\" was interrupted", queue->name)));
+	}
 	if (st == MM_ERR_NOMEM)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),

@@ -21,8 +21,17 @@ typedef enum MMStatus
 {
 	MM_OK = 0,
 	MM_ERR_ARGUMENT,			/* an argument is out of its domain */
-	MM_ERR_NOMEM				/* malloc() failed */
+	MM_ERR_NOMEM,				/* malloc() failed */
+	MM_ERR_INTERRUPTED			/* mm_interrupt asked a long computation to stop */
 } MMStatus;
+
+/*
+ * When set, long computations (mm_simulate) call this every few thousand
+ * steps and stop with MM_ERR_INTERRUPTED, releasing their memory, when it
+ * returns nonzero.  The PostgreSQL side points it at its query-cancel and
+ * terminate flags.
+ */
+extern int	(*mm_interrupt) (void);
 
 /* ----------------------------------------------------------------
  * Cost model (Schlup, eq. 1)

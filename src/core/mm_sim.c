@@ -49,6 +49,7 @@ typedef struct Sim
 	int64_t		leavers;		/* real players matched or expired */
 	double		matched_wait;	/* waits of the matched real players */
 	int64_t		matched;
+	uint64_t	steps;			/* for mm_interrupt */
 	MMPool		pool;
 	MMResult	res;
 	int			cap;			/* room of every array below */
@@ -89,11 +90,16 @@ sim_reserve(Sim *s, int need)
 	return MM_OK;
 }
 
+int			(*mm_interrupt) (void) = NULL;
+
 /* Run one step at now, record what it decided and drop those tickets. */
 static MMStatus
 sim_step(Sim *s, double now)
 {
 	MMStatus	st;
+
+	if (mm_interrupt != NULL && (++s->steps & 4095) == 0 && mm_interrupt())
+		return MM_ERR_INTERRUPTED;
 
 	/* cluster's "auto" shift: the mean wait before a match so far */
 	if (s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.shift_auto)

@@ -40,6 +40,7 @@ static const MMTestCase tests[] = {
 	{"sim_small", test_sim_small},
 	{"sim_invariants", test_sim_invariants},
 	{"sim_deterministic", test_sim_deterministic},
+	{"sim_interrupt", test_sim_interrupt},
 	{"sim_periodic_cost", test_sim_periodic_cost},
 	{"sim_multi_queue_cost", test_sim_multi_queue_cost},
 	{"step_fuzz", test_step_fuzz},

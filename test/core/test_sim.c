@@ -561,3 +561,32 @@ test_step_fuzz(void)
 				CHECK_INT(in, out);
 			}
 }
+
+/* An interrupt hook that always asks to stop. */
+static int
+always_interrupt(void)
+{
+	return 1;
+}
+
+/* mm_interrupt stops a long simulation cleanly (the sanitizers and valgrind check it frees). */
+void
+test_sim_interrupt(void)
+{
+	int			n = 20000;
+	MMArrival  *a = make_stream(n, 10.0, 11);
+	MMConfig	cfg = sim_cfg(MM_ALGO_CLUSTER, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	MMSimSummary s;
+
+	if (a == NULL)
+	{
+		CHECK(!"out of memory");
+		return;
+	}
+	mm_interrupt = always_interrupt;
+	CHECK_INT(mm_simulate(&cfg, a, n, NULL, &s), MM_ERR_INTERRUPTED);
+	mm_interrupt = NULL;
+	CHECK_INT(mm_simulate(&cfg, a, n, NULL, &s), MM_OK);
+	CHECK(s.players == n);
+	free(a);
+}
