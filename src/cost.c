@@ -90,12 +90,19 @@ mm_match_cost(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("waits must be finite and not negative"),
-					 errdetail("Element %d is %g.", i + 1, waits[i]),
+					 errdetail("Element %d is %s.", i + 1, mm_float_text(waits[i])),
 					 errhint("Give each player's time in the queue in seconds.")));
 	}
 
 	if (mm_game_cost(k, nratings, 1, ratings, NULL, waits, queue->cfg.max_wait, &cost) != MM_OK)
 		elog(ERROR, "core refused the cost arguments");
+	if (!isfinite(cost.total))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("match cost is out of range"),
+				 errdetail("The waits are too long for max_wait %s seconds of queue \"%s\".",
+						   mm_float_text(queue->cfg.max_wait), queue->name),
+				 errhint("Give each player's time in the queue in seconds.")));
 	SPI_finish();
 	PG_RETURN_FLOAT8(cost.total);
 }

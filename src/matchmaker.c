@@ -9,7 +9,9 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
+#include "utils/float.h"
 
 PG_MODULE_MAGIC;
 
@@ -28,6 +30,30 @@ _PG_init(void)
 {
 	mm_interrupt = interrupt_pending;
 	mm_worker_init();
+}
+
+/*
+ * A caller's string for an error message: at most MM_MESSAGE_MAX_BYTES
+ * bytes, cut at a character boundary and marked with "...", so that a
+ * hostile argument cannot flood the client and the server log.
+ */
+const char *
+mm_shorten(const char *s)
+{
+	int			len = strlen(s);
+	int			cut;
+
+	if (len <= MM_MESSAGE_MAX_BYTES)
+		return s;
+	cut = pg_mbcliplen(s, len, MM_MESSAGE_MAX_BYTES);
+	return psprintf("%.*s...", cut, s);
+}
+
+/* A double as text for a message, as float8 output writes it (no digits lost). */
+const char *
+mm_float_text(double d)
+{
+	return float8out_internal(d);
 }
 
 /* Raise the error for a NULL argument that must not be NULL. */
@@ -62,16 +88,17 @@ mm_normalise_rating(const MMQueue *queue, double rating, const char *what)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a finite number", what),
-				 errdetail("Got %g.", rating),
-				 errhint("Send the player's rating on the scale of queue \"%s\" (%g to %g).",
-						 queue->name, queue->rating_min, queue->rating_max)));
+				 errdetail("Got %s.", mm_float_text(rating)),
+				 errhint("Send the player's rating on the scale of queue \"%s\" (%s to %s).",
+						 queue->name, mm_float_text(queue->rating_min),
+						 mm_float_text(queue->rating_max))));
 	if (rating < queue->rating_min || rating > queue->rating_max)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("%s %g is outside the rating range of queue \"%s\"",
-						what, rating, queue->name),
-				 errdetail("The queue accepts ratings from %g to %g.",
-						   queue->rating_min, queue->rating_max),
+				 errmsg("%s %s is outside the rating range of queue \"%s\"",
+						what, mm_float_text(rating), queue->name),
+				 errdetail("The queue accepts ratings from %s to %s.",
+						   mm_float_text(queue->rating_min), mm_float_text(queue->rating_max)),
 				 errhint("Widen the range with matchmaker.alter_queue(name => '%s', rating_min => ..., rating_max => ...).",
 						 queue->name)));
 	return (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);

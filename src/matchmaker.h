@@ -67,7 +67,12 @@ extern int	mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 						  TimestampTz *next_deadline);
 extern double mm_history_window(const MMQueue *queue, TimestampTz now);
 
+/* Longest caller's string an error message repeats (see mm_shorten). */
+#define MM_MESSAGE_MAX_BYTES	64
+
 /* matchmaker.c */
+extern const char *mm_shorten(const char *s);
+extern const char *mm_float_text(double d);
 extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern double mm_normalise_rating(const MMQueue *queue, double rating, const char *what);

@@ -60,12 +60,24 @@ interval_text(Interval *iv)
 }
 
 /* A JSON value as text, for messages. */
-static char *
+static const char *
 jsonb_value_text(JsonbValue *v)
 {
 	Jsonb	   *jb = JsonbValueToJsonb(v);
 
-	return JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+	return mm_shorten(JsonbToCString(NULL, &jb->root, VARSIZE(jb)));
+}
+
+/*
+ * A JSON number as a double: one beyond float8's range is +/-Infinity (or
+ * 0 when too small), so that range checks refuse it with the key's own
+ * message rather than a conversion error.
+ */
+static double
+param_double(JsonbValue *v)
+{
+	return DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+											  NumericGetDatum(v->val.numeric)));
 }
 
 /* Which algorithm a params key applies to, as its SQL name; NULL for all. */
@@ -144,9 +156,11 @@ param_int(JsonbValue *v, const char *key, int lo, int hi, const char *expect)
 
 	if (v->type == jbvNumeric)
 	{
-		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
-											   NumericGetDatum(v->val.numeric)));
-		if (d == floor(d) && d >= lo && d <= hi)
+		d = param_double(v);
+		/* whole as written, not only after rounding to a double */
+		if (d == floor(d) && d >= lo && d <= hi &&
+			DatumGetInt32(DirectFunctionCall2(numeric_cmp, NumericGetDatum(v->val.numeric),
+											  DirectFunctionCall1(int4_numeric, Int32GetDatum((int) d)))) == 0)
 			return (int) d;
 	}
 	ereport(ERROR,
@@ -164,8 +178,7 @@ param_number(JsonbValue *v, const char *key, double lo, double hi, const char *e
 	double		d = NAN;
 
 	if (v->type == jbvNumeric)
-		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8,
-											   NumericGetDatum(v->val.numeric)));
+		d = param_double(v);
 	if (!(d >= lo && d <= hi))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -223,7 +236,7 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("params must be a JSON object"),
-				 errdetail("Got %s.", JsonbToCString(NULL, &params->root, VARSIZE(params))),
+				 errdetail("Got %s.", mm_shorten(JsonbToCString(NULL, &params->root, VARSIZE(params)))),
 				 errhint("Pass for example '{\"on_timeout\": \"expire\"}', or '{}' for the defaults.")));
 
 	it = JsonbIteratorInit(&params->root);
@@ -271,7 +284,7 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unknown params key \"%s\"", key),
+					 errmsg("unknown params key \"%s\"", mm_shorten(key)),
 					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy), window, widen, max_window, percentile, rematch_last and rematch_penalty (window), midpoint, steepness, threshold and shift (cluster), recheck (window, cluster) and on_timeout.")));
 
 		owner = param_owner(keybit);
@@ -414,6 +427,37 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 	}
 }
 
+/* Refuse a name for a new queue that is empty, too long or hard to read back. */
+static void
+validate_name(const char *name)
+{
+	if (name[0] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("queue name must not be empty"),
+				 errhint("Name the queue after its game mode, for example 'duel'.")));
+	if (strlen(name) > NAMEDATALEN - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_NAME_TOO_LONG),
+				 errmsg("queue name is too long"),
+				 errdetail("The name has %zu bytes; at most %d are allowed.",
+						   strlen(name), NAMEDATALEN - 1),
+				 errhint("Use a shorter name.")));
+	for (const unsigned char *c = (const unsigned char *) name; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("queue name must not contain control characters"),
+					 errdetail("Byte %d is 0x%02x.", (int) (c - (const unsigned char *) name) + 1, *c),
+					 errhint("Name the queue after its game mode, for example 'duel'.")));
+	if (name[0] == ' ' || name[strlen(name) - 1] == ' ')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("queue name must not begin or end with a space"),
+				 errdetail("Got \"%s\".", name),
+				 errhint("Name the queue after its game mode, for example 'duel'.")));
+}
+
 /* Refuse settings out of their domain; fill cfg from them. */
 static void
 validate_settings(QueueSettings *s, MMConfig *cfg)
@@ -422,18 +466,6 @@ validate_settings(QueueSettings *s, MMConfig *cfg)
 	double		tick = mm_interval_seconds(s->tick);
 	bool		wait_factor_set;
 
-	if (s->name[0] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("queue name must not be empty"),
-				 errhint("Name the queue after its game mode, for example 'duel'.")));
-	if (strlen(s->name) > NAMEDATALEN - 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_NAME_TOO_LONG),
-				 errmsg("queue name is too long"),
-				 errdetail("The name has %zu bytes; at most %d are allowed.",
-						   strlen(s->name), NAMEDATALEN - 1),
-				 errhint("Use a shorter name.")));
 	if (s->team_size < 1 || s->teams < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -457,7 +489,7 @@ validate_settings(QueueSettings *s, MMConfig *cfg)
 	if (mm_algorithm_parse(s->algorithm, &cfg->algorithm) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown matchmaking algorithm \"%s\"", s->algorithm),
+				 errmsg("unknown matchmaking algorithm \"%s\"", mm_shorten(s->algorithm)),
 				 errhint("Valid algorithms are greedy, periodic, multi_queue, difference_wait, window and cluster.")));
 	if (!(max_wait > 0))
 		ereport(ERROR,
@@ -482,7 +514,16 @@ validate_settings(QueueSettings *s, MMConfig *cfg)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("rating range must be finite with rating_min below rating_max"),
-				 errdetail("Got rating_min %g and rating_max %g.", s->rating_min, s->rating_max),
+				 errdetail("Got rating_min %s and rating_max %s.",
+						   mm_float_text(s->rating_min), mm_float_text(s->rating_max)),
+				 errhint("Use the lowest and highest rating your game gives, for example 0 and 3000.")));
+	/* ratings are normalised by the width, which must not overflow */
+	if (!isfinite(s->rating_max - s->rating_min))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("rating range is too wide"),
+				 errdetail("rating_max %s minus rating_min %s is not a finite number.",
+						   mm_float_text(s->rating_max), mm_float_text(s->rating_min)),
 				 errhint("Use the lowest and highest rating your game gives, for example 0 and 3000.")));
 
 	cfg->teams = s->teams;
@@ -500,7 +541,7 @@ queue_not_found(const char *name)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("queue \"%s\" does not exist", name),
+			 errmsg("queue \"%s\" does not exist", mm_shorten(name)),
 			 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
 }
 
@@ -670,6 +711,7 @@ mm_create_queue(PG_FUNCTION_ARGS)
 	s.rating_max = PG_GETARG_FLOAT8(6);
 	s.tick = PG_GETARG_INTERVAL_P(7);
 	s.params = PG_GETARG_JSONB_P(8);
+	validate_name(s.name);
 	validate_settings(&s, &cfg);
 
 	SPI_connect();
@@ -773,6 +815,7 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 		s.tick = PG_GETARG_INTERVAL_P(7);
 	if (!PG_ARGISNULL(8))
 		s.params = PG_GETARG_JSONB_P(8);
+	validate_name(s.name);
 	validate_settings(&s, &cfg);
 
 	if ((s.team_size != old_team_size || s.teams != old_teams) && queue_has_history(name))
@@ -789,7 +832,7 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 				 errmsg_plural("queue \"%s\" has %lld waiting ticket outside the new rating range",
 							   "queue \"%s\" has %lld waiting tickets outside the new rating range",
 							   outside, name, (long long) outside),
-				 errdetail("The new range is %g to %g.", s.rating_min, s.rating_max),
+				 errdetail("The new range is %s to %s.", mm_float_text(s.rating_min), mm_float_text(s.rating_max)),
 				 errhint("Narrow the range once those tickets have left the queue, or cancel them.")));
 
 	store_settings(&s, false);

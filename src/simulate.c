@@ -17,6 +17,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/plancache.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -27,6 +28,13 @@ PG_FUNCTION_INFO_V1(mm_audit);
 
 /* Cost of a player given a computer player in OPT: at arrival, q = 1 (2), waits 0 + 1. */
 #define MM_OPT_BOT_COST 3.0
+
+/*
+ * Largest arrival time, in seconds from any origin, either side of it:
+ * about 31,700 years, where a double still resolves a tenth of a
+ * millisecond, so that waits (differences of times) keep their meaning.
+ */
+#define MM_MAX_ARRIVAL	1e12
 
 /* Most players optimal_cost and audit take (see optimal_of). */
 #define MM_OPT_MAX_PLAYERS 50000
@@ -118,8 +126,14 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, Datum *args, bool clamp, int
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("arrival times must be finite"),
-						 errdetail("Arrival %lld has time %g.", (long long) arr[n].id, arr[n].arrival),
+						 errdetail("Arrival %lld has time %s.", (long long) arr[n].id, mm_float_text(arr[n].arrival)),
 						 errhint("Give arrival times in seconds from any origin.")));
+			if (fabs(arr[n].arrival) > MM_MAX_ARRIVAL)
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("arrival times must lie between -1e12 and 1e12 seconds"),
+						 errdetail("Arrival %lld has time %s.", (long long) arr[n].id, mm_float_text(arr[n].arrival)),
+						 errhint("Give arrival times in seconds, not milliseconds or microseconds, for example counted from the first arrival.")));
 			n++;
 		}
 		SPI_freetuptable(SPI_tuptable);
@@ -151,11 +165,47 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, Datum *args, bool clamp, int
 static MMArrival *
 read_arrivals(MMQueue *queue, const char *query, int *n_out)
 {
-	char	   *sql = psprintf("SELECT a.id::pg_catalog.int8, a.rating::pg_catalog.float8, "
-							   "a.arrival::pg_catalog.float8 FROM (%s) AS a(id, rating, arrival)",
-							   query);
-	SPIPlanPtr	plan = SPI_prepare(sql, 0, NULL);
+	char	   *sql;
+	SPIPlanPtr	plan;
+	List	   *sources;
+	CachedPlanSource *source;
 
+	/*
+	 * Prepare the query alone first, so that its own errors quote it as
+	 * written, and check its shape: one statement that returns rows, of
+	 * three columns.
+	 */
+	plan = SPI_prepare(query, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare the arrivals query: %s", SPI_result_code_string(SPI_result));
+	sources = SPI_plan_get_plan_sources(plan);
+	if (list_length(sources) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("arrivals must be one query"),
+				 errdetail("Got %d statements.", list_length(sources)),
+				 errhint("Pass one SELECT or VALUES query of (id, rating, arrival).")));
+	source = linitial(sources);
+	if (source->commandTag != CMDTAG_SELECT || source->resultDesc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("arrivals must be a SELECT or VALUES query"),
+				 source->commandTag == CMDTAG_SELECT ?
+				 errdetail("The statement returns no rows.") :
+				 errdetail("The statement is %s.", GetCommandTagName(source->commandTag)),
+				 errhint("Pass one SELECT or VALUES query of (id, rating, arrival).")));
+	if (source->resultDesc->natts != 3)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("arrivals must return three columns"),
+				 errdetail("The query returns %d columns.", source->resultDesc->natts),
+				 errhint("Return (id, rating, arrival): a bigint id, a rating on the queue's scale and an arrival time in seconds.")));
+	SPI_freeplan(plan);
+
+	sql = psprintf("SELECT a.id::pg_catalog.int8, a.rating::pg_catalog.float8, "
+				   "a.arrival::pg_catalog.float8 FROM (%s) AS a(id, rating, arrival)",
+				   query);
+	plan = SPI_prepare(sql, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the arrivals query: %s", SPI_result_code_string(SPI_result));
 	return read_arrivals_plan(queue, plan, NULL, false, n_out);
@@ -397,6 +447,15 @@ mm_audit(PG_FUNCTION_ARGS)
 		mm_require_arg(fcinfo, i, (const char *[]) {"queue", "from", "to"}[i]);
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "audit must return a row");
+
+	if (PG_GETARG_TIMESTAMPTZ(1) > PG_GETARG_TIMESTAMPTZ(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("from must not be later than to"),
+				 errdetail("Got from %s and to %s.",
+						   pstrdup(timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(1))),
+						   pstrdup(timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(2)))),
+				 errhint("audit covers the matches made from \"from\" up to, not including, \"to\".")));
 
 	SPI_connect();
 	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);

@@ -688,7 +688,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 			return -1;
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("queue \"%s\" does not exist", name),
+				 errmsg("queue \"%s\" does not exist", mm_shorten(name)),
 				 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
 	}
 

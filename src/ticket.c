@@ -163,7 +163,7 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 	if (!mm_load_queue(queue_name, MM_LOCK_NONE, queue))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("queue \"%s\" does not exist", queue_name),
+				 errmsg("queue \"%s\" does not exist", mm_shorten(queue_name)),
 				 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
 	(void) mm_normalise_rating(queue, rating, "rating");
 
