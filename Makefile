@@ -7,7 +7,7 @@ DATA = $(wildcard sql/matchmaker--*.sql)
 PGFILEDESC = "matchmaker - game matchmaking inside PostgreSQL"
 
 REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick simulate check dump_config \
-	privileges hostile upgrade cancel_provisional tick_now
+	privileges hostile upgrade cancel_provisional tick_now bad_input
 REGRESS_OPTS = --load-extension=matchmaker
 ISOLATION = tick_cancel tick_tick notify_payload
 ISOLATION_OPTS = --inputdir=test
