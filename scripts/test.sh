@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run every test of matchmaker: the core's unit tests (also under
 # AddressSanitizer and UndefinedBehaviorSanitizer, and under valgrind), then the pg_regress,
-# isolation and TAP suites and a dump/restore test against throw-away
+# isolation and TAP suites, a dump/restore test and a fuzzing run against throw-away
 # clusters run by a non-root user.  Installs what it needs.  Prints
 # "N passed, N failed" (one count per suite) and exits non-zero when any
 # test fails.
@@ -68,6 +68,9 @@ if [ -f "$work/output_iso/regression.diffs" ]; then
 	cat "$work/output_iso/regression.diffs"
 fi
 suite "dump and restore" bash test/dump_restore.sh
+# Thousands of random calls, valid and hostile; the seed is printed
+# (MM_FUZZ_SEED=<seed> repeats a run).  Debian's interpreter has psycopg2.
+suite "fuzzing" /usr/bin/python3 test/fuzz.py
 suite "README Getting started" bash test/readme.sh
 mm_stop_cluster
 if [ "$work" != "$PWD" ] && [ "${MM_KEEP:-0}" != 1 ]; then
