@@ -229,6 +229,12 @@ SELECT try($$SELECT matchmaker.cancel(9223372036854775808)$$);
 SELECT try($$SELECT matchmaker.cancel(1.5)$$);
 SELECT try($$SELECT matchmaker.cancel('one')$$);
 
+-- ticket_status
+SELECT try($$SELECT * FROM matchmaker.ticket_status(NULL)$$);
+SELECT try($$SELECT * FROM matchmaker.ticket_status(0)$$);
+SELECT try($$SELECT * FROM matchmaker.ticket_status(-9223372036854775808)$$);
+SELECT try($$SELECT * FROM matchmaker.ticket_status('one')$$);
+
 -- match_cost: queue, ratings, waits, bots
 SELECT try($$SELECT matchmaker.match_cost(NULL, '{1500, 1500}', '{0, 0}')$$);
 SELECT try($$SELECT matchmaker.match_cost('nosuch', '{1500, 1500}', '{0, 0}')$$);
