@@ -214,6 +214,10 @@ class Fuzzer:
             ticket = self.pick(0, -1, 9223372036854775807, None, "one", max(known or [0]) + 1000)
         return "SELECT matchmaker.cancel(%s::bigint)", [ticket], None
 
+    def call_ticket_status(self):
+        sql, args, _ = self.call_cancel()
+        return sql.replace("matchmaker.cancel(%s::bigint)", "state FROM matchmaker.ticket_status(%s::bigint)"), args, None
+
     def call_match_cost(self):
         n = self.pick(2, 2, 2, 4, 1)
         bots = {1: 1, 2: 0, 4: 0}[n]
@@ -257,9 +261,9 @@ class Fuzzer:
 
     def run_one(self, n):
         kind = self.rng.choices(
-            ["create_queue", "alter_queue", "drop_queue", "enqueue", "cancel", "match_cost",
-             "tick", "simulate", "optimal_cost", "audit"],
-            weights=[6, 5, 2, 35, 12, 8, 16, 8, 4, 4])[0]
+            ["create_queue", "alter_queue", "drop_queue", "enqueue", "cancel", "ticket_status",
+             "match_cost", "tick", "simulate", "optimal_cost", "audit"],
+            weights=[6, 5, 2, 35, 12, 4, 8, 16, 8, 4, 4])[0]
         self.hostile = self.rng.random() < 0.3
         sql, args, check = getattr(self, "call_" + kind)()
         self.waiting_before = None
