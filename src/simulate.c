@@ -449,13 +449,17 @@ mm_audit(PG_FUNCTION_ARGS)
 		elog(ERROR, "audit must return a row");
 
 	if (PG_GETARG_TIMESTAMPTZ(1) > PG_GETARG_TIMESTAMPTZ(2))
+	{
+		/* timestamptz_to_str returns a static buffer: copy each in turn */
+		char	   *from = pstrdup(timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(1)));
+		char	   *to = pstrdup(timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(2)));
+
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("from must not be later than to"),
-				 errdetail("Got from %s and to %s.",
-						   pstrdup(timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(1))),
-						   pstrdup(timestamptz_to_str(PG_GETARG_TIMESTAMPTZ(2)))),
+				 errdetail("Got from %s and to %s.", from, to),
 				 errhint("audit covers the matches made from \"from\" up to, not including, \"to\".")));
+	}
 
 	SPI_connect();
 	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
