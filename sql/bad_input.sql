@@ -156,6 +156,11 @@ SELECT try($$SELECT matchmaker.create_queue('x', algorithm => 'difference_wait',
 SELECT try($$SELECT matchmaker.create_queue('x', algorithm => 'difference_wait', params => '{"wait_factor": -1e-300}')$$);
 SELECT try($$SELECT matchmaker.create_queue('x', algorithm => 'difference_wait', params => '{"wait_factor": 1000000001}')$$);
 SELECT try($$SELECT matchmaker.create_queue('x', algorithm => 'greedy', params => '{"team_policy": ["patient"]}')$$);
+SELECT try($$SELECT matchmaker.create_queue('x', algorithm => 'window', params => '{"window": 1e400}')$$);
+SELECT try($$SELECT matchmaker.create_queue('x', algorithm => 'window', params => '{"widen": "NaN"}')$$);
+SELECT try($$SELECT matchmaker.create_queue('x', algorithm => 'window', params => '{"percentile": "yes"}')$$);
+SELECT try($$SELECT matchmaker.create_queue('x', algorithm => 'cluster', params => '{"steepness": 0}')$$);
+SELECT try($$SELECT matchmaker.create_queue('x', algorithm => 'cluster', params => '{"recheck": -1e-400}')$$);
 SELECT try($$SELECT matchmaker.create_queue('x', params => '{"on_timeout": "EXPIRE"}')$$);
 SELECT try($$SELECT matchmaker.create_queue('x', params => '{"on_timeout": {"bots": true}}')$$);
 SELECT try($$SELECT matchmaker.create_queue('x', params => (repeat('[', 5000) || repeat(']', 5000))::jsonb)$$);

@@ -25,7 +25,7 @@ import psycopg2
 import psycopg2.errors
 
 QUEUE_NAMES = ["duel", "squad", "ffa", "pairs", "batch", "elo", "q7"]
-ALGORITHMS = ["greedy", "periodic", "multi_queue", "difference_wait"]
+ALGORITHMS = ["greedy", "periodic", "multi_queue", "difference_wait", "window", "cluster"]
 PLAYERS = ["p%d" % i for i in range(40)]
 
 
@@ -80,6 +80,7 @@ class Fuzzer:
             return self.pick("[]", "null", '"{}"', "8", "{not json", None, '{"batch": 1e400}',
                              '{"wait_factor": -1e-400}', '{"ranges": 6.0000000000000000001}',
                              '{"batch": 8, "nope": 1}', '{"batch": [8]}', '{"ranges": {"n": 6}}',
+                             '{"window": 1e400}', '{"steepness": 0}', '{"recheck": "1"}',
                              '{"on_timeout": "EXPIRE"}', '{"team_policy": "patient"}',
                              "[" * 300 + "]" * 300, json.dumps({"a" * 100000: 1}),
                              json.dumps({"batch": "8" * 100000}))
@@ -92,6 +93,12 @@ class Fuzzer:
             p["ranges"] = self.pick(1, 3, 6, "auto")
         if algorithm == "difference_wait" and self.rng.random() < 0.7:
             p["wait_factor"] = self.pick(0, 2.5, 10, 3600)
+        if algorithm == "window" and self.rng.random() < 0.7:
+            p["window"] = self.pick(0, 0.05, 0.2)
+            p["widen"] = self.pick("auto", 0.01, 0)
+        if algorithm == "cluster" and self.rng.random() < 0.7:
+            p["midpoint"] = self.pick(0, 5, 30)
+            p["threshold"] = self.pick(0.0001, 0.1, 1)
         if override and not p:
             return None
         return json.dumps(p)
