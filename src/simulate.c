@@ -13,6 +13,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "nodes/params.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -39,122 +40,210 @@ PG_FUNCTION_INFO_V1(mm_audit);
 /* Most players optimal_cost and audit take (see optimal_of). */
 #define MM_OPT_MAX_PLAYERS 50000
 
-/* Order arrivals by arrival time, then id. */
-static int
-arrival_cmp(const void *a, const void *b)
-{
-	const MMArrival *x = a;
-	const MMArrival *y = b;
+/*
+ * Sorts with the comparison inlined (PostgreSQL's sort template): arrivals
+ * by (arrival time, id), and ids.  Both return at once on input that is
+ * already in order, as a stream read from a table often is.
+ */
+#define ST_SORT sort_arrivals
+#define ST_ELEMENT_TYPE MMArrival
+#define ST_COMPARE(a, b) \
+	((a)->arrival != (b)->arrival ? ((a)->arrival < (b)->arrival ? -1 : 1) : \
+	 ((a)->id > (b)->id) - ((a)->id < (b)->id))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
-	if (x->arrival != y->arrival)
-		return x->arrival < y->arrival ? -1 : 1;
-	return (x->id > y->id) - (x->id < y->id);
+#define ST_SORT sort_ids
+#define ST_ELEMENT_TYPE int64
+#define ST_COMPARE(a, b) ((*(a) > *(b)) - (*(a) < *(b)))
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/*
+ * Receives the rows of an arrivals query straight from the executor into
+ * a growing array, without copying each row into an SPI tuple table.  The
+ * first invalid row stops the query and is kept in bad, so that its error
+ * is raised after the query, without the wrapping query as context.
+ */
+typedef struct ArrivalReceiver
+{
+	DestReceiver pub;
+	MMQueue    *queue;
+	bool		clamp;
+	MMArrival  *arr;
+	int64		n;
+	int64		cap;
+	bool		has_bad;		/* bad holds the first invalid row */
+	bool		bad_nulls[3];
+	MMArrival	bad;			/* its values, the rating as given */
+} ArrivalReceiver;
+
+static bool
+arrival_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	ArrivalReceiver *r = (ArrivalReceiver *) self;
+	MMQueue    *queue = r->queue;
+	MMArrival  *a;
+	bool	   *nulls;
+	Datum	   *v;
+	double		rating;
+
+	slot_getsomeattrs(slot, 3);
+	v = slot->tts_values;
+	nulls = slot->tts_isnull;
+	if (r->n >= r->cap)
+	{
+		if (r->cap >= INT_MAX / 2)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many arrivals"),
+					 errhint("Simulate at most %d arrivals at a time.", INT_MAX / 2)));
+		r->cap = Min(r->cap * 2, INT_MAX / 2);
+		r->arr = repalloc_huge(r->arr, sizeof(MMArrival) * r->cap);
+	}
+	a = &r->arr[r->n];
+	if (nulls[0] || nulls[1] || nulls[2])
+	{
+		memcpy(r->bad_nulls, nulls, sizeof(r->bad_nulls));
+		r->has_bad = true;
+		return false;
+	}
+	a->id = DatumGetInt64(v[0]);
+	rating = DatumGetFloat8(v[1]);
+	a->arrival = DatumGetFloat8(v[2]);
+	if (r->clamp)
+	{
+		/* past tickets: the range may have been narrowed since */
+		double		x = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
+
+		a->rating = Min(Max(x, 0.0), 1.0);
+	}
+	else if (isfinite(rating) && rating >= queue->rating_min && rating <= queue->rating_max)
+		a->rating = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
+	else
+	{
+		r->bad = *a;
+		r->bad.rating = rating;
+		r->has_bad = true;
+		return false;
+	}
+	if (!isfinite(a->arrival) || fabs(a->arrival) > MM_MAX_ARRIVAL)
+	{
+		r->bad = *a;
+		r->bad.rating = rating;
+		r->has_bad = true;
+		return false;
+	}
+	r->n++;
+	return true;
 }
 
-/* Order arrivals by id. */
-static int
-arrival_id_cmp(const void *a, const void *b)
+/* Raise the error of the invalid row a receiver stopped at. */
+static void
+arrival_raise_bad(ArrivalReceiver *r)
 {
-	const MMArrival *x = a;
-	const MMArrival *y = b;
+	bool	   *nulls = r->bad_nulls;
 
-	return (x->id > y->id) - (x->id < y->id);
+	if (nulls[0] || nulls[1] || nulls[2])
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("arrivals must not contain nulls"),
+				 errdetail("Row %lld has a null %s.", (long long) r->n + 1,
+						   nulls[0] ? "id" : nulls[1] ? "rating" : "arrival"),
+				 errhint("Every arrival needs an id, a rating and an arrival time in seconds.")));
+	if (!r->clamp)
+		(void) mm_normalise_rating(r->queue, r->bad.rating, "arrival rating");
+	if (!isfinite(r->bad.arrival))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("arrival times must be finite"),
+				 errdetail("Arrival %lld has time %s.", (long long) r->bad.id, mm_float_text(r->bad.arrival)),
+				 errhint("Give arrival times in seconds from any origin.")));
+	if (fabs(r->bad.arrival) > MM_MAX_ARRIVAL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("arrival times must lie between -1e12 and 1e12 seconds"),
+				 errdetail("Arrival %lld has time %s.", (long long) r->bad.id, mm_float_text(r->bad.arrival)),
+				 errhint("Give arrival times in seconds, not milliseconds or microseconds, for example counted from the first arrival.")));
+	elog(ERROR, "arrival row %lld stopped the query without a reason", (long long) r->n + 1);
+}
+
+static void
+arrival_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+	if (typeinfo->natts != 3)
+		elog(ERROR, "the arrivals query must return three columns");
+}
+
+static void
+arrival_shutdown(DestReceiver *self)
+{
+}
+
+static void
+arrival_destroy(DestReceiver *self)
+{
 }
 
 /*
- * Read arrivals from a prepared statement with its arguments (SPI
+ * Read arrivals from a prepared statement with its parameters (SPI
  * connected): rows of (id bigint, rating float8, arrival float8) with the
  * arrival in seconds on any origin.  Returns them with ratings normalised
  * by the queue (a rating outside its range is an error, or with clamp is
  * clamped into it), sorted by (arrival, id).
  */
 static MMArrival *
-read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, Datum *args, bool clamp, int *n_out)
+read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool clamp, int *n_out)
 {
-	Portal		portal;
-	MMArrival  *arr;
-	MMArrival  *byid;
-	int			cap = 1024;
-	int			n = 0;
+	ArrivalReceiver r = {0};
+	SPIExecuteOptions opts = {0};
+	int64	   *ids;
+	int			n;
+	int			rc;
 
-	arr = palloc(sizeof(MMArrival) * cap);
-	portal = SPI_cursor_open(NULL, plan, args, NULL, true);
-	for (;;)
-	{
-		SPI_cursor_fetch(portal, true, 10000);
-		if (SPI_processed == 0)
-			break;
-		if (n + (int64) SPI_processed > INT_MAX / 2)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many arrivals"),
-					 errhint("Simulate at most %d arrivals at a time.", INT_MAX / 2)));
-		while (n + (int) SPI_processed > cap)
-		{
-			cap *= 2;
-			arr = repalloc_huge(arr, sizeof(MMArrival) * cap);
-		}
-		for (uint64 i = 0; i < SPI_processed; i++)
-		{
-			HeapTuple	tup = SPI_tuptable->vals[i];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			bool		nulls[3];
-			Datum		v[3];
-
-			for (int c = 0; c < 3; c++)
-				v[c] = SPI_getbinval(tup, desc, c + 1, &nulls[c]);
-			if (nulls[0] || nulls[1] || nulls[2])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("arrivals must not contain nulls"),
-						 errdetail("Row %d has a null %s.", n + 1,
-								   nulls[0] ? "id" : nulls[1] ? "rating" : "arrival"),
-						 errhint("Every arrival needs an id, a rating and an arrival time in seconds.")));
-			arr[n].id = DatumGetInt64(v[0]);
-			if (clamp)
-			{
-				/* past tickets: the range may have been narrowed since */
-				double		r = (DatumGetFloat8(v[1]) - queue->rating_min) /
-					(queue->rating_max - queue->rating_min);
-
-				arr[n].rating = Min(Max(r, 0.0), 1.0);
-			}
-			else
-				arr[n].rating = mm_normalise_rating(queue, DatumGetFloat8(v[1]), "arrival rating");
-			arr[n].arrival = DatumGetFloat8(v[2]);
-			if (!isfinite(arr[n].arrival))
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("arrival times must be finite"),
-						 errdetail("Arrival %lld has time %s.", (long long) arr[n].id, mm_float_text(arr[n].arrival)),
-						 errhint("Give arrival times in seconds from any origin.")));
-			if (fabs(arr[n].arrival) > MM_MAX_ARRIVAL)
-				ereport(ERROR,
-						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						 errmsg("arrival times must lie between -1e12 and 1e12 seconds"),
-						 errdetail("Arrival %lld has time %s.", (long long) arr[n].id, mm_float_text(arr[n].arrival)),
-						 errhint("Give arrival times in seconds, not milliseconds or microseconds, for example counted from the first arrival.")));
-			n++;
-		}
-		SPI_freetuptable(SPI_tuptable);
-	}
-	SPI_cursor_close(portal);
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the arrivals query must be a single query that returns rows"),
+				 errhint("Pass one SELECT of (id, rating, arrival), without a trailing statement.")));
+	r.pub.receiveSlot = arrival_receive;
+	r.pub.rStartup = arrival_startup;
+	r.pub.rShutdown = arrival_shutdown;
+	r.pub.rDestroy = arrival_destroy;
+	r.pub.mydest = DestNone;
+	r.queue = queue;
+	r.clamp = clamp;
+	r.cap = 1024;
+	r.arr = palloc(sizeof(MMArrival) * r.cap);
+	opts.params = params;
+	opts.read_only = true;
+	opts.dest = &r.pub;
+	/* SPI reports a SELECT into a receiver of its own as SPI_OK_UTILITY */
+	rc = SPI_execute_plan_extended(plan, &opts);
+	if (rc < 0)
+		elog(ERROR, "could not run the arrivals query: %s", SPI_result_code_string(rc));
+	if (r.has_bad)
+		arrival_raise_bad(&r);
+	n = (int) r.n;
 
 	/* ids must be unique: they name the players in the output */
-	byid = palloc(sizeof(MMArrival) * Max(n, 1));
-	memcpy(byid, arr, sizeof(MMArrival) * n);
-	qsort(byid, n, sizeof(MMArrival), arrival_id_cmp);
+	ids = palloc(sizeof(int64) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		ids[i] = r.arr[i].id;
+	sort_ids(ids, n);
 	for (int i = 1; i < n; i++)
-		if (byid[i].id == byid[i - 1].id)
+		if (ids[i] == ids[i - 1])
 			ereport(ERROR,
 					(errcode(ERRCODE_UNIQUE_VIOLATION),
-					 errmsg("arrival id %lld appears more than once", (long long) byid[i].id),
+					 errmsg("arrival id %lld appears more than once", (long long) ids[i]),
 					 errhint("Give every arrival its own id.")));
-	pfree(byid);
+	pfree(ids);
 
-	qsort(arr, n, sizeof(MMArrival), arrival_cmp);
+	sort_arrivals(r.arr, n);
 	*n_out = n;
-	return arr;
+	return r.arr;
 }
 
 /*
@@ -485,6 +574,7 @@ mm_audit(PG_FUNCTION_ARGS)
 	/* The players of those matches, as an arrival stream in seconds. */
 	{
 		static SPIPlanPtr plan;
+		ParamListInfo params;
 
 		mm_keep_plan(&plan,
 					 "SELECT t.id, t.rating, pg_catalog.date_part('epoch', t.enqueued_at) "
@@ -492,7 +582,15 @@ mm_audit(PG_FUNCTION_ARGS)
 					 "WHERE m.queue OPERATOR(pg_catalog.=) $1 "
 					 "AND m.created_at OPERATOR(pg_catalog.>=) $2 AND m.created_at OPERATOR(pg_catalog.<) $3",
 					 3, argtypes);
-		arr = read_arrivals_plan(queue, plan, args, true, &n);
+		params = makeParamList(3);
+		for (int i = 0; i < 3; i++)
+		{
+			params->params[i].value = args[i];
+			params->params[i].isnull = false;
+			params->params[i].pflags = PARAM_FLAG_CONST;
+			params->params[i].ptype = argtypes[i];
+		}
+		arr = read_arrivals_plan(queue, plan, params, true, &n);
 	}
 	opt = optimal_of(queue, arr, n);
 	SPI_finish();
