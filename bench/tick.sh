@@ -3,6 +3,9 @@
 # same grouping written by hand as one SQL statement (number the tickets by
 # rating with a window function, insert one match row per pair, update the
 # tickets) on the same data.  Also difference_wait and multi_queue ticks.
+# For each statement also the backend's peak private memory growth
+# (bench/peak_memory.py samples RssAnon every millisecond in a fresh
+# backend; the sampler runs for every statement alike).
 #
 # Usage: bench/tick.sh [N ...]        (default: 1000 10000 100000)
 # Writes bench/results/tick.md.  Needs the extension built; starts its own
@@ -28,10 +31,12 @@ q "CREATE FUNCTION bench_load(qname text, n int) RETURNS void LANGUAGE sql AS \$
      SELECT qname, 'p' || i, random(), now() - interval '1 second' * random()
      FROM generate_series(1, n) i;
    \$\$"
-# Time one statement in milliseconds, inside the server (planning excluded).
-ms() {
-	q "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON, COSTS OFF) $1" | sed -n 's/^Execution Time: \([0-9.]*\) ms$/\1/p'
+# One statement in a fresh backend: "ms KiB", its server-side time
+# (planning excluded) and the backend's peak private memory growth.
+run() {
+	/usr/bin/python3 bench/peak_memory.py "$1"
 }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 handwritten="WITH ranked AS (
     SELECT id, (row_number() OVER (ORDER BY rating, enqueued_at, id) - 1) / 2 AS pair
     FROM matchmaker.tickets WHERE queue = 'hand' AND state = 'waiting'),
@@ -57,6 +62,7 @@ q "SELECT setval('matchmaker.matches_id_seq', 1000000000)" >/dev/null
 	echo "| N | periodic tick (ms) | hand-written SQL (ms) | ratio | multi_queue tick, r = 6 (ms) | difference_wait tick (ms) |"
 	echo "|---:|---:|---:|---:|---:|---:|"
 } >"$out"
+mem=$(mktemp)
 
 q "SELECT matchmaker.create_queue('periodic', algorithm => 'periodic', max_wait => '1 hour', params => '{\"batch\": 2}')" >/dev/null
 q "SELECT matchmaker.create_queue('hand', algorithm => 'periodic', max_wait => '1 hour')" >/dev/null
@@ -65,18 +71,31 @@ q "SELECT matchmaker.create_queue('dw', algorithm => 'difference_wait', max_wait
 for n in "${sizes[@]}"; do
 	q "UPDATE matchmaker.queues SET params = jsonb_build_object('batch', $n - $n % 2) WHERE name = 'periodic'"
 	q "SELECT bench_load('periodic', $n)" >/dev/null; q "VACUUM ANALYZE matchmaker.tickets"
-	t_tick=$(ms "SELECT matchmaker.tick('periodic')")
+	r=$(run "SELECT matchmaker.tick('periodic')"); read -r t_tick m_tick <<<"$r"
 	made=$(q "SELECT count(*) FROM matchmaker.matches WHERE queue = 'periodic'")
 	q "SELECT bench_load('hand', $n)" >/dev/null; q "VACUUM ANALYZE matchmaker.tickets"
-	t_hand=$(ms "$handwritten")
+	r=$(run "$handwritten"); read -r t_hand m_hand <<<"$r"
 	q "SELECT bench_load('mq', $n)" >/dev/null; q "VACUUM ANALYZE matchmaker.tickets"
-	t_mq=$(ms "SELECT matchmaker.tick('mq')")
+	r=$(run "SELECT matchmaker.tick('mq')"); read -r t_mq m_mq <<<"$r"
 	q "SELECT bench_load('dw', $n)" >/dev/null; q "VACUUM ANALYZE matchmaker.tickets"
-	t_dw=$(ms "SELECT matchmaker.tick('dw')")
+	r=$(run "SELECT matchmaker.tick('dw')"); read -r t_dw m_dw <<<"$r"
 	ratio=$(awk -v a="$t_tick" -v b="$t_hand" 'BEGIN { printf "%.2f", a / b }')
 	echo "| $n | $t_tick ($made matches) | $t_hand | $ratio | $t_mq | $t_dw |" >>"$out"
-	echo "N=$n: periodic $t_tick ms, hand-written $t_hand ms, multi_queue $t_mq ms, difference_wait $t_dw ms"
+	per=$(awk -v k="$m_tick" -v n="$n" 'BEGIN { printf "%.0f", k * 1024 / n }')
+	echo "| $n | $(mib "$m_tick") ($per bytes per ticket) | $(mib "$m_hand") | $(mib "$m_mq") | $(mib "$m_dw") |" >>"$mem"
+	echo "N=$n: periodic $t_tick ms $m_tick KiB, hand-written $t_hand ms $m_hand KiB, multi_queue $t_mq ms $m_mq KiB, difference_wait $t_dw ms $m_dw KiB"
 done
-echo >>"$out"
-echo "ratio = periodic tick / hand-written SQL (below 1: the tick is faster)." >>"$out"
+{
+	echo
+	echo "ratio = periodic tick / hand-written SQL (below 1: the tick is faster)."
+	echo
+	echo "Peak memory of the backend running the statement, above its level just before it (MiB):"
+	echo "the growth of its private resident memory (RssAnon, sampled every millisecond in a fresh"
+	echo "backend; shared buffers are not counted). work_mem is the default $(q 'SHOW work_mem')."
+	echo
+	echo "| N | periodic tick | hand-written SQL | multi_queue tick | difference_wait tick |"
+	echo "|---:|---:|---:|---:|---:|"
+	cat "$mem"
+} >>"$out"
+rm -f "$mem"
 cat "$out"
