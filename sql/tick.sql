@@ -128,6 +128,22 @@ SELECT arrive('c', 'y', 0.5, 1), arrive('c', 'z', 0.5, 2) \gset
 SELECT matchmaker.tick('c', at(3));
 SELECT player, state, match_id IS NOT NULL AS has_match FROM matchmaker.tickets WHERE queue = 'c' ORDER BY player;
 
+-- A tick that makes more matches than one round of writes (10,000): each
+-- pair of rating neighbours is one match across the rounds, every ticket
+-- is written once, and match ids follow the ratings, lowest first.
+SELECT matchmaker.create_queue('big', algorithm => 'periodic', max_wait => '60 s', params => '{"batch": 20004}');
+SELECT count(matchmaker.enqueue('big', 'b' || i, ((i * 7919) % 20004) / 20004.0)) FROM generate_series(0, 20003) i;
+SELECT matchmaker.tick('big');
+WITH r AS (SELECT match_id, team, rank() OVER (ORDER BY rating) - 1 AS pos FROM matchmaker.tickets WHERE queue = 'big'),
+     m AS (SELECT match_id, count(*) AS n, min(pos) AS lo, max(pos) AS hi, array_agg(team ORDER BY pos) AS teams
+           FROM r GROUP BY match_id)
+SELECT count(*) AS matches,
+       bool_and(match_id IS NOT NULL AND n = 2 AND lo % 2 = 0 AND hi = lo + 1) AS neighbours,
+       bool_and(teams = '{1,2}') AS teams_by_rating,
+       count(*) = (SELECT count(*) FROM matchmaker.matches WHERE queue = 'big') AS rows_written,
+       array_agg(lo ORDER BY match_id) = array_agg(lo ORDER BY lo) AS ids_by_rating
+FROM m;
+
 -- Refusals.
 SELECT matchmaker.tick('nosuch');
 SELECT matchmaker.tick(NULL);
