@@ -64,7 +64,7 @@ extern void mm_wake_on_commit(const char *queue);
 
 /* tick.c */
 extern int	mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
-						  TimestampTz *next_deadline);
+						  TimestampTz *next_deadline, bool *wrote);
 extern double mm_history_window(const MMQueue *queue, TimestampTz now);
 
 /* Longest caller's string an error message repeats (see mm_shorten). */

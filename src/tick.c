@@ -660,14 +660,16 @@ hold_tick(MMQueue *queue, int nmatches)
  * MM_LOCK_SKIP and another transaction holds the queue; *next_deadline
  * (when not NULL) gets the time at which the queue's next timer falls due
  * without new arrivals (a timeout or a provisional group's finalisation),
- * or DT_NOEND when none is pending.
+ * or DT_NOEND when none is pending.  *wrote (when not NULL) tells whether
+ * the tick changed any row besides locking the queue's: matches, expiries
+ * or (difference_wait) provisional groups.
  *
  * A tick needs READ COMMITTED: it must see the tickets as they are once it
  * holds the queue's row, not as a snapshot taken before it waited for it.
  */
 int
 mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
-			  TimestampTz *next_deadline)
+			  TimestampTz *next_deadline, bool *wrote)
 {
 	MMQueue    *queue = palloc0(sizeof(MMQueue));
 	MMPool		pool;
@@ -732,6 +734,9 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	write_expired(now, &pool, &res);
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
 		write_groups(queue, now, &pool);
+	if (wrote != NULL)
+		*wrote = res.nmatches > 0 || res.nexpired > 0 ||
+			queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT;
 	hold_tick(queue, res.nmatches);
 
 	if (next_deadline != NULL)
@@ -765,7 +770,7 @@ mm_tick(PG_FUNCTION_ARGS)
 				 errhint("Omit now to use the current time.")));
 
 	SPI_connect();
-	made = mm_tick_queue(name, now, MM_LOCK_UPDATE, NULL);
+	made = mm_tick_queue(name, now, MM_LOCK_UPDATE, NULL, NULL);
 	SPI_finish();
 	PG_RETURN_INT32(made);
 }

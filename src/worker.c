@@ -361,6 +361,7 @@ run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 	TimestampTz now = GetCurrentTimestamp();
 	TimestampTz deadline = DT_NOEND;
 	int			made = 0;
+	bool		wrote = true;
 	char		activity[NAMEDATALEN + 32];
 
 	snprintf(activity, sizeof(activity), "tick queue %s", wq->name);
@@ -372,8 +373,19 @@ run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		SPI_connect();
-		made = mm_tick_queue(wq->name, now, MM_LOCK_SKIP, &deadline);
+		made = mm_tick_queue(wq->name, now, MM_LOCK_SKIP, &deadline, &wrote);
 		SPI_finish();
+
+		/*
+		 * A tick that changed nothing has only locked the queue's row; its
+		 * commit need not wait for the WAL flush, as a crash would lose
+		 * that lock only.  The worker runs a tick at every enqueue, and
+		 * most of them find too few tickets to match: with synchronous
+		 * commits they would compete with the enqueues' own flushes.
+		 */
+		if (made <= 0 && !wrote)
+			(void) set_config_option("synchronous_commit", "off", PGC_SUSET, PGC_S_SESSION,
+									 GUC_ACTION_LOCAL, true, 0, false);
 		PopActiveSnapshot();
 		CommitTransactionCommand();
 
