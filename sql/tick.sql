@@ -128,9 +128,9 @@ SELECT arrive('c', 'y', 0.5, 1), arrive('c', 'z', 0.5, 2) \gset
 SELECT matchmaker.tick('c', at(3));
 SELECT player, state, match_id IS NOT NULL AS has_match FROM matchmaker.tickets WHERE queue = 'c' ORDER BY player;
 
--- A tick that makes more matches than one round of writes (10,000): each
--- pair of rating neighbours is one match across the rounds, every ticket
--- is written once, and match ids follow the ratings, lowest first.
+-- A tick of 10,000 matches: each pair of rating neighbours is one match,
+-- every ticket is written once, and match ids follow the ratings, lowest
+-- first.
 SELECT matchmaker.create_queue('big', algorithm => 'periodic', max_wait => '60 s', params => '{"batch": 20004}');
 SELECT count(matchmaker.enqueue('big', 'b' || i, ((i * 7919) % 20004) / 20004.0)) FROM generate_series(0, 20003) i;
 SELECT matchmaker.tick('big');

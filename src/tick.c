@@ -365,10 +365,13 @@ static Datum
 int8_array(const int64 *v, int n)
 {
 	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	ArrayType  *a;
 
 	for (int i = 0; i < n; i++)
 		d[i] = Int64GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	a = construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	pfree(d);
+	return PointerGetDatum(a);
 }
 
 /* Build a one-dimensional array of int4 from C values. */
@@ -376,10 +379,13 @@ static Datum
 int4_array(const int *v, int n)
 {
 	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	ArrayType  *a;
 
 	for (int i = 0; i < n; i++)
 		d[i] = Int32GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, INT4OID, 4, true, TYPALIGN_INT));
+	a = construct_array(d, n, INT4OID, 4, true, TYPALIGN_INT);
+	pfree(d);
+	return PointerGetDatum(a);
 }
 
 /* Build a one-dimensional array of float8 from C values. */
@@ -387,10 +393,13 @@ static Datum
 float8_array(const double *v, int n)
 {
 	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	ArrayType  *a;
 
 	for (int i = 0; i < n; i++)
 		d[i] = Float8GetDatum(v[i]);
-	return PointerGetDatum(construct_array(d, n, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	a = construct_array(d, n, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	pfree(d);
+	return PointerGetDatum(a);
 }
 
 /* Build a one-dimensional array of timestamptz from times relative to now. */
@@ -398,10 +407,13 @@ static Datum
 timestamptz_array(const double *v, int n, TimestampTz now)
 {
 	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	ArrayType  *a;
 
 	for (int i = 0; i < n; i++)
 		d[i] = TimestampTzGetDatum(seconds_after(v[i], now));
-	return PointerGetDatum(construct_array(d, n, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	a = construct_array(d, n, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	pfree(d);
+	return PointerGetDatum(a);
 }
 
 /* Run a kept plan that must succeed with the given SPI result code. */
@@ -481,6 +493,13 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
 	values[5] = float8_array(criteria, nm);
 	values[6] = float8_array(wait, nm);
 	run_plan(insert_plan, values, SPI_OK_INSERT, "insert matches");
+	/* the match rows are written: free their columns before the next statement */
+	for (int i = 2; i < 7; i++)
+		pfree(DatumGetPointer(values[i]));
+	pfree(bots);
+	pfree(cost);
+	pfree(criteria);
+	pfree(wait);
 
 	member_ids = palloc(sizeof(int64) * Max(nmembers, 1));
 	member_match = palloc(sizeof(int64) * Max(nmembers, 1));
@@ -511,6 +530,9 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
 	if (SPI_processed != (uint64) nmembers)
 		elog(ERROR, "marked %llu tickets matched, expected %d",
 			 (unsigned long long) SPI_processed, nmembers);
+	for (int i = 1; i < 4; i++)
+		pfree(DatumGetPointer(values[i]));
+	pfree(member_match);
 
 	/* One NOTIFY per match; sent when the transaction commits. */
 	initStringInfo(&payload);
