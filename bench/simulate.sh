@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Benchmark: matchmaker.simulate_summary over N arrivals (k = 2, rate 10/s,
-# max_wait 5 s, periodic batch 8 and multi_queue r = 6), against reading
-# and sorting the same arrivals in SQL; and optimal_cost on 2,000 and
-# 10,000 of them.  Usage: bench/simulate.sh [N]    (default 1000000)
+# Benchmark: matchmaker.simulate_summary and matchmaker.simulate over N
+# arrivals (k = 2, rate 10/s, max_wait 5 s, periodic batch 8 and
+# multi_queue r = 6), against reading and sorting the same arrivals in SQL,
+# ROUNDS rounds alternating the statements, medians reported; and
+# optimal_cost on 2,000 and 10,000 of them.
+# Usage: bench/simulate.sh [N] [ROUNDS]    (default 1000000 5)
 # Writes bench/results/simulate.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 n=${1:-1000000}
+rounds=${2:-5}
 
 mm_install_deps
 mm_build_install
@@ -25,27 +28,46 @@ q "SELECT matchmaker.create_queue('p', algorithm => 'periodic', max_wait => '5 s
 q "SELECT matchmaker.create_queue('m', algorithm => 'multi_queue', max_wait => '5 s', params => '{\"ranges\": 6}')" >/dev/null
 q "SELECT * FROM arrivals ORDER BY arrival, id" >/dev/null   # warm the cache
 
-sort_ms=$(ms "SELECT * FROM arrivals ORDER BY arrival, id")
-p_ms=$(ms "SELECT * FROM matchmaker.simulate_summary('p', 'SELECT id, rating, arrival FROM arrivals')")
-m_ms=$(ms "SELECT * FROM matchmaker.simulate_summary('m', 'SELECT id, rating, arrival FROM arrivals')")
-rows_ms=$(ms "SELECT count(*) FROM matchmaker.simulate('p', 'SELECT id, rating, arrival FROM arrivals')")
+sorts=() ps=() mqs=() rows=()
+for ((i = 0; i < rounds; i++)); do
+	sorts+=("$(ms "SELECT * FROM arrivals ORDER BY arrival, id")")
+	ps+=("$(ms "SELECT * FROM matchmaker.simulate_summary('p', 'SELECT id, rating, arrival FROM arrivals')")")
+	mqs+=("$(ms "SELECT * FROM matchmaker.simulate_summary('m', 'SELECT id, rating, arrival FROM arrivals')")")
+	rows+=("$(ms "SELECT count(*) FROM matchmaker.simulate('p', 'SELECT id, rating, arrival FROM arrivals')")")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# The median over the rounds of a statement's time divided by the read and
+# sort of the same round.
+ratio() {
+	local -n times=$1
+	local r=()
+	for ((i = 0; i < rounds; i++)); do r+=("$(awk -v a="${times[i]}" -v b="${sorts[i]}" 'BEGIN { print a / b }')"); done
+	median "${r[@]}" | awk '{ printf "%.2f", $1 }'
+}
+sort_ms=$(median "${sorts[@]}")
+p_ms=$(median "${ps[@]}")
+m_ms=$(median "${mqs[@]}")
+rows_ms=$(median "${rows[@]}")
 o2_ms=$(ms "SELECT matchmaker.optimal_cost('p', 'SELECT id, rating, arrival FROM arrivals WHERE id <= 2000')")
 o10_ms=$(ms "SELECT matchmaker.optimal_cost('p', 'SELECT id, rating, arrival FROM arrivals WHERE id <= 10000')")
 per_game=$(q "SELECT round(cost_per_game::numeric, 4) FROM matchmaker.simulate_summary('p', 'SELECT id, rating, arrival FROM arrivals')")
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 {
 	echo "# simulate benchmark"
 	echo
 	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr), PostgreSQL $(q 'SHOW server_version')."
-	echo "Command: \`bench/simulate.sh $n\`, run $(date -u +%Y-%m-%d). Server-side times of one statement."
+	echo "Command: \`bench/simulate.sh $n $rounds\`, run $(date -u +%Y-%m-%d). Server-side times of one statement,"
+	echo "medians of $rounds rounds that alternate the first four statements (all runs in ms below the table);"
+	echo "the ratio is the median over the rounds of the statement's time / the same round's read and sort."
 	echo
-	echo "| statement | ms | / reading and sorting the arrivals |"
+	echo "| statement | ms (median) | / reading and sorting the arrivals (median of rounds) |"
 	echo "|---|---:|---:|"
 	echo "| \`SELECT * FROM arrivals ORDER BY arrival, id\` ($n rows) | $sort_ms | 1.00 |"
-	echo "| \`simulate_summary\`, periodic batch 8 (cost per game $per_game) | $p_ms | $(ratio "$p_ms" "$sort_ms") |"
-	echo "| \`simulate_summary\`, multi_queue r = 6 | $m_ms | $(ratio "$m_ms" "$sort_ms") |"
-	echo "| \`simulate\`, periodic batch 8, one row per player | $rows_ms | $(ratio "$rows_ms" "$sort_ms") |"
+	echo "| \`simulate_summary\`, periodic batch 8 (cost per game $per_game) | $p_ms | $(ratio ps) |"
+	echo "| \`simulate_summary\`, multi_queue r = 6 | $m_ms | $(ratio mqs) |"
+	echo "| \`simulate\`, periodic batch 8, one row per player | $rows_ms | $(ratio rows) |"
 	echo "| \`optimal_cost\`, the first 2,000 arrivals | $o2_ms | |"
 	echo "| \`optimal_cost\`, the first 10,000 arrivals | $o10_ms | |"
+	echo
+	echo "Runs: read and sort ${sorts[*]}; periodic summary ${ps[*]}; multi_queue summary ${mqs[*]}; rows ${rows[*]}."
 } >"$out"
 cat "$out"
