@@ -61,10 +61,19 @@ extern double mm_interval_seconds(const Interval *iv);
 extern char *mm_test_hold_tick;
 extern void mm_worker_init(void);
 extern void mm_wake_on_commit(const char *queue);
+extern void mm_arrival_on_commit(const char *queue);
 
 /* tick.c */
+/* What a tick tells the worker about the queue after it. */
+typedef struct MMTickInfo
+{
+	TimestampTz next_deadline;	/* next timer, DT_NOEND when none */
+	bool		wrote;			/* it changed something (not only locked the queue row) */
+	int			need_arrivals;	/* arrivals before a tick can match again (0: any wake-up may) */
+} MMTickInfo;
+
 extern int	mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
-						  TimestampTz *next_deadline, bool *wrote);
+						  MMTickInfo *info);
 extern double mm_history_window(const MMQueue *queue, TimestampTz now);
 
 /* Longest caller's string an error message repeats (see mm_shorten). */

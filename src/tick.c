@@ -691,7 +691,7 @@ hold_tick(MMQueue *queue, int nmatches)
  */
 int
 mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
-			  TimestampTz *next_deadline, bool *wrote)
+			  MMTickInfo *info)
 {
 	MMQueue    *queue = palloc0(sizeof(MMQueue));
 	MMPool		pool;
@@ -756,18 +756,31 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	write_expired(now, &pool, &res);
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
 		write_groups(queue, now, &pool);
-	if (wrote != NULL)
-		*wrote = res.nmatches > 0 || res.nexpired > 0 ||
-			queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT;
 	hold_tick(queue, res.nmatches);
 
-	if (next_deadline != NULL)
+	if (info != NULL)
 	{
 		double		due;
+		int			k = mm_config_k(&queue->cfg);
 
+		info->wrote = res.nmatches > 0 || res.nexpired > 0 ||
+			queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT;
 		mm_pool_compact(&pool, &res);
 		due = mm_next_deadline(&queue->cfg, &pool);
-		*next_deadline = isfinite(due) ? seconds_after(due, now) : DT_NOEND;
+		info->next_deadline = isfinite(due) ? seconds_after(due, now) : DT_NOEND;
+
+		/*
+		 * greedy (without patience) and periodic only match once k, or a
+		 * batch, wait: until then an arrival needs no tick (a cancel never
+		 * does), only the timers do.  The batch is the one this tick used.
+		 */
+		info->need_arrivals = 0;
+		if (queue->cfg.algorithm == MM_ALGO_GREEDY &&
+			queue->cfg.team_policy == MM_TEAMS_GREEDY)
+			info->need_arrivals = Max(k - pool.ntickets, 1);
+		else if (queue->cfg.algorithm == MM_ALGO_PERIODIC)
+			info->need_arrivals = Max((queue->cfg.batch > 0 ? queue->cfg.batch :
+									   mm_auto_batch(&queue->cfg)) - pool.ntickets, 1);
 	}
 	return res.nmatches;
 }
@@ -792,7 +805,7 @@ mm_tick(PG_FUNCTION_ARGS)
 				 errhint("Omit now to use the current time.")));
 
 	SPI_connect();
-	made = mm_tick_queue(name, now, MM_LOCK_UPDATE, NULL, NULL);
+	made = mm_tick_queue(name, now, MM_LOCK_UPDATE, NULL);
 	SPI_finish();
 	PG_RETURN_INT32(made);
 }

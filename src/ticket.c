@@ -210,7 +210,7 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 		if (SPI_execute_plan(insert_plan[owned], values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "could not insert ticket");
 		if (SPI_processed > 0)
-			mm_wake_on_commit(queue_name);
+			mm_arrival_on_commit(queue_name);
 		else if (SPI_execute_plan(existing_plan[owned], values, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not look up the waiting ticket");
 		if (SPI_processed > 0)

@@ -48,6 +48,7 @@ typedef struct MMWorkerSlot
 	Oid			dboid;			/* the worker's database, once connected */
 	Latch	   *latch;			/* its latch while it runs, else NULL */
 	pg_atomic_uint32 wake[MM_WAKE_WORDS];	/* queues to run at once, by name hash */
+	pg_atomic_uint32 arrivals[MM_WAKE_BITS];	/* committed enqueues by name hash, ever growing */
 } MMWorkerSlot;
 
 typedef struct MMShared
@@ -65,8 +66,9 @@ static MMShared *mm_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
-/* Wake-ups this backend owes the workers when its transaction commits. */
+/* Wake-ups (and arrivals) this backend owes the workers when its transaction commits. */
 static uint32 pending_wake[MM_WAKE_WORDS];
+static uint32 pending_arrivals[MM_WAKE_BITS];
 static bool pending_any = false;
 
 /* The bit of a queue name in a wake set. */
@@ -103,6 +105,8 @@ mm_shmem_startup(void)
 			mm_shared->slots[i].latch = NULL;
 			for (int w = 0; w < MM_WAKE_WORDS; w++)
 				pg_atomic_init_u32(&mm_shared->slots[i].wake[w], 0);
+			for (int b = 0; b < MM_WAKE_BITS; b++)
+				pg_atomic_init_u32(&mm_shared->slots[i].arrivals[b], 0);
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -125,6 +129,20 @@ mm_wake_on_commit(const char *queue)
 	pending_any = true;
 }
 
+/*
+ * The same for an arrival (enqueue): the worker also counts arrivals per
+ * queue, so that a queue that needs more players before it can match is
+ * not ticked at every enqueue.
+ */
+void
+mm_arrival_on_commit(const char *queue)
+{
+	if (mm_shared == NULL)
+		return;
+	mm_wake_on_commit(queue);
+	pending_arrivals[wake_bit(queue)]++;
+}
+
 /* At commit, hand the pending wake-ups to the worker; at abort, forget them. */
 static void
 mm_xact_callback(XactEvent event, void *arg)
@@ -141,8 +159,14 @@ mm_xact_callback(XactEvent event, void *arg)
 			if (slot->dboid != MyDatabaseId)
 				continue;
 			for (int w = 0; w < MM_WAKE_WORDS; w++)
-				if (pending_wake[w] != 0)
-					pg_atomic_fetch_or_u32(&slot->wake[w], pending_wake[w]);
+			{
+				if (pending_wake[w] == 0)
+					continue;
+				for (int b = w * 32; b < w * 32 + 32; b++)
+					if (pending_arrivals[b] != 0)
+						pg_atomic_fetch_add_u32(&slot->arrivals[b], pending_arrivals[b]);
+				pg_atomic_fetch_or_u32(&slot->wake[w], pending_wake[w]);
+			}
 			pg_memory_barrier();
 			latch = slot->latch;
 			if (latch != NULL)
@@ -157,6 +181,9 @@ mm_xact_callback(XactEvent event, void *arg)
 		event == XACT_EVENT_PREPARE ||
 		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
 	{
+		for (int w = 0; w < MM_WAKE_WORDS; w++)
+			if (pending_wake[w] != 0)
+				memset(&pending_arrivals[w * 32], 0, 32 * sizeof(uint32));
 		memset(pending_wake, 0, sizeof(pending_wake));
 		pending_any = false;
 	}
@@ -245,6 +272,8 @@ typedef struct WorkerQueue
 	TimestampTz last_run;		/* when it ran last (0: never) */
 	TimestampTz next_run;		/* due time of its next timer tick */
 	TimestampTz failed_until;	/* after a failure, wake-ups wait until then */
+	int			need_arrivals;	/* from its last tick: arrivals before an arrival wake-up matters */
+	uint32		arrivals_base;	/* the arrival counter of its name hash when it last ran */
 	bool		seen;			/* still in matchmaker.queues */
 } WorkerQueue;
 
@@ -329,6 +358,8 @@ refresh_queues_guts(HTAB *queues)
 					wq->last_run = 0;
 					wq->next_run = 0;
 					wq->failed_until = 0;
+					wq->need_arrivals = 0;
+					wq->arrivals_base = 0;
 					wq->tick = mm_interval_seconds(tick);
 				}
 				else if (mm_interval_seconds(tick) != wq->tick)
@@ -359,9 +390,8 @@ static void
 run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	TimestampTz deadline = DT_NOEND;
+	MMTickInfo	info = {DT_NOEND, true, 0};
 	int			made = 0;
-	bool		wrote = true;
 	char		activity[NAMEDATALEN + 32];
 
 	snprintf(activity, sizeof(activity), "tick queue %s", wq->name);
@@ -373,7 +403,9 @@ run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		SPI_connect();
-		made = mm_tick_queue(wq->name, now, MM_LOCK_SKIP, &deadline, &wrote);
+		/* arrivals from here on count for the next run (some also for this one: early, not late) */
+		wq->arrivals_base = pg_atomic_read_u32(&my_slot->arrivals[wake_bit(wq->name)]);
+		made = mm_tick_queue(wq->name, now, MM_LOCK_SKIP, &info);
 		SPI_finish();
 
 		/*
@@ -383,7 +415,7 @@ run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 		 * most of them find too few tickets to match: with synchronous
 		 * commits they would compete with the enqueues' own flushes.
 		 */
-		if (made <= 0 && !wrote)
+		if (made <= 0 && !info.wrote)
 			(void) set_config_option("synchronous_commit", "off", PGC_SUSET, PGC_S_SESSION,
 									 GUC_ACTION_LOCAL, true, 0, false);
 		PopActiveSnapshot();
@@ -406,7 +438,8 @@ run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 			 * due.
 			 */
 			wq->last_run = now;
-			wq->next_run = Min(now + (TimestampTz) (wq->tick * USECS_PER_SEC), deadline);
+			wq->next_run = Min(now + (TimestampTz) (wq->tick * USECS_PER_SEC), info.next_deadline);
+			wq->need_arrivals = info.need_arrivals;
 			elog(DEBUG1, "matchmaker: queue \"%s\" made %d matches", wq->name, made);
 		}
 	}
@@ -523,10 +556,19 @@ mm_worker_main(Datum main_arg)
 				while ((wq = hash_seq_search(&seq)) != NULL)
 				{
 					uint32		bit = wake_bit(wq->name);
+					bool		wake = woken && (bits[bit / 32] & ((uint32) 1 << (bit % 32)));
 
-					if (now >= wq->next_run ||
-						(woken && (bits[bit / 32] & ((uint32) 1 << (bit % 32))) &&
-						 now >= wq->failed_until))
+					/*
+					 * A queue that its last tick left needing more arrivals
+					 * runs on a wake-up only once that many have come (the
+					 * counter is shared by queues of the same name hash, so
+					 * at worst it runs early, never late).
+					 */
+					if (wake && wq->need_arrivals > 0 &&
+						pg_atomic_read_u32(&my_slot->arrivals[bit]) - wq->arrivals_base <
+						(uint32) wq->need_arrivals)
+						wake = false;
+					if (now >= wq->next_run || (wake && now >= wq->failed_until))
 						due[ndue++] = wq;
 				}
 				for (int i = 0; i < ndue; i++)

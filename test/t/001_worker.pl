@@ -161,6 +161,29 @@ ok($node->poll_query_until('postgres',
 	"SELECT count(*) = 0 FROM matchmaker.tickets WHERE state = 'waiting'"),
 	'an enabled worker matches them');
 
+# 10. A periodic queue that needs more players is not run at every enqueue,
+# but at once when its batch is complete (its tick interval and max_wait are
+# an hour, so only the arrival count can run it in time).
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.create_queue('batch4', algorithm => 'periodic', max_wait => '1 hour',
+		tick => '1 hour', params => '{"batch": 4}');
+	SELECT matchmaker.create_queue('pair', algorithm => 'greedy', max_wait => '1 hour', tick => '1 hour');
+});
+for my $i (1 .. 3)
+{
+	$node->safe_psql('postgres', "SELECT matchmaker.enqueue('batch4', 'b$i', 0.$i)");
+}
+$node->safe_psql('postgres', "SELECT matchmaker.enqueue('pair', 'solo', 0.5)");
+$node->safe_psql('postgres', "SELECT matchmaker.cancel(matchmaker.enqueue('pair', 'gone', 0.5))");
+$node->safe_psql('postgres', "SELECT matchmaker.enqueue('batch4', 'b4', 0.4)");
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 4 FROM matchmaker.tickets WHERE queue = 'batch4' AND state = 'matched'"),
+	'the fourth arrival runs a periodic queue of batch 4 at once');
+$node->safe_psql('postgres', "SELECT matchmaker.enqueue('pair', 'second', 0.6)");
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'pair' AND state = 'matched'"),
+	'after a cancel, the next arrival still completes a greedy pair at once');
+
 # 9. DROP DATABASE of another database is not blocked by the worker.
 $node->safe_psql('postgres', 'CREATE DATABASE scratch');
 my ($ret, $stdout, $stderr) = $node->psql('postgres', 'DROP DATABASE scratch', timeout => 30);
