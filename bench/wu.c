@@ -37,7 +37,7 @@ simulate_policy(int n, double q, MMTeamPolicy policy, long periods, uint64_t see
 	int		   *members = calloc(cap, sizeof(int));
 	int		   *teams = calloc(cap, sizeof(int));
 	int		   *expired = calloc(cap, sizeof(int));
-	MMPool		pool = {tickets, 0, groups, 0, cap, 0, 0, NULL, 0};
+	MMPool		pool = {tickets, 0, groups, 0, cap, 0, 0, NULL, 0, NULL, 0};
 	MMResult	res = {matches, 0, members, teams, expired, 0};
 	WuCost		cost = {0.0, 0.0};
 	uint64_t	state = seed;
@@ -58,6 +58,8 @@ simulate_policy(int n, double q, MMTeamPolicy policy, long periods, uint64_t see
 		tk->rating = (next_random(&state) >> 11) * (1.0 / 9007199254740992.0) < q ? 1.0 : 0.0;
 		tk->arrival = (double) t;
 		tk->group = -1;
+		tk->party = -1;
+		tk->attr = -1;
 		if (mm_step(&cfg, &pool, (double) t, &res) != MM_OK)
 		{
 			fprintf(stderr, "step failed\n");

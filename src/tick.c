@@ -129,6 +129,8 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 			t->rating = Min(Max(rating, 0.0), 1.0);
 			t->arrival = seconds_since(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull)), now);
 			t->group = -1;
+			t->party = -1;
+			t->attr = -1;
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
@@ -197,6 +199,7 @@ load_met_pairs(MMQueue *queue, TimestampTz now, MMPool *pool)
 
 		met[i].a = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
 		met[i].b = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
+		met[i].relation = 0;	/* opponents: the query keeps only those */
 	}
 	qsort(met, pool->nmet, sizeof(MMMetPair), met_pair_cmp);
 	pool->met = met;

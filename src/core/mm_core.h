@@ -72,7 +72,8 @@ typedef enum MMAlgorithm
 	MM_ALGO_MULTI_QUEUE,
 	MM_ALGO_DIFFERENCE_WAIT,
 	MM_ALGO_WINDOW,				/* widening acceptance windows (1v1 thread, hplus0603) */
-	MM_ALGO_CLUSTER				/* sigmoid decay and fixed-size clusters (CS:GO post) */
+	MM_ALGO_CLUSTER,			/* sigmoid decay and fixed-size clusters (CS:GO post) */
+	MM_ALGO_OPTIMIZE			/* scored batch rounds with swap search (Awesomenauts) */
 } MMAlgorithm;
 
 typedef enum MMTimeout
@@ -104,7 +105,8 @@ typedef struct MMConfig
 	double		widen;			/* added per second of wait (>= 0), applied at each recheck instant */
 	double		window_max;		/* cap, in [window, 1] */
 	double		recheck;		/* window, cluster: windows widen and waits count at the multiples
-								 * of recheck seconds on the absolute clock (MMPool.epoch),
+								 * of recheck seconds on the absolute clock (MMPool.epoch);
+								 * optimize: its rounds are held there,
 								 * 0.001 to 86400 */
 	int			percentile;		/* 1: distances in rating rank among the waiting tickets */
 	double		rematch_penalty;	/* window: added to the distance of two tickets whose players
@@ -117,10 +119,31 @@ typedef struct MMConfig
 	double		threshold;		/* largest distance to a centroid to join it, [1e-4, 1] */
 	double		shift;			/* seconds a newcomer counts as having waited (>= 0) */
 	int			shift_auto;		/* 1: mm_simulate sets shift to the mean wait so far */
+	/*
+	 * optimize: rounds at the recheck instants (and at timeouts) score each
+	 * match as a weighted average of factors in [0, 1]; see
+	 * doc/algorithms.md.  Weights are >= 0, not all 0.
+	 */
+	double		w_balance;		/* equal team mean ratings */
+	double		w_spread;		/* equal ratings over all player pairs */
+	double		w_premades;		/* premades face premades of the same shape */
+	double		w_ping;			/* low ping between opponents */
+	double		w_variation;	/* not the same opponents/teammates as last match */
+	double		w_hosts;		/* two players who can host */
+	double		skill_lo;		/* ratings are capped to [skill_lo, skill_hi] ... */
+	double		skill_hi;		/* ... and stretched to [0, 1]; 0 <= lo < hi <= 1 */
+	double		ping_max;		/* ms (> 0): a ping at or above scores 0 */
+	double		host_ping;		/* ms (> 0): largest ping from a host to every member */
+	int			restarts;		/* random restarts after the first start (>= 0) */
+	double		budget_ms;		/* wall-clock budget of a round's restarts (> 0) */
+	uint64_t	seed;			/* for the restarts' shuffles */
 } MMConfig;
 
 /* The patient policy compares exact team splits, so it is offered up to this k. */
 #define MM_PATIENT_MAX_K 12
+
+/* optimize splits every match by brute force, so it is offered up to this k. */
+#define MM_OPTIMIZE_MAX_K 12
 
 /* Team rating sums that differ by no more than this count as balanced. */
 #define MM_BALANCE_TOLERANCE 1e-9
@@ -159,6 +182,8 @@ typedef struct MMTicket
 	double		rating;			/* normalised to [0, 1] */
 	double		arrival;		/* seconds */
 	int32_t		group;			/* difference_wait: index into MMPool.groups, or -1 */
+	int32_t		party;			/* optimize: premade number (>= 0) shared by its members, -1 solo */
+	int32_t		attr;			/* optimize: row of MMPool.ping, or -1 without ping data */
 } MMTicket;
 
 /* A difference_wait provisional group. */
@@ -169,11 +194,16 @@ typedef struct MMGroup
 	double		q;				/* rating spread of its members */
 } MMGroup;
 
-/* Two waiting tickets (ids, a < b) whose players met recently. */
+/*
+ * Two waiting tickets (ids, a < b) whose players met recently.  relation
+ * (optimize): 0 when they were opponents in their previous match, 1 when
+ * teammates; window ignores it.
+ */
 typedef struct MMMetPair
 {
 	int64_t		a;
 	int64_t		b;
+	int32_t		relation;
 } MMMetPair;
 
 /*
@@ -187,10 +217,21 @@ typedef struct MMPool
 	MMGroup    *groups;
 	int			ngroups;
 	int			ngroups_cap;
-	double		stepped_at;		/* set by mm_step: the time of its last step */
+	double		stepped_at;		/* set by mm_step: the time of its last step (optimize: a
+								 * caller that rebuilds the pool sets its previous step's
+								 * time, or -INFINITY, see doc/algorithms.md) */
 	double		epoch;			/* absolute time of t = 0, for the recheck grid (window, cluster) */
-	const MMMetPair *met;		/* window: pairs that met recently, sorted by (a, b); may be NULL */
+	const MMMetPair *met;		/* window, optimize: pairs that met recently, sorted by (a, b);
+								 * may be NULL */
 	int			nmet;
+	/*
+	 * optimize: ping[attr * nregions + r] is a ticket's ping in ms to
+	 * region r, NAN when unknown; rows are the caller's (a ticket's attr
+	 * must name one).  The ping between two players is the least
+	 * ping_i[r] + ping_j[r] over the regions both know.  May be NULL.
+	 */
+	const float *ping;
+	int			nregions;
 } MMPool;
 
 /* One match formed by a step. */
@@ -250,6 +291,29 @@ extern void mm_pool_compact(MMPool *pool, const MMResult *result);
  */
 extern MMStatus mm_split_teams(const MMConfig *cfg, int nmembers,
 							   const double *ratings, int *teams_out);
+
+/*
+ * optimize: the score in [0, 1] of one match of the n tickets
+ * members[0 .. n) (indices into pool->tickets) with 1-based team numbers
+ * teams[0 .. n), as a round scores it (doc/algorithms.md); NAN when an
+ * argument is invalid (a team over team_size, an index out of the pool).
+ */
+extern double mm_optimize_match_score(const MMConfig *cfg, const MMPool *pool,
+									  const int *members, const int *teams,
+									  int n);
+
+/*
+ * optimize: hold one round at time now over every waiting ticket, whether
+ * or not one is due (mm_step holds them at the recheck instants and at
+ * timeouts), and settle the timed-out tickets left over.  Fills res like
+ * mm_step, teams included, members of a match in pool order.  score (may
+ * be NULL) gets the round score, the mean score of the matches the search
+ * formed (0 when none); climbs (may be NULL) the number of improving swaps
+ * applied over all starts.
+ */
+extern MMStatus mm_optimize_round(const MMConfig *cfg, const MMPool *pool,
+								  double now, MMResult *res, double *score,
+								  int *climbs);
 
 /* ----------------------------------------------------------------
  * Virtual-time simulation

@@ -15,6 +15,7 @@ static const char *const algorithm_names[] = {
 	[MM_ALGO_DIFFERENCE_WAIT] = "difference_wait",
 	[MM_ALGO_WINDOW] = "window",
 	[MM_ALGO_CLUSTER] = "cluster",
+	[MM_ALGO_OPTIMIZE] = "optimize",
 };
 
 #define NUM_ALGORITHMS ((int) (sizeof(algorithm_names) / sizeof(algorithm_names[0])))
@@ -87,6 +88,29 @@ mm_config_check(const MMConfig *cfg)
 		 !(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
 		 (cfg->shift_auto != 0 && cfg->shift_auto != 1)))
 		return MM_ERR_ARGUMENT;
+	if (cfg->algorithm == MM_ALGO_OPTIMIZE)
+	{
+		const double w[6] = {cfg->w_balance, cfg->w_spread, cfg->w_premades,
+		cfg->w_ping, cfg->w_variation, cfg->w_hosts};
+		double		wsum = 0;
+
+		for (int i = 0; i < 6; i++)
+		{
+			if (!(w[i] >= 0 && w[i] <= 1e6))
+				return MM_ERR_ARGUMENT;
+			wsum += w[i];
+		}
+		/* the split of a match is brute force, and a team must have opponents */
+		if (!(wsum > 0) || cfg->teams < 2 ||
+			cfg->teams * cfg->team_size > MM_OPTIMIZE_MAX_K ||
+			!(cfg->skill_lo >= 0 && cfg->skill_lo < cfg->skill_hi && cfg->skill_hi <= 1) ||
+			!(cfg->ping_max > 0 && cfg->ping_max <= 1e9) ||
+			!(cfg->host_ping > 0 && cfg->host_ping <= 1e9) ||
+			cfg->restarts < 0 ||
+			!(cfg->budget_ms > 0 && cfg->budget_ms <= 1e9) ||
+			!(cfg->recheck >= 1e-3 && cfg->recheck <= 86400))
+			return MM_ERR_ARGUMENT;
+	}
 	return MM_OK;
 }
 

@@ -238,6 +238,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals, int n,
 			tk->rating = arrivals[i].rating;
 			tk->arrival = arrivals[i].arrival;
 			tk->group = -1;
+			tk->party = -1;
+			tk->attr = -1;
 		}
 		st = sim_step(&s, t);
 		last = t;

@@ -88,6 +88,8 @@ tq_add(TestQueue *q, double rating, double arrival)
 	t->rating = rating;
 	t->arrival = arrival;
 	t->group = -1;
+	t->party = -1;
+	t->attr = -1;
 }
 
 /* Sort doubles ascending. */
@@ -1202,7 +1204,7 @@ test_cluster_groups(void)
 void
 test_window_rematch(void)
 {
-	static const MMMetPair met[] = {{1, 2}};
+	static const MMMetPair met[] = {{1, 2, 0}};
 	MMConfig	cfg = window_cfg(2, 100.0, 0.2, 0.0, 1.0, 0.2, 0, MM_TIMEOUT_BOTS);
 	/* the rematch is 0.02 apart, plus the penalty; windows are 0.2 */
 	static const double penalties[] = {0.0, 0.1, 0.17, 0.19, INFINITY};

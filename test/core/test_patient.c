@@ -57,6 +57,8 @@ pq_arrive_and_step(PatientQueue *q, const char *types, int first_id, double now)
 		t->rating = types[i] == 'H' ? 1.0 : 0.0;
 		t->arrival = first_id + i;
 		t->group = -1;
+		t->party = -1;
+		t->attr = -1;
 	}
 	return mm_step(&q->cfg, &q->pool, now, &q->res);
 }
@@ -180,7 +182,7 @@ test_patient_burst(void)
 	static int	teams[N];
 	static int	expired[N];
 	MMConfig	cfg;
-	MMPool		pool = {tickets, N, NULL, 0, 0, 0, 0, NULL, 0};
+	MMPool		pool = {tickets, N, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0};
 	MMResult	res = {matches, 0, members, teams, expired, 0};
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -195,6 +197,8 @@ test_patient_burst(void)
 		tickets[i].rating = (i % 3 == 0) ? 1.0 : 0.0;
 		tickets[i].arrival = 0.0;
 		tickets[i].group = -1;
+		tickets[i].party = -1;
+		tickets[i].attr = -1;
 	}
 	CHECK_INT(mm_step(&cfg, &pool, 1.0, &res), MM_OK);
 	CHECK(res.nmatches >= N / 4 - 2);
@@ -213,12 +217,12 @@ void
 test_step_bounds(void)
 {
 	MMConfig	cfg;
-	MMTicket	t = {1, 0.5, -1e308, -1};
+	MMTicket	t = {1, 0.5, -1e308, -1, -1, -1};
 	MMMatch		m[1];
 	int			members[1];
 	int			teams[1];
 	int			expired[1];
-	MMPool		pool = {&t, 1, NULL, 0, 0, 0, 0, NULL, 0};
+	MMPool		pool = {&t, 1, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0};
 	MMResult	res = {m, 0, members, teams, expired, 0};
 
 	memset(&cfg, 0, sizeof(cfg));
