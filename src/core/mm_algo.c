@@ -8,7 +8,8 @@
  * Every algorithm only decides: it appends matches (members, nmembers,
  * bots) and expiries to the result.  mm_step then finishes each match the
  * same way: its members are listed in pool (arrival) order, split into
- * teams and costed.  doc/algorithms.md states the rules in prose.
+ * teams and costed.  optimize (mm_optimize.c) chooses the teams itself,
+ * so its split is kept.  doc/algorithms.md states the rules in prose.
  */
 #include "mm_internal.h"
 
@@ -602,16 +603,24 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 		int		   *mem = res->members + m->first;
 		MMStatus	st;
 
-		if (m->nmembers <= 16)
+		int		   *tm = res->teams + m->first;
+
+		/* optimize chose the teams: they move with their members (k <= 12) */
+		if (m->nmembers <= 16 || cfg->algorithm == MM_ALGO_OPTIMIZE)
 		{
 			for (int i = 1; i < m->nmembers; i++)
 			{
 				int			v = mem[i];
+				int			tv = tm[i];
 				int			p = i;
 
 				for (; p > 0 && mem[p - 1] > v; p--)
+				{
 					mem[p] = mem[p - 1];
+					tm[p] = tm[p - 1];
+				}
 				mem[p] = v;
+				tm[p] = tv;
 			}
 		}
 		else
@@ -625,9 +634,12 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 			ratings[i] = t->rating;
 			waits[i] = w > 0 ? w : 0.0;
 		}
-		st = mm_split_teams(cfg, m->nmembers, ratings, res->teams + m->first);
-		if (st != MM_OK)
-			return st;
+		if (cfg->algorithm != MM_ALGO_OPTIMIZE)
+		{
+			st = mm_split_teams(cfg, m->nmembers, ratings, tm);
+			if (st != MM_OK)
+				return st;
+		}
 		st = mm_game_cost(k, m->nmembers, 1, ratings, NULL, waits,
 						  cfg->max_wait, &m->cost);
 		if (st != MM_OK)
@@ -677,6 +689,7 @@ MMStatus
 mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 {
 	MMStatus	st;
+	double		prev;
 
 	if (result != NULL)
 	{
@@ -689,6 +702,7 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	st = check_pool(pool, result, now);
 	if (st != MM_OK)
 		return st;
+	prev = pool->stepped_at;
 	pool->stepped_at = now;
 	if (pool->ntickets == 0)
 	{
@@ -717,6 +731,9 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 		case MM_ALGO_CLUSTER:
 			st = mm_cluster_step(cfg, pool, now, result);
 			break;
+		case MM_ALGO_OPTIMIZE:
+			st = mm_optimize_step(cfg, pool, prev, now, result);
+			break;
 		default:
 			st = MM_ERR_ARGUMENT;
 			break;
@@ -744,7 +761,8 @@ mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 	if (cfg == NULL || pool == NULL || pool->ntickets <= 0 ||
 		pool->tickets == NULL)
 		return INFINITY;
-	if (cfg->algorithm == MM_ALGO_WINDOW || cfg->algorithm == MM_ALGO_CLUSTER)
+	if (cfg->algorithm == MM_ALGO_WINDOW || cfg->algorithm == MM_ALGO_CLUSTER ||
+		cfg->algorithm == MM_ALGO_OPTIMIZE)
 	{
 		double		t = pool->tickets[0].arrival + cfg->max_wait;
 		double		w = INFINITY;

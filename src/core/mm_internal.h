@@ -43,6 +43,25 @@ extern MMStatus mm_cluster_step(const MMConfig *cfg, const MMPool *pool,
 extern double mm_recheck_count(const MMConfig *cfg, const MMPool *pool,
 							   double arrival, double now);
 extern double mm_recheck_next(const MMConfig *cfg, const MMPool *pool);
+/* The last grid instant at or before t. */
+extern double mm_recheck_last(const MMConfig *cfg, const MMPool *pool, double t);
+
+/*
+ * Decide one optimize step (mm_optimize.c): prev is the time of the
+ * pool's previous step.  A round is held when a ticket has timed out, or
+ * when a recheck instant lies in (prev, now] at which k tickets waited.
+ */
+extern MMStatus mm_optimize_step(const MMConfig *cfg, const MMPool *pool,
+								 double prev, double now, MMResult *result);
+
+/*
+ * mm_optimize_round with every climb (the first start's and each
+ * restart's) stopped after max_swaps improving swaps (< 0: no limit, 0:
+ * the starts as they are).  For the benchmark.
+ */
+extern MMStatus mm_optimize_search(const MMConfig *cfg, const MMPool *pool,
+								   double now, MMResult *res, double *score,
+								   int *climbs, int max_swaps);
 
 /*
  * Decide one difference_wait step (mm_diffwait.c).  Like the other

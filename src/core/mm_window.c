@@ -93,6 +93,13 @@ mm_recheck_next(const MMConfig *cfg, const MMPool *pool)
 	return t > pool->stepped_at ? t : INFINITY;
 }
 
+/* The last grid instant at or before t. */
+double
+mm_recheck_last(const MMConfig *cfg, const MMPool *pool, double t)
+{
+	return grid_index(cfg, pool, t) * cfg->recheck - pool->epoch;
+}
+
 /* A ticket's window at time now. */
 static double
 window_at(const MMConfig *cfg, const MMPool *pool, double arrival, double now)

@@ -1,0 +1,1281 @@
+/*
+ * mm_optimize.c
+ *		The optimize algorithm, after the Awesomenauts matchmaking write-up:
+ *		the waiting players are matched all at once in rounds, every match
+ *		is scored as a weighted average of several factors, and a search
+ *		looks for the match-up of best total score.
+ *
+ * A round works on units: a premade party (the waiting tickets sharing a
+ * party number) or a solo ticket; a unit is never split across matches or
+ * teams.  The search
+ *
+ *	1. starts from the units sorted by mean (capped) rating, placed
+ *	   first-fit into matches of exactly k players whose unit sizes pack
+ *	   exactly into the teams;
+ *	2. splits every match into teams by brute force (k <= 12), keeping the
+ *	   split of best match score;
+ *	3. climbs: it evaluates every swap of two units of equal size between
+ *	   two matches, or between a match and the units left unmatched,
+ *	   re-splitting the matches involved, and applies the swap that raises
+ *	   the total score most, until none does;
+ *	4. repeats 1-3 restarts more times from seeded shuffles of the units,
+ *	   while the wall-clock budget lasts, and keeps the best match-up:
+ *	   the most matches, then the highest round score.
+ *
+ * The climb keeps, for every pair of matches (and every match with the
+ * unmatched units), its best swap; a swap only changes two matches, so
+ * after it only the pairs that involve them are evaluated again.
+ *
+ * Scores depend only on the tickets, the ping table and the met pairs, and
+ * the shuffles on cfg->seed and the round's oldest ticket, so a round is
+ * reproducible as long as the budget does not cut its restarts short.
+ */
+#include "mm_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define KMAX		MM_OPTIMIZE_MAX_K
+
+/* A swap must raise the total by more than this, so the climb cannot cycle on rounding. */
+#define GAIN_EPS	1e-12
+
+/* ----------------------------------------------------------------
+ * Scoring one match
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * One match seen on its own: its players (at most KMAX), the unit each
+ * belongs to and the pair data, gathered once so that every team split
+ * tried is scored from these arrays alone.
+ */
+typedef struct Local
+{
+	int			n;
+	int			unit_of[KMAX];	/* local unit number of each player */
+	double		c[KMAX];		/* capped, stretched ratings */
+	double		ping[KMAX][KMAX];	/* ms, NAN when unknown */
+	signed char rel[KMAX][KMAX];	/* -1: did not meet, 0: opponents, 1: teammates */
+	double		spread;			/* the spread factor (split-independent) */
+	int			any_ping;		/* some pair of members has a known ping */
+	double		hosts;			/* the hosts factor (split-independent) */
+} Local;
+
+/* A rating capped to [skill_lo, skill_hi] and stretched to [0, 1]. */
+static double
+capped(const MMConfig *cfg, double r)
+{
+	if (r < cfg->skill_lo)
+		r = cfg->skill_lo;
+	if (r > cfg->skill_hi)
+		r = cfg->skill_hi;
+	return (r - cfg->skill_lo) / (cfg->skill_hi - cfg->skill_lo);
+}
+
+/* The ping between two tickets over their best common region; NAN when none is known to both. */
+static double
+pair_ping(const MMPool *pool, const MMTicket *a, const MMTicket *b)
+{
+	const float *pa;
+	const float *pb;
+	double		best = NAN;
+
+	if (pool->ping == NULL || pool->nregions <= 0 || a->attr < 0 || b->attr < 0)
+		return NAN;
+	pa = pool->ping + (size_t) a->attr * (size_t) pool->nregions;
+	pb = pool->ping + (size_t) b->attr * (size_t) pool->nregions;
+	for (int r = 0; r < pool->nregions; r++)
+	{
+		double		p;
+
+		if (isnan(pa[r]) || isnan(pb[r]))
+			continue;
+		p = (double) pa[r] + (double) pb[r];
+		if (isnan(best) || p < best)
+			best = p;
+	}
+	return best;
+}
+
+/* Order met pairs by (a, b). */
+static int
+met_cmp(const void *l, const void *r)
+{
+	const MMMetPair *x = l;
+	const MMMetPair *y = r;
+
+	if (x->a != y->a)
+		return (x->a > y->a) - (x->a < y->a);
+	return (x->b > y->b) - (x->b < y->b);
+}
+
+/* How two tickets met in their previous match: -1 not, 0 opponents, 1 teammates. */
+static int
+relation(const MMPool *pool, int64_t a, int64_t b)
+{
+	MMMetPair	key;
+	const MMMetPair *hit;
+
+	if (pool->met == NULL || pool->nmet <= 0)
+		return -1;
+	key.a = a < b ? a : b;
+	key.b = a < b ? b : a;
+	key.relation = 0;
+	hit = bsearch(&key, pool->met, pool->nmet, sizeof(MMMetPair), met_cmp);
+	if (hit == NULL)
+		return -1;
+	return hit->relation == 1 ? 1 : 0;
+}
+
+/* Gather the players idx[0 .. n) (with local unit numbers units[]) into L. */
+static void
+local_build(const MMConfig *cfg, const MMPool *pool, const int *idx,
+			const int *units, int n, Local *L)
+{
+	double		dsum = 0;
+	int			hosts = 0;
+
+	L->n = n;
+	L->any_ping = 0;
+	for (int i = 0; i < n; i++)
+	{
+		L->unit_of[i] = units[i];
+		L->c[i] = capped(cfg, pool->tickets[idx[i]].rating);
+		L->ping[i][i] = 0;
+		L->rel[i][i] = -1;
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+		{
+			const MMTicket *a = &pool->tickets[idx[i]];
+			const MMTicket *b = &pool->tickets[idx[j]];
+			double		p = pair_ping(pool, a, b);
+			int			r = relation(pool, a->id, b->id);
+
+			L->ping[i][j] = L->ping[j][i] = p;
+			if (!isnan(p))
+				L->any_ping = 1;
+			L->rel[i][j] = L->rel[j][i] = (signed char) r;
+			dsum += fabs(L->c[i] - L->c[j]);
+		}
+	L->spread = n >= 2 ? 1.0 - dsum / (n * (n - 1) / 2) : 1.0;
+	for (int i = 0; i < n; i++)
+	{
+		int			ok = 1;
+
+		for (int j = 0; j < n && ok; j++)
+			if (j != i && !(L->ping[i][j] <= cfg->host_ping))
+				ok = 0;			/* NAN (unknown) fails the test too */
+		hosts += ok;
+	}
+	L->hosts = (hosts < 2 ? hosts : 2) / 2.0;
+}
+
+/* Order ints descending. */
+static void
+sort_desc(int *v, int n)
+{
+	for (int i = 1; i < n; i++)
+	{
+		int			x = v[i];
+		int			p = i;
+
+		for (; p > 0 && v[p - 1] < x; p--)
+			v[p] = v[p - 1];
+		v[p] = x;
+	}
+}
+
+/*
+ * The score of L with player i on team team[i] (0-based): the weighted
+ * average of the factors that apply (doc/algorithms.md); 0 when the
+ * weights of those factors sum to 0.
+ */
+static double
+local_score(const MMConfig *cfg, const Local *L, const int *team)
+{
+	int			T = cfg->teams;
+	int			ts = cfg->team_size;
+	int			n = L->n;
+	double		wsum = 0;
+	double		ssum = 0;
+	double		tsum[KMAX];
+	int			tcnt[KMAX];
+
+	/* balance */
+	{
+		double		hi = -INFINITY;
+		double		lo = INFINITY;
+
+		for (int t = 0; t < T; t++)
+		{
+			tsum[t] = 0;
+			tcnt[t] = 0;
+		}
+		for (int i = 0; i < n; i++)
+		{
+			tsum[team[i]] += L->c[i];
+			tcnt[team[i]]++;
+		}
+		for (int t = 0; t < T; t++)
+			if (tcnt[t] > 0)
+			{
+				double		m = tsum[t] / tcnt[t];
+
+				hi = m > hi ? m : hi;
+				lo = m < lo ? m : lo;
+			}
+		wsum += cfg->w_balance;
+		ssum += cfg->w_balance * (hi >= lo ? 1.0 - (hi - lo) : 1.0);
+	}
+
+	/* spread */
+	wsum += cfg->w_spread;
+	ssum += cfg->w_spread * L->spread;
+
+	/* premades: the party sizes of each team, compared team against team */
+	if (cfg->w_premades > 0)
+	{
+		double		prem = 1.0;
+
+		if (ts > 1)
+		{
+			int			sizes[KMAX][KMAX];
+			double		acc = 0;
+			int			npairs = 0;
+
+			for (int t = 0; t < T; t++)
+			{
+				int			cnt[KMAX] = {0};
+				int			m = 0;
+
+				for (int i = 0; i < n; i++)
+					if (team[i] == t)
+						cnt[L->unit_of[i]]++;
+				for (int u = 0; u < KMAX; u++)
+					if (cnt[u] > 0)
+						sizes[t][m++] = cnt[u];
+				for (; m < KMAX; m++)
+					sizes[t][m] = 0;
+				sort_desc(sizes[t], KMAX);
+			}
+			for (int a = 0; a < T; a++)
+				for (int b = a + 1; b < T; b++)
+				{
+					int			l1 = 0;
+					double		s;
+
+					for (int x = 0; x < ts; x++)
+						l1 += abs(sizes[a][x] - sizes[b][x]);
+					s = 1.0 - (double) l1 / (2.0 * (ts - 1));
+					acc += s < 0 ? 0 : s;
+					npairs++;
+				}
+			prem = npairs > 0 ? acc / npairs : 1.0;
+		}
+		wsum += cfg->w_premades;
+		ssum += cfg->w_premades * prem;
+	}
+
+	/* ping with opponents, and opponent variation: one pass over the pairs */
+	{
+		double		psum = 0;
+		int			pcnt = 0;
+		double		vsum = 0;
+
+		for (int i = 0; i < n; i++)
+			for (int j = i + 1; j < n; j++)
+			{
+				int			same = team[i] == team[j];
+
+				if (!same && !isnan(L->ping[i][j]))
+				{
+					double		s = 1.0 - L->ping[i][j] / cfg->ping_max;
+
+					psum += s < 0 ? 0 : (s > 1 ? 1 : s);
+					pcnt++;
+				}
+				if (L->rel[i][j] >= 0)
+					vsum += (L->rel[i][j] == 1) == same ? 1.0 : 0.5;
+			}
+		if (pcnt > 0)
+		{
+			wsum += cfg->w_ping;
+			ssum += cfg->w_ping * psum / pcnt;
+		}
+		if (n >= 2)
+		{
+			wsum += cfg->w_variation;
+			ssum += cfg->w_variation * (1.0 - vsum / (n * (n - 1) / 2));
+		}
+	}
+
+	/* hosts */
+	if (L->any_ping)
+	{
+		wsum += cfg->w_hosts;
+		ssum += cfg->w_hosts * L->hosts;
+	}
+	return wsum > 0 ? ssum / wsum : 0.0;
+}
+
+/* See mm_core.h. */
+double
+mm_optimize_match_score(const MMConfig *cfg, const MMPool *pool,
+						const int *members, const int *teams, int n)
+{
+	Local		L;
+	int			units[KMAX];
+	int			team[KMAX];
+	int			cnt[KMAX] = {0};
+
+	if (mm_config_check(cfg) != MM_OK || cfg->algorithm != MM_ALGO_OPTIMIZE ||
+		pool == NULL || pool->tickets == NULL || members == NULL ||
+		teams == NULL || n < 1 || n > KMAX)
+		return NAN;
+	for (int i = 0; i < n; i++)
+	{
+		const MMTicket *t;
+
+		if (members[i] < 0 || members[i] >= pool->ntickets ||
+			teams[i] < 1 || teams[i] > cfg->teams ||
+			++cnt[teams[i] - 1] > cfg->team_size)
+			return NAN;
+		t = &pool->tickets[members[i]];
+		if (!(t->rating >= 0 && t->rating <= 1))
+			return NAN;
+		team[i] = teams[i] - 1;
+		/* players of one party (or the same ticket twice) share a unit */
+		units[i] = i;
+		for (int j = 0; j < i; j++)
+			if (members[j] == members[i] ||
+				(t->party >= 0 && pool->tickets[members[j]].party == t->party))
+			{
+				units[i] = units[j];
+				break;
+			}
+	}
+	local_build(cfg, pool, members, units, n, &L);
+	return local_score(cfg, &L, team);
+}
+
+/* ----------------------------------------------------------------
+ * Team split by brute force
+ * ----------------------------------------------------------------
+ */
+
+/* The search over the assignments of a match's units to teams. */
+typedef struct Split
+{
+	const MMConfig *cfg;
+	const Local *L;
+	int			nunits;
+	int			order[KMAX];	/* units, largest first */
+	int			size[KMAX];		/* per unit */
+	int			fill[KMAX];		/* per team */
+	int			team_of[KMAX];	/* per unit, during the search */
+	int			best_team[KMAX];	/* per unit */
+	double		best;
+} Split;
+
+static void
+split_rec(Split *S, int d, int opened)
+{
+	if (d == S->nunits)
+	{
+		int			team[KMAX];
+		double		s;
+
+		for (int i = 0; i < S->L->n; i++)
+			team[i] = S->team_of[S->L->unit_of[i]];
+		s = local_score(S->cfg, S->L, team);
+		if (s > S->best)
+		{
+			S->best = s;
+			memcpy(S->best_team, S->team_of, sizeof(int) * (size_t) S->nunits);
+		}
+		return;
+	}
+	/* teams are interchangeable: a unit opens at most the first empty team */
+	for (int t = 0; t < S->cfg->teams && t <= opened; t++)
+	{
+		int			u = S->order[d];
+
+		if (S->fill[t] + S->size[u] > S->cfg->team_size)
+			continue;
+		S->fill[t] += S->size[u];
+		S->team_of[u] = t;
+		split_rec(S, d + 1, t == opened ? opened + 1 : opened);
+		S->fill[t] -= S->size[u];
+	}
+}
+
+/*
+ * The best split of L, whose players belong to nunits local units of the
+ * given sizes: the score, and each unit's team in team_of (0-based).
+ * -INFINITY when the units do not pack into the teams.
+ */
+static double
+best_split(const MMConfig *cfg, const Local *L, int nunits, const int *size,
+		   int *team_of)
+{
+	Split		S;
+
+	S.cfg = cfg;
+	S.L = L;
+	S.nunits = nunits;
+	S.best = -INFINITY;
+	for (int u = 0; u < nunits; u++)
+	{
+		int			p = u;
+
+		S.size[u] = size[u];
+		/* stable: largest first, then local order */
+		for (; p > 0 && size[S.order[p - 1]] < size[u]; p--)
+			S.order[p] = S.order[p - 1];
+		S.order[p] = u;
+	}
+	for (int t = 0; t < cfg->teams; t++)
+		S.fill[t] = 0;
+	split_rec(&S, 0, 0);
+	if (S.best > -INFINITY)
+		memcpy(team_of, S.best_team, sizeof(int) * (size_t) nunits);
+	return S.best;
+}
+
+/* Whether units of the n given sizes pack into teams of team_size (partly filled is fine). */
+static int
+packs_rec(const MMConfig *cfg, const int *sizes, int n, int *fill, int d, int opened)
+{
+	if (d == n)
+		return 1;
+	for (int t = 0; t < cfg->teams && t <= opened; t++)
+	{
+		if (fill[t] + sizes[d] > cfg->team_size)
+			continue;
+		fill[t] += sizes[d];
+		if (packs_rec(cfg, sizes, n, fill, d + 1, t == opened ? opened + 1 : opened))
+		{
+			fill[t] -= sizes[d];
+			return 1;
+		}
+		fill[t] -= sizes[d];
+	}
+	return 0;
+}
+
+static int
+packs(const MMConfig *cfg, const int *sizes, int n)
+{
+	int			s[KMAX];
+	int			fill[KMAX] = {0};
+
+	memcpy(s, sizes, sizeof(int) * (size_t) n);
+	sort_desc(s, n);
+	return packs_rec(cfg, s, n, fill, 0, 0);
+}
+
+/* ----------------------------------------------------------------
+ * The round's search
+ * ----------------------------------------------------------------
+ */
+
+/* A unit: a party's waiting tickets or one solo ticket. */
+typedef struct Unit
+{
+	int			first;			/* its tickets: Round.umem[first .. first + size) */
+	int			size;
+	double		key;			/* mean capped rating */
+} Unit;
+
+/* A match-up: matches of units, and the units left unmatched. */
+typedef struct Layout
+{
+	int			nm;
+	int		   *units;			/* nm * KMAX: the units of match m from m * KMAX */
+	int		   *nunits;			/* per match */
+	int		   *team;			/* nm * KMAX: each unit's team (0-based) */
+	double	   *score;			/* per match */
+	int		   *bench;			/* unmatched units */
+	int			nbench;
+} Layout;
+
+/* A pair's (or a match and the bench's) best swap. */
+typedef struct Swap
+{
+	double		gain;
+	int			i;				/* slot in the first match */
+	int			j;				/* slot in the second match, or bench entry */
+} Swap;
+
+typedef struct Round
+{
+	const MMConfig *cfg;
+	const MMPool *pool;
+	int			k;
+	int			nunits;			/* placeable units (size <= team_size) */
+	Unit	   *unit;
+	int		   *umem;			/* tickets, unit by unit */
+	int			maxm;			/* room for matches */
+	Layout		cur;
+	Layout		best;
+	int			have_best;
+	double		best_total;
+	Swap	   *pair;			/* maxm * maxm, entry [a * maxm + b] for a < b */
+	Swap	   *benchswap;		/* per match */
+	int		   *order;			/* units in start order */
+	/* first-fit scratch */
+	int		   *open_units;		/* maxopen * KMAX */
+	int		   *open_n;
+	int		   *open_fill;
+	int			climbs;
+	int			max_swaps;
+	struct timespec started;
+	uint64_t	rng;
+} Round;
+
+/* Milliseconds since the round started. */
+static double
+elapsed_ms(const Round *R)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - R->started.tv_sec) * 1e3 +
+		(now.tv_nsec - R->started.tv_nsec) / 1e6;
+}
+
+/* splitmix64: the next 64 bits of the round's generator. */
+static uint64_t
+rng_next(uint64_t *s)
+{
+	uint64_t	z = (*s += 0x9E3779B97F4A7C15ULL);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * Score the match made of the given units (nu of them) at its best split:
+ * returns the score and writes each unit's team.
+ */
+static double
+score_units(const Round *R, const int *units, int nu, int *team_of)
+{
+	int			idx[KMAX] = {0};
+	int			lu[KMAX] = {0};
+	int			size[KMAX];
+	int			n = 0;
+	Local		L;
+
+	for (int u = 0; u < nu; u++)
+	{
+		const Unit *U = &R->unit[units[u]];
+
+		size[u] = U->size;
+		for (int x = 0; x < U->size; x++)
+		{
+			idx[n] = R->umem[U->first + x];
+			lu[n] = u;
+			n++;
+		}
+	}
+	local_build(R->cfg, R->pool, idx, lu, n, &L);
+	return best_split(R->cfg, &L, nu, size, team_of);
+}
+
+/* The best swap between matches a and b of the current layout. */
+static Swap
+eval_pair(const Round *R, int a, int b)
+{
+	const Layout *Y = &R->cur;
+	int		   *ua = Y->units + (size_t) a * KMAX;
+	int		   *ub = Y->units + (size_t) b * KMAX;
+	int			na = Y->nunits[a];
+	int			nb = Y->nunits[b];
+	double		base = Y->score[a] + Y->score[b];
+	Swap		best = {0, -1, -1};
+	int			ta[KMAX];
+	int			tb[KMAX];
+	int			A[KMAX];
+	int			B[KMAX];
+
+	memcpy(A, ua, sizeof(int) * (size_t) na);
+	memcpy(B, ub, sizeof(int) * (size_t) nb);
+	for (int i = 0; i < na; i++)
+		for (int j = 0; j < nb; j++)
+		{
+			double		g;
+
+			if (R->unit[ua[i]].size != R->unit[ub[j]].size)
+				continue;
+			A[i] = ub[j];
+			B[j] = ua[i];
+			g = score_units(R, A, na, ta) + score_units(R, B, nb, tb) - base;
+			A[i] = ua[i];
+			B[j] = ub[j];
+			if (g > best.gain + GAIN_EPS)
+			{
+				best.gain = g;
+				best.i = i;
+				best.j = j;
+			}
+		}
+	return best;
+}
+
+/* The best swap between match a and the unmatched units. */
+static Swap
+eval_bench(const Round *R, int a)
+{
+	const Layout *Y = &R->cur;
+	int		   *ua = Y->units + (size_t) a * KMAX;
+	int			na = Y->nunits[a];
+	Swap		best = {0, -1, -1};
+	int			ta[KMAX];
+	int			A[KMAX];
+
+	memcpy(A, ua, sizeof(int) * (size_t) na);
+	for (int i = 0; i < na; i++)
+		for (int j = 0; j < Y->nbench; j++)
+		{
+			double		g;
+
+			if (R->unit[ua[i]].size != R->unit[Y->bench[j]].size)
+				continue;
+			A[i] = Y->bench[j];
+			g = score_units(R, A, na, ta) - Y->score[a];
+			A[i] = ua[i];
+			if (g > best.gain + GAIN_EPS)
+			{
+				best.gain = g;
+				best.i = i;
+				best.j = j;
+			}
+		}
+	return best;
+}
+
+/* Split match m of the current layout again and store its score. */
+static void
+rescore(Round *R, int m)
+{
+	Layout	   *Y = &R->cur;
+
+	Y->score[m] = score_units(R, Y->units + (size_t) m * KMAX, Y->nunits[m],
+							  Y->team + (size_t) m * KMAX);
+}
+
+/*
+ * Hill climbing on the current layout: apply the best improving swap until
+ * none improves, max_swaps swaps were applied, or (limited) the budget is
+ * spent.
+ */
+static void
+climb(Round *R, int limited)
+{
+	Layout	   *Y = &R->cur;
+	int			nm = Y->nm;
+	int			swaps = 0;
+
+	for (int a = 0; a < nm; a++)
+	{
+		for (int b = a + 1; b < nm; b++)
+			R->pair[(size_t) a * R->maxm + b] = eval_pair(R, a, b);
+		R->benchswap[a] = eval_bench(R, a);
+	}
+	for (;;)
+	{
+		double		g = GAIN_EPS;
+		int			ba = -1;
+		int			bb = -1;	/* -1: with the bench */
+
+		if (R->max_swaps >= 0 && swaps >= R->max_swaps)
+			break;
+		if (limited && elapsed_ms(R) >= R->cfg->budget_ms)
+			break;
+		for (int a = 0; a < nm; a++)
+		{
+			for (int b = a + 1; b < nm; b++)
+			{
+				const Swap *s = &R->pair[(size_t) a * R->maxm + b];
+
+				if (s->i >= 0 && s->gain > g)
+				{
+					g = s->gain;
+					ba = a;
+					bb = b;
+				}
+			}
+			if (R->benchswap[a].i >= 0 && R->benchswap[a].gain > g)
+			{
+				g = R->benchswap[a].gain;
+				ba = a;
+				bb = -1;
+			}
+		}
+		if (ba < 0)
+			break;				/* a local optimum */
+
+		if (bb >= 0)
+		{
+			const Swap *s = &R->pair[(size_t) ba * R->maxm + bb];
+			int		   *ua = &Y->units[(size_t) ba * KMAX + s->i];
+			int		   *ub = &Y->units[(size_t) bb * KMAX + s->j];
+			int			t = *ua;
+
+			*ua = *ub;
+			*ub = t;
+			rescore(R, ba);
+			rescore(R, bb);
+			for (int m = 0; m < nm; m++)
+			{
+				if (m != ba)
+					R->pair[(size_t) (m < ba ? m : ba) * R->maxm + (m < ba ? ba : m)] =
+						eval_pair(R, m < ba ? m : ba, m < ba ? ba : m);
+				if (m != bb && m != ba)
+					R->pair[(size_t) (m < bb ? m : bb) * R->maxm + (m < bb ? bb : m)] =
+						eval_pair(R, m < bb ? m : bb, m < bb ? bb : m);
+			}
+			R->benchswap[ba] = eval_bench(R, ba);
+			R->benchswap[bb] = eval_bench(R, bb);
+		}
+		else
+		{
+			const Swap *s = &R->benchswap[ba];
+			int		   *ua = &Y->units[(size_t) ba * KMAX + s->i];
+			int			t = *ua;
+
+			*ua = Y->bench[s->j];
+			Y->bench[s->j] = t;
+			rescore(R, ba);
+			for (int m = 0; m < nm; m++)
+				if (m != ba)
+					R->pair[(size_t) (m < ba ? m : ba) * R->maxm + (m < ba ? ba : m)] =
+						eval_pair(R, m < ba ? m : ba, m < ba ? ba : m);
+			/* the bench changed: every match's bench swap */
+			for (int m = 0; m < nm; m++)
+				R->benchswap[m] = eval_bench(R, m);
+		}
+		swaps++;
+		R->climbs++;
+	}
+}
+
+/*
+ * A start: the units in R->order placed first-fit into matches of k
+ * players that pack exactly into the teams; every match split at its
+ * best; the units of matches left incomplete go to the bench.
+ */
+static void
+start(Round *R)
+{
+	Layout	   *Y = &R->cur;
+	int			nopen = 0;
+	int			k = R->k;
+
+	Y->nm = 0;
+	Y->nbench = 0;
+	for (int o = 0; o < R->nunits; o++)
+	{
+		int			u = R->order[o];
+		int			s = R->unit[u].size;
+		int			placed = -1;
+
+		for (int m = 0; m < nopen && placed < 0; m++)
+		{
+			int			sizes[KMAX];
+			int		   *mu = R->open_units + (size_t) m * KMAX;
+
+			if (R->open_fill[m] + s > k)
+				continue;
+			for (int x = 0; x < R->open_n[m]; x++)
+				sizes[x] = R->unit[mu[x]].size;
+			sizes[R->open_n[m]] = s;
+			if (packs(R->cfg, sizes, R->open_n[m] + 1))
+				placed = m;
+		}
+		if (placed < 0)
+		{
+			placed = nopen++;
+			R->open_n[placed] = 0;
+			R->open_fill[placed] = 0;
+		}
+		R->open_units[(size_t) placed * KMAX + R->open_n[placed]++] = u;
+		R->open_fill[placed] += s;
+		if (R->open_fill[placed] == k)
+		{
+			/* full: it becomes a match; the last open match takes its place */
+			int			m = Y->nm++;
+
+			Y->nunits[m] = R->open_n[placed];
+			memcpy(Y->units + (size_t) m * KMAX,
+				   R->open_units + (size_t) placed * KMAX,
+				   sizeof(int) * (size_t) R->open_n[placed]);
+			nopen--;
+			if (placed != nopen)
+			{
+				/* keep the open matches in creation order */
+				memmove(R->open_units + (size_t) placed * KMAX,
+						R->open_units + (size_t) (placed + 1) * KMAX,
+						sizeof(int) * (size_t) (nopen - placed) * KMAX);
+				memmove(R->open_n + placed, R->open_n + placed + 1,
+						sizeof(int) * (size_t) (nopen - placed));
+				memmove(R->open_fill + placed, R->open_fill + placed + 1,
+						sizeof(int) * (size_t) (nopen - placed));
+			}
+		}
+	}
+	for (int m = 0; m < nopen; m++)
+		for (int x = 0; x < R->open_n[m]; x++)
+			Y->bench[Y->nbench++] = R->open_units[(size_t) m * KMAX + x];
+	for (int m = 0; m < Y->nm; m++)
+		rescore(R, m);
+}
+
+/* The current layout's total score (the sum of its match scores). */
+static double
+total(const Layout *Y)
+{
+	double		s = 0;
+
+	for (int m = 0; m < Y->nm; m++)
+		s += Y->score[m];
+	return s;
+}
+
+/* Copy a layout (both have room for maxm matches and nunits bench units). */
+static void
+layout_copy(Layout *dst, const Layout *src)
+{
+	dst->nm = src->nm;
+	memcpy(dst->units, src->units, sizeof(int) * (size_t) src->nm * KMAX);
+	memcpy(dst->nunits, src->nunits, sizeof(int) * (size_t) src->nm);
+	memcpy(dst->team, src->team, sizeof(int) * (size_t) src->nm * KMAX);
+	memcpy(dst->score, src->score, sizeof(double) * (size_t) src->nm);
+	dst->nbench = src->nbench;
+	memcpy(dst->bench, src->bench, sizeof(int) * (size_t) src->nbench);
+}
+
+/* Keep the current layout when it beats the best: more matches, then a higher score. */
+static void
+keep_best(Round *R)
+{
+	double		t = total(&R->cur);
+	int			better;
+
+	if (!R->have_best)
+		better = 1;
+	else if (R->cur.nm != R->best.nm)
+		better = R->cur.nm > R->best.nm;
+	else
+		better = R->cur.nm > 0 && t / R->cur.nm > R->best_total / R->best.nm + GAIN_EPS;
+	if (better)
+	{
+		layout_copy(&R->best, &R->cur);
+		R->best_total = t;
+		R->have_best = 1;
+	}
+}
+
+/* Order units by key, then by their first ticket (arrival order). */
+static int
+unit_key_cmp(const void *l, const void *r, const Unit *unit)
+{
+	const Unit *x = &unit[*(const int *) l];
+	const Unit *y = &unit[*(const int *) r];
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->first > y->first) - (x->first < y->first);
+}
+
+/*
+ * Sort unit numbers by key (a shell sort: qsort cannot pass the units to
+ * its comparison in C99; the order is total, so the result is unique).
+ */
+static void
+sort_units(int *order, int n, const Unit *unit)
+{
+	for (int gap = n / 2; gap > 0; gap = gap == 2 ? 1 : gap * 5 / 11)
+		for (int i = gap; i < n; i++)
+		{
+			int			v = order[i];
+			int			p = i;
+
+			for (; p >= gap && unit_key_cmp(&order[p - gap], &v, unit) > 0; p -= gap)
+				order[p] = order[p - gap];
+			order[p] = v;
+		}
+}
+
+/* Check the optimize-specific ticket and pool fields. */
+static MMStatus
+check_optimize_pool(const MMPool *pool)
+{
+	int			has_ping = pool->ping != NULL && pool->nregions > 0;
+
+	if (pool->nregions < 0 || pool->nmet < 0)
+		return MM_ERR_ARGUMENT;
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		const MMTicket *t = &pool->tickets[i];
+
+		if (t->party < -1 || t->attr < -1)
+			return MM_ERR_ARGUMENT;
+		if (has_ping && t->attr >= 0)
+			for (int r = 0; r < pool->nregions; r++)
+			{
+				float		p = pool->ping[(size_t) t->attr * (size_t) pool->nregions + r];
+
+				if (!isnan(p) && !(p >= 0 && p <= 1e9f))
+					return MM_ERR_ARGUMENT;
+			}
+	}
+	return MM_OK;
+}
+
+/* Order ticket indices by (party, index), to gather the parties. */
+typedef struct PartyIndex
+{
+	int32_t		party;
+	int			idx;
+} PartyIndex;
+
+static int
+party_cmp(const void *l, const void *r)
+{
+	const PartyIndex *x = l;
+	const PartyIndex *y = r;
+
+	if (x->party != y->party)
+		return (x->party > y->party) - (x->party < y->party);
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/*
+ * Write the best layout's matches to res: members in pool order, teams
+ * numbered by first appearance (the oldest member's team is 1).
+ */
+static void
+write_matches(const Round *R, MMResult *res, int *matched)
+{
+	const Layout *Y = &R->best;
+
+	for (int m = 0; m < Y->nm; m++)
+	{
+		int			idx[KMAX];
+		int			tm[KMAX];
+		int			map[KMAX];
+		int			n = 0;
+		int			next = 1;
+		int			first;
+
+		for (int x = 0; x < Y->nunits[m]; x++)
+		{
+			const Unit *U = &R->unit[Y->units[(size_t) m * KMAX + x]];
+
+			for (int y = 0; y < U->size; y++)
+			{
+				int			v = R->umem[U->first + y];
+				int			t = Y->team[(size_t) m * KMAX + x];
+				int			p = n++;
+
+				for (; p > 0 && idx[p - 1] > v; p--)
+				{
+					idx[p] = idx[p - 1];
+					tm[p] = tm[p - 1];
+				}
+				idx[p] = v;
+				tm[p] = t;
+				matched[v] = 1;
+			}
+		}
+		for (int t = 0; t < KMAX; t++)
+			map[t] = 0;
+		first = res->nmatches == 0 ? 0 :
+			res->matches[res->nmatches - 1].first + res->matches[res->nmatches - 1].nmembers;
+		mm_add_match(res, idx, n, R->k);
+		for (int i = 0; i < n; i++)
+		{
+			if (map[tm[i]] == 0)
+				map[tm[i]] = next++;
+			res->teams[first + i] = map[tm[i]];
+		}
+	}
+}
+
+/* See mm_internal.h. */
+MMStatus
+mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
+				   MMResult *res, double *score, int *climbs, int max_swaps)
+{
+	int			n;
+	int			k;
+	int			maxm;
+	int			nall = 0;		/* every unit, placeable or not */
+	Round		R;
+	PartyIndex *pi = NULL;
+	Unit	   *allunits = NULL;
+	int		   *matched = NULL;
+	int		   *placeable;		/* the placeable units in a fixed order, for the shuffles */
+	void	   *block = NULL;
+	MMStatus	st = MM_OK;
+
+	if (score != NULL)
+		*score = 0;
+	if (climbs != NULL)
+		*climbs = 0;
+	if (mm_config_check(cfg) != MM_OK || cfg->algorithm != MM_ALGO_OPTIMIZE ||
+		pool == NULL || res == NULL || !isfinite(now) || pool->ntickets < 0)
+		return MM_ERR_ARGUMENT;
+	n = pool->ntickets;
+	if (n == 0)
+		return MM_OK;
+	if (pool->tickets == NULL || res->matches == NULL || res->members == NULL ||
+		res->teams == NULL || res->expired == NULL)
+		return MM_ERR_ARGUMENT;
+	for (int i = 0; i < n; i++)
+	{
+		const MMTicket *t = &pool->tickets[i];
+
+		if (!isfinite(t->arrival) || !(t->rating >= 0.0 && t->rating <= 1.0))
+			return MM_ERR_ARGUMENT;
+	}
+	st = check_optimize_pool(pool);
+	if (st != MM_OK)
+		return st;
+	k = mm_config_k(cfg);
+	maxm = n / k + 1;
+
+	memset(&R, 0, sizeof(R));
+	R.cfg = cfg;
+	R.pool = pool;
+	R.k = k;
+	R.maxm = maxm;
+	R.max_swaps = max_swaps;
+	clock_gettime(CLOCK_MONOTONIC, &R.started);
+
+	/* units: parties gathered by number, solos alone; in order of their oldest ticket */
+	pi = malloc(sizeof(PartyIndex) * (size_t) n);
+	allunits = malloc(sizeof(Unit) * (size_t) n);
+	matched = calloc((size_t) n, sizeof(int));
+	{
+		size_t		ints = (size_t) n * (7 + KMAX) + (size_t) maxm * (4 * KMAX + 2);
+
+		block = malloc(sizeof(int) * ints +
+					   sizeof(double) * (size_t) maxm * 2 +
+					   sizeof(Swap) * ((size_t) maxm * maxm + maxm));
+	}
+	if (pi == NULL || allunits == NULL || matched == NULL || block == NULL)
+	{
+		st = MM_ERR_NOMEM;
+		goto done;
+	}
+	{
+		char	   *p = block;
+
+#define TAKE(ptr, type, count) \
+	do { (ptr) = (type *) p; p += sizeof(type) * (size_t) (count); } while (0)
+		TAKE(R.pair, Swap, (size_t) maxm * maxm);
+		TAKE(R.benchswap, Swap, maxm);
+		TAKE(R.cur.score, double, maxm);
+		TAKE(R.best.score, double, maxm);
+		TAKE(R.umem, int, n);
+		TAKE(R.order, int, n);
+		TAKE(R.cur.units, int, (size_t) maxm * KMAX);
+		TAKE(R.cur.team, int, (size_t) maxm * KMAX);
+		TAKE(R.cur.nunits, int, maxm);
+		TAKE(R.cur.bench, int, n);
+		TAKE(R.best.units, int, (size_t) maxm * KMAX);
+		TAKE(R.best.team, int, (size_t) maxm * KMAX);
+		TAKE(R.best.nunits, int, maxm);
+		TAKE(R.best.bench, int, n);
+		/* first-fit: at most one open match per unit */
+		TAKE(R.open_units, int, (size_t) n * KMAX);
+		TAKE(R.open_n, int, n);
+		TAKE(R.open_fill, int, n);
+		TAKE(placeable, int, n);
+#undef TAKE
+	}
+
+	for (int i = 0; i < n; i++)
+	{
+		pi[i].party = pool->tickets[i].party < 0 ? -1 : pool->tickets[i].party;
+		pi[i].idx = i;
+	}
+	qsort(pi, n, sizeof(PartyIndex), party_cmp);
+	{
+		/* placeable units first in umem; units too big to place are kept apart */
+		int			w = 0;
+
+		for (int b = 0; b < n;)
+		{
+			int			e = b + 1;
+
+			if (pi[b].party >= 0)
+				while (e < n && pi[e].party == pi[b].party)
+					e++;
+			allunits[nall].first = b;
+			allunits[nall].size = e - b;
+			nall++;
+			b = e;
+		}
+		R.unit = allunits;
+		/* R.umem lists the tickets of every unit; pi is in unit order */
+		for (int i = 0; i < n; i++)
+			R.umem[i] = pi[i].idx;
+		/* only units that fit in a team take part in the search */
+		for (int u = 0; u < nall; u++)
+			if (allunits[u].size <= cfg->team_size)
+				R.order[w++] = u;
+		R.nunits = w;
+	}
+	free(pi);
+	pi = NULL;
+	for (int u = 0; u < nall; u++)
+	{
+		double		s = 0;
+
+		for (int x = 0; x < allunits[u].size; x++)
+			s += capped(cfg, pool->tickets[R.umem[allunits[u].first + x]].rating);
+		allunits[u].key = s / allunits[u].size;
+	}
+
+	/* the layouts refer to units by their number in allunits */
+	{
+		int			np = R.nunits;
+
+		memcpy(placeable, R.order, sizeof(int) * (size_t) np);
+		/* the first start: by mean capped rating */
+		sort_units(R.order, np, allunits);
+		start(&R);
+		climb(&R, 0);
+		keep_best(&R);
+
+		if (np > 0)
+		{
+			uint64_t	oldest = (uint64_t) pool->tickets[0].id;
+
+			R.rng = cfg->seed ^ (oldest * 0xD1B54A32D192ED03ULL);
+			(void) rng_next(&R.rng);
+		}
+		for (int r = 0; r < cfg->restarts && np > 0; r++)
+		{
+			if (elapsed_ms(&R) >= cfg->budget_ms)
+				break;
+			/* a shuffle of the placeable units, from a fixed base order */
+			memcpy(R.order, placeable, sizeof(int) * (size_t) np);
+			for (int i = np - 1; i > 0; i--)
+			{
+				int			j = (int) (rng_next(&R.rng) % (uint64_t) (i + 1));
+				int			t = R.order[i];
+
+				R.order[i] = R.order[j];
+				R.order[j] = t;
+			}
+			start(&R);
+			climb(&R, 1);
+			keep_best(&R);
+		}
+	}
+
+	write_matches(&R, res, matched);
+	if (score != NULL)
+		*score = R.best.nm > 0 ? R.best_total / R.best.nm : 0.0;
+	if (climbs != NULL)
+		*climbs = R.climbs;
+
+	/*
+	 * Timed-out units left over, oldest first: a unit times out with its
+	 * oldest ticket.  With bots it plays alone (one team) completed with
+	 * computer players; with expire, or when it is a party too big for a
+	 * team, all its tickets expire.
+	 */
+	{
+		int		   *first_of = R.order;	/* reuse: unit number by its oldest ticket */
+
+		for (int i = 0; i < n; i++)
+			first_of[i] = -1;
+		for (int u = 0; u < nall; u++)
+		{
+			int			oldest = R.umem[allunits[u].first];
+
+			/* umem is in index order within a unit, so its first is its oldest */
+			first_of[oldest] = u;
+		}
+		for (int i = 0; i < n && mm_timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
+		{
+			int			u = first_of[i];
+			const Unit *U;
+
+			if (u < 0 || matched[i])
+				continue;
+			U = &allunits[u];
+			if (cfg->on_timeout == MM_TIMEOUT_BOTS && U->size <= cfg->team_size)
+			{
+				int			f = res->nmatches == 0 ? 0 :
+					res->matches[res->nmatches - 1].first + res->matches[res->nmatches - 1].nmembers;
+
+				mm_add_match(res, &R.umem[U->first], U->size, k);
+				for (int x = 0; x < U->size; x++)
+					res->teams[f + x] = 1;
+			}
+			else
+				for (int x = 0; x < U->size; x++)
+					res->expired[res->nexpired++] = R.umem[U->first + x];
+		}
+	}
+
+done:
+	free(pi);
+	free(allunits);
+	free(matched);
+	free(block);
+	return st;
+}
+
+/* See mm_core.h. */
+MMStatus
+mm_optimize_round(const MMConfig *cfg, const MMPool *pool, double now,
+				  MMResult *res, double *score, int *climbs)
+{
+	if (res != NULL)
+	{
+		res->nmatches = 0;
+		res->nexpired = 0;
+	}
+	return mm_optimize_search(cfg, pool, now, res, score, climbs, -1);
+}
+
+/* See mm_internal.h. */
+MMStatus
+mm_optimize_step(const MMConfig *cfg, const MMPool *pool, double prev,
+				 double now, MMResult *result)
+{
+	int			n = pool->ntickets;
+	int			due = 0;
+	MMStatus	st = check_optimize_pool(pool);
+
+	if (st != MM_OK)
+		return st;
+	if (mm_timed_out(&pool->tickets[0], now, cfg->max_wait))
+		due = 1;				/* the oldest: any timeout */
+	else if (n >= mm_config_k(cfg) && mm_recheck_count(cfg, pool, prev, now) >= 1)
+	{
+		/* the round of the last instant, if k tickets waited at it */
+		double		at = mm_recheck_last(cfg, pool, now);
+		int			waited = 0;
+
+		for (int i = 0; i < n && pool->tickets[i].arrival <= at; i++)
+			waited++;
+		due = waited >= mm_config_k(cfg);
+	}
+	if (!due)
+		return MM_OK;
+	return mm_optimize_search(cfg, pool, now, result, NULL, NULL, -1);
+}
