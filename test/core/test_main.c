@@ -56,6 +56,16 @@ static const MMTestCase tests[] = {
 	{"patient_config", test_patient_config},
 	{"patient_burst", test_patient_burst},
 	{"step_bounds", test_step_bounds},
+	{"optimize_score", test_optimize_score},
+	{"optimize_premades", test_optimize_premades},
+	{"optimize_regions", test_optimize_regions},
+	{"optimize_split", test_optimize_split},
+	{"optimize_variation", test_optimize_variation},
+	{"optimize_parties", test_optimize_parties},
+	{"optimize_timeout", test_optimize_timeout},
+	{"optimize_deterministic", test_optimize_deterministic},
+	{"optimize_config", test_optimize_config},
+	{"optimize_deadline", test_optimize_deadline},
 };
 
 int

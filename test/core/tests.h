@@ -59,4 +59,16 @@ extern void test_patient_config(void);
 extern void test_patient_burst(void);
 extern void test_step_bounds(void);
 
+/* test_optimize.c */
+extern void test_optimize_score(void);
+extern void test_optimize_premades(void);
+extern void test_optimize_regions(void);
+extern void test_optimize_split(void);
+extern void test_optimize_variation(void);
+extern void test_optimize_parties(void);
+extern void test_optimize_timeout(void);
+extern void test_optimize_deterministic(void);
+extern void test_optimize_config(void);
+extern void test_optimize_deadline(void);
+
 #endif							/* MM_TESTS_H */
