@@ -59,6 +59,7 @@ typedef struct Local
 	double		c[KMAX];		/* capped, stretched ratings */
 	double		ping[KMAX][KMAX];	/* ms, NAN when unknown */
 	signed char rel[KMAX][KMAX];	/* -1: did not meet, 0: opponents, 1: teammates */
+	int			solo;			/* every unit has one player (premades score 1) */
 	double		spread;			/* the spread factor (split-independent) */
 	int			any_ping;		/* some pair of members has a known ping */
 	double		hosts;			/* the hosts factor (split-independent) */
@@ -130,30 +131,63 @@ relation(const MMPool *pool, int64_t a, int64_t b)
 	return hit->relation == 1 ? 1 : 0;
 }
 
+/*
+ * The pairs' pings and relations of a round, computed once when the pool
+ * is small enough for an n x n table (a climb looks them up millions of
+ * times); NULL to compute them on the way.
+ */
+typedef struct PairTable
+{
+	int			n;
+	float	   *ping;			/* n * n */
+	signed char *rel;			/* n * n */
+} PairTable;
+
+/* Largest pool for which a round keeps a PairTable (5 bytes per pair). */
+#define PAIR_TABLE_MAX 2048
+
 /* Gather the players idx[0 .. n) (with local unit numbers units[]) into L. */
 static void
-local_build(const MMConfig *cfg, const MMPool *pool, const int *idx,
-			const int *units, int n, Local *L)
+local_build(const MMConfig *cfg, const MMPool *pool, const PairTable *pt,
+			const int *idx, const int *units, int n, Local *L)
 {
 	double		dsum = 0;
 	int			hosts = 0;
 
 	L->n = n;
 	L->any_ping = 0;
+	L->solo = 1;
 	for (int i = 0; i < n; i++)
 	{
 		L->unit_of[i] = units[i];
 		L->c[i] = capped(cfg, pool->tickets[idx[i]].rating);
 		L->ping[i][i] = 0;
 		L->rel[i][i] = -1;
+		if (i > 0 && units[i] == units[i - 1])
+			L->solo = 0;
 	}
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++)
 		{
-			const MMTicket *a = &pool->tickets[idx[i]];
-			const MMTicket *b = &pool->tickets[idx[j]];
-			double		p = pair_ping(pool, a, b);
-			int			r = relation(pool, a->id, b->id);
+			double		p;
+			int			r;
+
+			if (pt != NULL)
+			{
+				size_t		x = (size_t) idx[i] * (size_t) pt->n + (size_t) idx[j];
+
+				p = pt->ping[x];
+				r = pt->rel[x];
+			}
+			else
+			{
+				const MMTicket *a = &pool->tickets[idx[i]];
+				const MMTicket *b = &pool->tickets[idx[j]];
+
+				/* in float, as the table keeps it: the same scores either way */
+				p = (float) pair_ping(pool, a, b);
+				r = relation(pool, a->id, b->id);
+			}
 
 			L->ping[i][j] = L->ping[j][i] = p;
 			if (!isnan(p))
@@ -241,37 +275,51 @@ local_score(const MMConfig *cfg, const Local *L, const int *team)
 	{
 		double		prem = 1.0;
 
-		if (ts > 1)
+		if (ts > 1 && !L->solo)
 		{
 			int			sizes[KMAX][KMAX];
+			int			nsz[KMAX];
 			double		acc = 0;
 			int			npairs = 0;
 
+			/* the players of a unit are listed together: count runs per team */
+			for (int t = 0; t < T; t++)
+				nsz[t] = 0;
+			for (int i = 0; i < n; i++)
+			{
+				int			t = team[i];
+				int			cont = 0;
+
+				for (int j = i - 1; j >= 0 && L->unit_of[j] == L->unit_of[i]; j--)
+					if (team[j] == t)
+					{
+						cont = 1;
+						break;
+					}
+				if (cont)
+					continue;
+				sizes[t][nsz[t]] = 1;
+				for (int j = i + 1; j < n && L->unit_of[j] == L->unit_of[i]; j++)
+					if (team[j] == t)
+						sizes[t][nsz[t]]++;
+				nsz[t]++;
+			}
 			for (int t = 0; t < T; t++)
 			{
-				int			cnt[KMAX] = {0};
-				int			m = 0;
-
-				for (int i = 0; i < n; i++)
-					if (team[i] == t)
-						cnt[L->unit_of[i]]++;
-				for (int u = 0; u < KMAX; u++)
-					if (cnt[u] > 0)
-						sizes[t][m++] = cnt[u];
-				for (; m < KMAX; m++)
+				for (int m = nsz[t]; m < ts; m++)
 					sizes[t][m] = 0;
-				sort_desc(sizes[t], KMAX);
+				sort_desc(sizes[t], nsz[t]);
 			}
 			for (int a = 0; a < T; a++)
 				for (int b = a + 1; b < T; b++)
 				{
 					int			l1 = 0;
-					double		s;
+					double		v;
 
 					for (int x = 0; x < ts; x++)
 						l1 += abs(sizes[a][x] - sizes[b][x]);
-					s = 1.0 - (double) l1 / (2.0 * (ts - 1));
-					acc += s < 0 ? 0 : s;
+					v = 1.0 - (double) l1 / (2.0 * (ts - 1));
+					acc += v < 0 ? 0 : v;
 					npairs++;
 				}
 			prem = npairs > 0 ? acc / npairs : 1.0;
@@ -358,8 +406,26 @@ mm_optimize_match_score(const MMConfig *cfg, const MMPool *pool,
 				break;
 			}
 	}
-	local_build(cfg, pool, members, units, n, &L);
-	return local_score(cfg, &L, team);
+	/* list each party's players together, as the scoring expects */
+	{
+		int			pm[KMAX];
+		int			pu[KMAX];
+		int			pt[KMAX];
+		int			m = 0;
+
+		for (int i = 0; i < n; i++)
+			if (units[i] == i)
+				for (int j = i; j < n; j++)
+					if (units[j] == i)
+					{
+						pm[m] = members[j];
+						pu[m] = units[j];
+						pt[m] = team[j];
+						m++;
+					}
+		local_build(cfg, pool, NULL, pm, pu, n, &L);
+		return local_score(cfg, &L, pt);
+	}
 }
 
 /* ----------------------------------------------------------------
@@ -535,6 +601,8 @@ typedef struct Round
 	int			max_swaps;
 	struct timespec started;
 	uint64_t	rng;
+	PairTable	table;
+	PairTable  *pt;				/* &table when it is kept, else NULL */
 } Round;
 
 /* Milliseconds since the round started. */
@@ -584,7 +652,7 @@ score_units(const Round *R, const int *units, int nu, int *team_of)
 			n++;
 		}
 	}
-	local_build(R->cfg, R->pool, idx, lu, n, &L);
+	local_build(R->cfg, R->pool, R->pt, idx, lu, n, &L);
 	return best_split(R->cfg, &L, nu, size, team_of);
 }
 
@@ -682,6 +750,8 @@ climb(Round *R, int limited)
 	int			nm = Y->nm;
 	int			swaps = 0;
 
+	if (R->max_swaps == 0)
+		return;
 	for (int a = 0; a < nm; a++)
 	{
 		for (int b = a + 1; b < nm; b++)
@@ -939,6 +1009,71 @@ check_optimize_pool(const MMPool *pool)
 	return MM_OK;
 }
 
+/* A ticket id with its index, to find the met pairs' tickets. */
+typedef struct IdIndex
+{
+	int64_t		id;
+	int			idx;
+} IdIndex;
+
+static int
+id_cmp(const void *l, const void *r)
+{
+	const IdIndex *x = l;
+	const IdIndex *y = r;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* Fill the pool's pair table (the caller frees its arrays, also on failure). */
+static MMStatus
+pair_table(const MMPool *pool, PairTable *pt)
+{
+	int			n = pool->ntickets;
+	IdIndex    *ids;
+
+	pt->n = n;
+	pt->ping = malloc(sizeof(float) * (size_t) n * (size_t) n);
+	pt->rel = malloc((size_t) n * (size_t) n);
+	ids = malloc(sizeof(IdIndex) * (size_t) n);
+	if (pt->ping == NULL || pt->rel == NULL || ids == NULL)
+	{
+		free(ids);
+		return MM_ERR_NOMEM;
+	}
+	memset(pt->rel, -1, (size_t) n * (size_t) n);
+	for (int i = 0; i < n; i++)
+	{
+		pt->ping[(size_t) i * n + i] = 0;
+		for (int j = i + 1; j < n; j++)
+		{
+			float		p = (float) pair_ping(pool, &pool->tickets[i], &pool->tickets[j]);
+
+			pt->ping[(size_t) i * n + j] = pt->ping[(size_t) j * n + i] = p;
+		}
+		ids[i].id = pool->tickets[i].id;
+		ids[i].idx = i;
+	}
+	qsort(ids, n, sizeof(IdIndex), id_cmp);
+	for (int m = 0; pool->met != NULL && m < pool->nmet; m++)
+	{
+		IdIndex		ka = {pool->met[m].a, 0};
+		IdIndex		kb = {pool->met[m].b, 0};
+		IdIndex    *a = bsearch(&ka, ids, n, sizeof(IdIndex), id_cmp);
+		IdIndex    *b = bsearch(&kb, ids, n, sizeof(IdIndex), id_cmp);
+
+		if (a != NULL && b != NULL && a->idx != b->idx)
+		{
+			signed char r = pool->met[m].relation == 1 ? 1 : 0;
+
+			pt->rel[(size_t) a->idx * n + b->idx] = r;
+			pt->rel[(size_t) b->idx * n + a->idx] = r;
+		}
+	}
+	free(ids);
+	return MM_OK;
+}
+
 /* Order ticket indices by (party, index), to gather the parties. */
 typedef struct PartyIndex
 {
@@ -1059,6 +1194,13 @@ mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
 	R.maxm = maxm;
 	R.max_swaps = max_swaps;
 	clock_gettime(CLOCK_MONOTONIC, &R.started);
+	if (n <= PAIR_TABLE_MAX)
+	{
+		st = pair_table(pool, &R.table);
+		if (st != MM_OK)
+			goto done;
+		R.pt = &R.table;
+	}
 
 	/* units: parties gathered by number, solos alone; in order of their oldest ticket */
 	pi = malloc(sizeof(PartyIndex) * (size_t) n);
@@ -1232,6 +1374,8 @@ mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
 	}
 
 done:
+	free(R.table.ping);
+	free(R.table.rel);
 	free(pi);
 	free(allunits);
 	free(matched);
