@@ -433,7 +433,13 @@ mm_optimize_match_score(const MMConfig *cfg, const MMPool *pool,
  * ----------------------------------------------------------------
  */
 
-/* The search over the assignments of a match's units to teams. */
+/*
+ * The search over the assignments of a match's units to teams.  The
+ * split-dependent sums (ping over opponents, variation, team rating sums)
+ * are kept up to date as units are placed, from unit-by-unit totals, so a
+ * leaf costs O(teams) (plus the premades, with parties) instead of a pass
+ * over all pairs; it adds the same terms as local_score.
+ */
 typedef struct Split
 {
 	const MMConfig *cfg;
@@ -441,23 +447,113 @@ typedef struct Split
 	int			nunits;
 	int			order[KMAX];	/* units, largest first */
 	int			size[KMAX];		/* per unit */
+	double		csum[KMAX];		/* per unit: sum of capped ratings */
+	/* per pair of units: totals over their pairs of players */
+	double		pscore[KMAX][KMAX];	/* ping factor terms of the known pairs */
+	int			pcount[KMAX][KMAX];	/* known pings */
+	double		vsame[KMAX][KMAX];	/* variation terms when on the same team */
+	double		vdiff[KMAX][KMAX];	/* ... and when opponents */
+	double		vbase;			/* variation terms inside units (same team always) */
 	int			fill[KMAX];		/* per team */
+	double		tsum[KMAX];		/* per team */
 	int			team_of[KMAX];	/* per unit, during the search */
 	int			best_team[KMAX];	/* per unit */
 	double		best;
 } Split;
 
+/* The score of a complete assignment with the running sums given. */
+static double
+split_leaf(const Split *S, double psum, int pcnt, double vsum)
+{
+	const MMConfig *cfg = S->cfg;
+	const Local *L = S->L;
+	int			T = cfg->teams;
+	int			ts = cfg->team_size;
+	int			n = L->n;
+	double		wsum = 0;
+	double		ssum = 0;
+	double		hi = -INFINITY;
+	double		lo = INFINITY;
+
+	for (int t = 0; t < T; t++)
+		if (S->fill[t] > 0)
+		{
+			double		m = S->tsum[t] / S->fill[t];
+
+			hi = m > hi ? m : hi;
+			lo = m < lo ? m : lo;
+		}
+	wsum += cfg->w_balance;
+	ssum += cfg->w_balance * (hi >= lo ? 1.0 - (hi - lo) : 1.0);
+	wsum += cfg->w_spread;
+	ssum += cfg->w_spread * L->spread;
+	if (cfg->w_premades > 0)
+	{
+		double		prem = 1.0;
+
+		if (ts > 1 && !L->solo)
+		{
+			int			sizes[KMAX][KMAX];
+			int			nsz[KMAX];
+			double		acc = 0;
+			int			npairs = 0;
+
+			for (int t = 0; t < T; t++)
+				nsz[t] = 0;
+			for (int u = 0; u < S->nunits; u++)
+			{
+				int			t = S->team_of[u];
+
+				sizes[t][nsz[t]++] = S->size[u];
+			}
+			for (int t = 0; t < T; t++)
+			{
+				sort_desc(sizes[t], nsz[t]);
+				for (int m = nsz[t]; m < ts; m++)
+					sizes[t][m] = 0;
+			}
+			for (int a = 0; a < T; a++)
+				for (int b = a + 1; b < T; b++)
+				{
+					int			l1 = 0;
+					double		v;
+
+					for (int x = 0; x < ts; x++)
+						l1 += abs(sizes[a][x] - sizes[b][x]);
+					v = 1.0 - (double) l1 / (2.0 * (ts - 1));
+					acc += v < 0 ? 0 : v;
+					npairs++;
+				}
+			prem = npairs > 0 ? acc / npairs : 1.0;
+		}
+		wsum += cfg->w_premades;
+		ssum += cfg->w_premades * prem;
+	}
+	if (pcnt > 0)
+	{
+		wsum += cfg->w_ping;
+		ssum += cfg->w_ping * psum / pcnt;
+	}
+	if (n >= 2)
+	{
+		wsum += cfg->w_variation;
+		ssum += cfg->w_variation * (1.0 - vsum / (n * (n - 1) / 2));
+	}
+	if (L->any_ping)
+	{
+		wsum += cfg->w_hosts;
+		ssum += cfg->w_hosts * L->hosts;
+	}
+	return wsum > 0 ? ssum / wsum : 0.0;
+}
+
 static void
-split_rec(Split *S, int d, int opened)
+split_rec(Split *S, int d, int opened, double psum, int pcnt, double vsum)
 {
 	if (d == S->nunits)
 	{
-		int			team[KMAX];
-		double		s;
+		double		s = split_leaf(S, psum, pcnt, vsum);
 
-		for (int i = 0; i < S->L->n; i++)
-			team[i] = S->team_of[S->L->unit_of[i]];
-		s = local_score(S->cfg, S->L, team);
 		if (s > S->best)
 		{
 			S->best = s;
@@ -469,13 +565,31 @@ split_rec(Split *S, int d, int opened)
 	for (int t = 0; t < S->cfg->teams && t <= opened; t++)
 	{
 		int			u = S->order[d];
+		double		ps = psum;
+		int			pc = pcnt;
+		double		vs = vsum;
 
 		if (S->fill[t] + S->size[u] > S->cfg->team_size)
 			continue;
+		for (int e = 0; e < d; e++)
+		{
+			int			w = S->order[e];
+
+			if (S->team_of[w] == t)
+				vs += S->vsame[u][w];
+			else
+			{
+				ps += S->pscore[u][w];
+				pc += S->pcount[u][w];
+				vs += S->vdiff[u][w];
+			}
+		}
 		S->fill[t] += S->size[u];
+		S->tsum[t] += S->csum[u];
 		S->team_of[u] = t;
-		split_rec(S, d + 1, t == opened ? opened + 1 : opened);
+		split_rec(S, d + 1, t == opened ? opened + 1 : opened, ps, pc, vs);
 		S->fill[t] -= S->size[u];
+		S->tsum[t] -= S->csum[u];
 	}
 }
 
@@ -489,24 +603,72 @@ best_split(const MMConfig *cfg, const Local *L, int nunits, const int *size,
 		   int *team_of)
 {
 	Split		S;
+	int			n = L->n;
 
 	S.cfg = cfg;
 	S.L = L;
 	S.nunits = nunits;
 	S.best = -INFINITY;
+	S.vbase = 0;
 	for (int u = 0; u < nunits; u++)
 	{
 		int			p = u;
 
 		S.size[u] = size[u];
+		S.csum[u] = 0;
+		for (int w = 0; w < nunits; w++)
+		{
+			S.pscore[u][w] = S.vsame[u][w] = S.vdiff[u][w] = 0;
+			S.pcount[u][w] = 0;
+		}
 		/* stable: largest first, then local order */
 		for (; p > 0 && size[S.order[p - 1]] < size[u]; p--)
 			S.order[p] = S.order[p - 1];
 		S.order[p] = u;
 	}
+	for (int i = 0; i < n; i++)
+	{
+		int			ui = L->unit_of[i];
+
+		S.csum[ui] += L->c[i];
+		for (int j = i + 1; j < n; j++)
+		{
+			int			uj = L->unit_of[j];
+			double		vsame = 0;
+			double		vdiff = 0;
+
+			if (L->rel[i][j] >= 0)
+			{
+				vsame = L->rel[i][j] == 1 ? 1.0 : 0.5;
+				vdiff = L->rel[i][j] == 1 ? 0.5 : 1.0;
+			}
+			if (ui == uj)
+			{
+				S.vbase += vsame;
+				continue;
+			}
+			if (!isnan(L->ping[i][j]))
+			{
+				double		v = 1.0 - L->ping[i][j] / cfg->ping_max;
+
+				v = v < 0 ? 0 : (v > 1 ? 1 : v);
+				S.pscore[ui][uj] += v;
+				S.pscore[uj][ui] += v;
+				S.pcount[ui][uj]++;
+				S.pcount[uj][ui]++;
+			}
+			S.vsame[ui][uj] += vsame;
+			S.vsame[uj][ui] += vsame;
+			S.vdiff[ui][uj] += vdiff;
+			S.vdiff[uj][ui] += vdiff;
+		}
+	}
 	for (int t = 0; t < cfg->teams; t++)
+	{
 		S.fill[t] = 0;
-	split_rec(&S, 0, 0);
+		S.tsum[t] = 0;
+	}
+	split_rec(&S, 0, 0, 0.0, 0, S.vbase);
 	if (S.best > -INFINITY)
 		memcpy(team_of, S.best_team, sizeof(int) * (size_t) nunits);
 	return S.best;
