@@ -251,3 +251,58 @@ FROM (SELECT arrive(q, 'a', 0.5, 2), arrive(q, 'b', 0.52, 2), arrive(q, 'c', 0.6
 SELECT matchmaker.tick('wr', at(3)), matchmaker.tick('wrp', at(3));
 SELECT queue, members FROM groups WHERE queue IN ('wr', 'wrp') ORDER BY queue, members;
 SELECT matchmaker.create_queue('wbad', algorithm => 'window', params => '{"rematch_penalty": "never"}');
+
+-- optimize (the Awesomenauts write-up): rounds on the minute (round 60 s).
+-- Two premades of three and six solo players in 3v3: the premades face
+-- each other, the solos play together.  Between rounds nothing happens.
+SELECT matchmaker.create_queue('opt', team_size => 3, teams => 2, algorithm => 'optimize',
+                               max_wait => '10 minutes', params => '{"round": 60, "restarts": 8}');
+CREATE FUNCTION arrive_with(q text, player text, rating float8, t float8, attrs jsonb) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    ticket bigint := matchmaker.enqueue(q, player, rating, attrs);
+BEGIN
+    UPDATE matchmaker.tickets SET enqueued_at = at(t) WHERE id = ticket;
+    RETURN ticket;
+END
+$$;
+SELECT count(arrive_with('opt', p || i, 0.5 + i / 100.0, i, jsonb_build_object('party', p)))
+FROM generate_series(1, 3) i, unnest('{A,B}'::text[]) p;
+SELECT count(arrive('opt', 's' || i, 0.47 + i / 100.0, 10 + i)) FROM generate_series(1, 6) i;
+-- a fourth member would make the party too big for a team
+SELECT matchmaker.enqueue('opt', 'A4', 0.5, '{"party": "A"}');
+SELECT matchmaker.tick('opt', at(59)) AS before_the_round, matchmaker.tick('opt', at(60)) AS at_the_round;
+SELECT members FROM groups WHERE queue = 'opt' ORDER BY members;
+-- With pings: two regions far apart and similar skills; every match is regional.
+SELECT matchmaker.create_queue('optping', team_size => 1, teams => 2, algorithm => 'optimize',
+                               max_wait => '10 minutes', params => '{"round": 60, "restarts": 4, "weights": {"ping": 4}}');
+SELECT count(arrive_with('optping', r || i, 0.5 + (i % 2) / 100.0, i,
+                         jsonb_build_object('ping', CASE r WHEN 'eu' THEN '{"eu": 20, "au": 300}'::jsonb
+                                                               ELSE '{"eu": 300, "au": 20}'::jsonb END)))
+FROM generate_series(1, 4) i, unnest('{eu,au}'::text[]) r;
+SELECT matchmaker.tick('optping', at(60));
+SELECT members FROM groups WHERE queue = 'optping' ORDER BY members;
+-- ticket_status tells a waiting player when the next round is.
+SELECT matchmaker.enqueue('opt', 'late', 0.5) AS late \gset
+SELECT next_round = date_trunc('minute', now()) + interval '1 minute' AS next_round_on_the_minute
+FROM matchmaker.ticket_status(:late);
+-- The same traffic of solo players through simulate: the same matches at the same times.
+SELECT matchmaker.create_queue('optsolo', team_size => 2, teams => 2, algorithm => 'optimize',
+                               max_wait => '100 s', params => '{"round": 30}');
+SELECT count(arrive('optsolo', 'q' || i, (i * 37 % 100) / 100.0, i * 7)) FROM generate_series(1, 20) i;
+SELECT matchmaker.tick('optsolo', at(t)) FROM unnest('{30,60,90,120,150,180}'::float8[]) t;
+SELECT (SELECT count(*) FROM matchmaker.simulate('optsolo', $$SELECT id, rating, extract(epoch FROM enqueued_at - '2026-01-01 00:00:00+00')
+                                 FROM matchmaker.tickets WHERE queue = 'optsolo'$$) s
+        JOIN matchmaker.tickets t ON t.id = s.id
+        WHERE round(s.matched_at::numeric, 3) = round(extract(epoch FROM coalesce(t.matched_at, t.ended_at) - at(0))::numeric, 3))
+       AS same_time, (SELECT count(*) FROM matchmaker.tickets WHERE queue = 'optsolo') AS tickets;
+-- The optimize parameters and their refusals.
+SELECT matchmaker.enqueue('opt', 'x', 0.5, '{"party": 7}');
+SELECT matchmaker.enqueue('opt', 'y', 0.5, '{"ping": {"eu": -5}}');
+SELECT matchmaker.create_queue('obad', team_size => 4, teams => 4, algorithm => 'optimize');
+SELECT matchmaker.create_queue('obad', teams => 1, team_size => 2, algorithm => 'optimize');
+SELECT matchmaker.create_queue('obad', algorithm => 'optimize', params => '{"weights": {"ping": 0, "balance": 0, "spread": 0, "premades": 0, "variation": 0}}');
+SELECT matchmaker.create_queue('obad', algorithm => 'optimize', params => '{"weights": {"fun": 1}}');
+SELECT matchmaker.create_queue('obad', algorithm => 'optimize', params => '{"skill_cap": [0.9, 0.1]}');
+SELECT matchmaker.create_queue('obad', algorithm => 'optimize', params => '{"restarts": -1}');
+SELECT matchmaker.create_queue('obad', algorithm => 'greedy', params => '{"round": 60}');

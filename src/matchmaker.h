@@ -50,6 +50,14 @@ typedef enum MMQueueLock
 #define MM_PARAM_SHIFT			(1 << 13)
 #define MM_PARAM_REMATCH_LAST	(1 << 14)
 #define MM_PARAM_REMATCH_PENALTY	(1 << 15)
+#define MM_PARAM_ROUND			(1 << 16)
+#define MM_PARAM_WEIGHTS		(1 << 17)
+#define MM_PARAM_SKILL_CAP		(1 << 18)
+#define MM_PARAM_PING_MAX		(1 << 19)
+#define MM_PARAM_HOST_PING		(1 << 20)
+#define MM_PARAM_RESTARTS		(1 << 21)
+#define MM_PARAM_BUDGET_MS		(1 << 22)
+#define MM_PARAM_SEED			(1 << 23)
 
 /* queue.c */
 extern void mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set);
@@ -67,6 +75,7 @@ extern void mm_arrival_on_commit(const char *queue);
 /* What a tick tells the worker about the queue after it. */
 typedef struct MMTickInfo
 {
+	TimestampTz prev_step;		/* in: when the worker last ran the queue (0: unknown) */
 	TimestampTz next_deadline;	/* next timer, DT_NOEND when none */
 	bool		wrote;			/* it changed something (not only locked the queue row) */
 	int			need_arrivals;	/* arrivals before a tick can match again (0: any wake-up may) */

@@ -106,6 +106,15 @@ param_owner(int key)
 		case MM_PARAM_THRESHOLD:
 		case MM_PARAM_SHIFT:
 			return "cluster";
+		case MM_PARAM_ROUND:
+		case MM_PARAM_WEIGHTS:
+		case MM_PARAM_SKILL_CAP:
+		case MM_PARAM_PING_MAX:
+		case MM_PARAM_HOST_PING:
+		case MM_PARAM_RESTARTS:
+		case MM_PARAM_BUDGET_MS:
+		case MM_PARAM_SEED:
+			return "optimize";
 		default:
 			return NULL;
 	}
@@ -141,6 +150,22 @@ param_hint(const char *key)
 		return "threshold is the largest distance from a cluster's centroid at which a ticket joins it, as a fraction of the rating range, for example 0.05.";
 	if (strcmp(key, "shift") == 0)
 		return "shift is how many seconds a newcomer counts as having waited, or \"auto\" for the queue's recent average wait before a match.";
+	if (strcmp(key, "round") == 0)
+		return "round is how many seconds apart the optimize algorithm holds its rounds (at the multiples of it on the clock), for example 60.";
+	if (strcmp(key, "weights") == 0)
+		return "weights is an object of the match score's factors and their weights (numbers from 0 to 1e6, not all 0): balance, spread, premades, ping, variation, hosts.";
+	if (strcmp(key, "skill_cap") == 0)
+		return "skill_cap is [low, high], fractions of the rating range (0 <= low < high <= 1) to which ratings are capped before the skill factors.";
+	if (strcmp(key, "ping_max") == 0)
+		return "ping_max is the ping in milliseconds at or above which a pair of opponents scores 0, for example 300.";
+	if (strcmp(key, "host_ping") == 0)
+		return "host_ping is the largest ping in milliseconds from a player to every other member for it to host the match, for example 150.";
+	if (strcmp(key, "restarts") == 0)
+		return "restarts is how many times a round starts its search again from a shuffled match-up, for example 4.";
+	if (strcmp(key, "budget_ms") == 0)
+		return "budget_ms is how many milliseconds a round may spend on restarts, for example 200.";
+	if (strcmp(key, "seed") == 0)
+		return "seed makes the restarts' shuffles reproducible: a whole number from 0 to 2147483647.";
 	if (strcmp(key, "percentile") == 0)
 		return "percentile true measures windows in rating ranks among the waiting tickets rather than in ratings.";
 	if (strcmp(key, "team_policy") == 0)
@@ -197,6 +222,93 @@ param_is_string(JsonbValue *v, const char *s)
 		memcmp(v->val.string.val, s, v->val.string.len) == 0;
 }
 
+/* optimize's weights: an object of factor names and numbers, not all 0. */
+static void
+parse_weights(JsonbValue *v, MMConfig *cfg)
+{
+	static const char *const names[] = {"balance", "spread", "premades", "ping", "variation", "hosts"};
+	double	   *slots[6];
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	val;
+	JsonbIteratorToken tok;
+
+	slots[0] = &cfg->w_balance;
+	slots[1] = &cfg->w_spread;
+	slots[2] = &cfg->w_premades;
+	slots[3] = &cfg->w_ping;
+	slots[4] = &cfg->w_variation;
+	slots[5] = &cfg->w_hosts;
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("params key \"weights\" must be a JSON object"),
+				 errdetail("Got %s.", jsonb_value_text(v)),
+				 errhint("%s", param_hint("weights"))));
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		int			i;
+		char	   *name;
+
+		if (tok != WJB_KEY)
+			continue;
+		name = pnstrdup(k.val.string.val, k.val.string.len);
+		for (i = 0; i < 6 && strcmp(name, names[i]) != 0; i++)
+			;
+		if (i == 6)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("unknown factor \"%s\" in params key \"weights\"", mm_shorten(name)),
+					 errhint("%s", param_hint("weights"))));
+		tok = JsonbIteratorNext(&it, &val, true);
+		*slots[i] = param_number(&val, "weights", 0, 1e6, "an object of numbers from 0 to 1e6");
+	}
+	if (cfg->w_balance + cfg->w_spread + cfg->w_premades + cfg->w_ping +
+		cfg->w_variation + cfg->w_hosts <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("params key \"weights\" must not make every weight 0"),
+				 errhint("%s", param_hint("weights"))));
+}
+
+/* optimize's skill_cap: [low, high] with 0 <= low < high <= 1. */
+static void
+parse_skill_cap(JsonbValue *v, MMConfig *cfg)
+{
+	JsonbIterator *it;
+	JsonbValue	e;
+	JsonbIteratorToken tok;
+	double		b[2];
+	int			n = 0;
+	bool		ok = v->type == jbvBinary && JsonContainerIsArray(v->val.binary.data) &&
+		!JsonContainerIsScalar(v->val.binary.data);
+
+	if (ok)
+	{
+		it = JsonbIteratorInit(v->val.binary.data);
+		while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+		{
+			if (tok != WJB_ELEM)
+				continue;
+			if (n >= 2 || e.type != jbvNumeric)
+			{
+				ok = false;
+				break;
+			}
+			b[n++] = param_double(&e);
+		}
+	}
+	if (!ok || n != 2 || !(b[0] >= 0 && b[0] < b[1] && b[1] <= 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("params key \"skill_cap\" must be [low, high] with 0 <= low < high <= 1"),
+				 errdetail("Got %s.", jsonb_value_text(v)),
+				 errhint("%s", param_hint("skill_cap"))));
+	cfg->skill_lo = b[0];
+	cfg->skill_hi = b[1];
+}
+
 /*
  * Validate params against cfg's algorithm and k and store them in cfg.
  * Unknown keys, keys of another algorithm and ill-typed values are errors.
@@ -212,6 +324,7 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 	const char *algo = mm_algorithm_name(cfg->algorithm);
 	int			k = mm_config_k(cfg);
 	bool		widen_auto = true;
+	bool		round_set = false;
 
 	cfg->batch = 0;
 	cfg->ranges = 0;
@@ -230,6 +343,19 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 	cfg->threshold = MM_DEFAULT_WINDOW;
 	cfg->shift = 0;
 	cfg->shift_auto = 1;
+	cfg->w_balance = 1;
+	cfg->w_spread = 1;
+	cfg->w_premades = 0.5;
+	cfg->w_ping = 1;
+	cfg->w_variation = 0.2;
+	cfg->w_hosts = 0;
+	cfg->skill_lo = 0;
+	cfg->skill_hi = 1;
+	cfg->ping_max = 300;
+	cfg->host_ping = 150;
+	cfg->restarts = 4;
+	cfg->budget_ms = 200;
+	cfg->seed = 1;
 	*wait_factor_set = false;
 
 	if (!JB_ROOT_IS_OBJECT(params) || JB_ROOT_IS_SCALAR(params))
@@ -281,11 +407,27 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 			keybit = MM_PARAM_THRESHOLD;
 		else if (strcmp(key, "shift") == 0)
 			keybit = MM_PARAM_SHIFT;
+		else if (strcmp(key, "round") == 0)
+			keybit = MM_PARAM_ROUND;
+		else if (strcmp(key, "weights") == 0)
+			keybit = MM_PARAM_WEIGHTS;
+		else if (strcmp(key, "skill_cap") == 0)
+			keybit = MM_PARAM_SKILL_CAP;
+		else if (strcmp(key, "ping_max") == 0)
+			keybit = MM_PARAM_PING_MAX;
+		else if (strcmp(key, "host_ping") == 0)
+			keybit = MM_PARAM_HOST_PING;
+		else if (strcmp(key, "restarts") == 0)
+			keybit = MM_PARAM_RESTARTS;
+		else if (strcmp(key, "budget_ms") == 0)
+			keybit = MM_PARAM_BUDGET_MS;
+		else if (strcmp(key, "seed") == 0)
+			keybit = MM_PARAM_SEED;
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown params key \"%s\"", mm_shorten(key)),
-					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy), window, widen, max_window, percentile, rematch_last and rematch_penalty (window), midpoint, steepness, threshold and shift (cluster), recheck (window, cluster) and on_timeout.")));
+					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy), window, widen, max_window, percentile, rematch_last and rematch_penalty (window), midpoint, steepness, threshold and shift (cluster), recheck (window, cluster), round, weights, skill_cap, ping_max, host_ping, restarts, budget_ms and seed (optimize), and on_timeout.")));
 
 		owner = param_owner(keybit);
 		if (keybit == MM_PARAM_RECHECK &&
@@ -345,6 +487,31 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 				break;
 			case MM_PARAM_RECHECK:
 				cfg->recheck = param_number(&v, key, 0.001, 86400, "a number of seconds from 0.001 to 86400");
+				break;
+			case MM_PARAM_ROUND:
+				cfg->recheck = param_number(&v, key, 0.001, 86400, "a number of seconds from 0.001 to 86400");
+				round_set = true;
+				break;
+			case MM_PARAM_WEIGHTS:
+				parse_weights(&v, cfg);
+				break;
+			case MM_PARAM_SKILL_CAP:
+				parse_skill_cap(&v, cfg);
+				break;
+			case MM_PARAM_PING_MAX:
+				cfg->ping_max = param_number(&v, key, 1e-3, 1e6, "a number of milliseconds above 0 and at most 1e6");
+				break;
+			case MM_PARAM_HOST_PING:
+				cfg->host_ping = param_number(&v, key, 1e-3, 1e6, "a number of milliseconds above 0 and at most 1e6");
+				break;
+			case MM_PARAM_RESTARTS:
+				cfg->restarts = param_int(&v, key, 0, 100000, "a whole number from 0 to 100000");
+				break;
+			case MM_PARAM_BUDGET_MS:
+				cfg->budget_ms = param_number(&v, key, 1e-3, 600000, "a number of milliseconds above 0 and at most 600000");
+				break;
+			case MM_PARAM_SEED:
+				cfg->seed = (uint64_t) param_int(&v, key, 0, PG_INT32_MAX, "a whole number from 0 to 2147483647");
 				break;
 			case MM_PARAM_REMATCH_LAST:
 				cfg->rematch_last = param_int(&v, key, 0, 100, "a whole number from 0 to 100");
@@ -413,6 +580,19 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 		}
 	}
 
+	if (cfg->algorithm == MM_ALGO_OPTIMIZE)
+	{
+		if (cfg->teams < 2 || k > MM_OPTIMIZE_MAX_K)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("algorithm \"optimize\" needs at least two teams and at most %d players per match",
+							MM_OPTIMIZE_MAX_K),
+					 errdetail("The queue has %d teams of %d.", cfg->teams, cfg->team_size),
+					 errhint("optimize splits every match into teams by trying every split.")));
+		/* default: four rounds within max_wait */
+		if (!round_set)
+			cfg->recheck = Min(Max(cfg->max_wait / 4, 0.001), 86400);
+	}
 	if (cfg->algorithm == MM_ALGO_WINDOW)
 	{
 		if (cfg->window_max < cfg->window)
@@ -490,7 +670,7 @@ validate_settings(QueueSettings *s, MMConfig *cfg)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("unknown matchmaking algorithm \"%s\"", mm_shorten(s->algorithm)),
-				 errhint("Valid algorithms are greedy, periodic, multi_queue, difference_wait, window and cluster.")));
+				 errhint("Valid algorithms are greedy, periodic, multi_queue, difference_wait, window, cluster and optimize.")));
 	if (!(max_wait > 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -151,17 +151,18 @@ met_pair_cmp(const void *l, const void *r)
 }
 
 /*
- * window's rematch avoidance: the pairs of waiting tickets whose players
- * were opponents (on different teams, or in the same match of a one-team
- * queue) in one of the last rematch_last matches of either player within
- * the queue's history window.
+ * The pairs of waiting tickets whose players met in one of the last
+ * `last` matches of either player within the queue's history window:
+ * for window's rematch avoidance as opponents only (on different teams,
+ * or in the same match of a one-team queue); for optimize's opponent
+ * variation (last = 1) both ways, with the relation (1: teammates).
  */
 static void
-load_met_pairs(MMQueue *queue, TimestampTz now, MMPool *pool)
+load_met_pairs(MMQueue *queue, TimestampTz now, MMPool *pool, int last, bool teammates)
 {
 	static SPIPlanPtr plan;
-	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID};
-	Datum		values[4];
+	Oid			argtypes[5] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT4OID, BOOLOID};
+	Datum		values[5];
 	MMMetPair  *met;
 
 	mm_keep_plan(&plan,
@@ -173,20 +174,23 @@ load_met_pairs(MMQueue *queue, TimestampTz now, MMPool *pool)
 				 "  FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id "
 				 "  WHERE m.queue OPERATOR(pg_catalog.=) $1 AND m.created_at OPERATOR(pg_catalog.>) $2 "
 				 "  AND m.created_at OPERATOR(pg_catalog.<=) $3 AND t.player IN (SELECT player FROM w)), "
-				 "met AS (SELECT h.player AS p1, o.player AS p2 FROM h "
+				 "met AS (SELECT h.player AS p1, o.player AS p2, "
+				 "  CASE WHEN o.team OPERATOR(pg_catalog.=) h.team THEN 1 ELSE 0 END AS relation FROM h "
 				 "  JOIN matchmaker.tickets o ON o.match_id OPERATOR(pg_catalog.=) h.match_id "
 				 "  WHERE h.recency OPERATOR(pg_catalog.<=) $4 AND o.player OPERATOR(pg_catalog.<>) h.player "
-				 "  AND (o.team OPERATOR(pg_catalog.<>) h.team OR "
+				 "  AND ($5 OR o.team OPERATOR(pg_catalog.<>) h.team OR "
 				 "       (SELECT q.teams FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) $1) "
 				 "       OPERATOR(pg_catalog.=) 1)) "
-				 "SELECT DISTINCT LEAST(w1.id, w2.id), GREATEST(w1.id, w2.id) FROM met "
+				 "SELECT LEAST(w1.id, w2.id), GREATEST(w1.id, w2.id), pg_catalog.max(met.relation) FROM met "
 				 "JOIN w w1 ON w1.player OPERATOR(pg_catalog.=) met.p1 "
-				 "JOIN w w2 ON w2.player OPERATOR(pg_catalog.=) met.p2",
-				 4, argtypes);
+				 "JOIN w w2 ON w2.player OPERATOR(pg_catalog.=) met.p2 "
+				 "GROUP BY 1, 2",
+				 5, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(seconds_after(-mm_history_window(queue, now), now));
 	values[2] = TimestampTzGetDatum(now);
-	values[3] = Int32GetDatum(queue->cfg.rematch_last);
+	values[3] = Int32GetDatum(last);
+	values[4] = BoolGetDatum(teammates);
 	if (SPI_execute_plan(plan, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the players' recent opponents");
 	pool->nmet = (int) SPI_processed;
@@ -199,10 +203,137 @@ load_met_pairs(MMQueue *queue, TimestampTz now, MMPool *pool)
 
 		met[i].a = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
 		met[i].b = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
-		met[i].relation = 0;	/* opponents: the query keeps only those */
+		met[i].relation = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
 	}
 	qsort(met, pool->nmet, sizeof(MMMetPair), met_pair_cmp);
 	pool->met = met;
+}
+
+/* The pool index of the ticket with this id (byid: (id, index) pairs sorted by id), or -1. */
+static int
+pool_index_of(const int64 *byid, int n, int64 id)
+{
+	int			lo = 0;
+	int			hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (byid[2 * mid] == id)
+			return (int) byid[2 * mid + 1];
+		if (byid[2 * mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* Order (id, index) pairs by id. */
+static int
+id_pair_cmp(const void *a, const void *b)
+{
+	int64		x = ((const int64 *) a)[0];
+	int64		y = ((const int64 *) b)[0];
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * optimize's per-ticket data from the tickets' attributes: "party" (a
+ * premade's name; its members share a party number) and "ping" (an
+ * object of region names and milliseconds), as the pool's party numbers
+ * and ping table.  enqueue checked their shapes.
+ */
+static void
+load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
+{
+	static SPIPlanPtr party_plan;
+	static SPIPlanPtr ping_plan;
+	Oid			argtypes[2] = {TEXTOID, TIMESTAMPTZOID};
+	Datum		values[2];
+	int64	   *byid = palloc(sizeof(int64) * 2 * Max(pool->ntickets, 1));
+	int			nrows = 0;
+	int			last_ticket = -1;
+	float	   *ping;
+
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		byid[2 * i] = pool->tickets[i].id;
+		byid[2 * i + 1] = i;
+	}
+	qsort(byid, pool->ntickets, 2 * sizeof(int64), id_pair_cmp);
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(now);
+
+	mm_keep_plan(&party_plan,
+				 "SELECT id, pg_catalog.dense_rank() OVER (ORDER BY attributes OPERATOR(pg_catalog.->>) 'party') "
+				 "OPERATOR(pg_catalog.-) 1 FROM matchmaker.tickets "
+				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+				 "AND enqueued_at OPERATOR(pg_catalog.<=) $2 "
+				 "AND attributes OPERATOR(pg_catalog.?) 'party'",
+				 2, argtypes);
+	if (SPI_execute_plan(party_plan, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the tickets' parties");
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		int			i = pool_index_of(byid, pool->ntickets,
+									  DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull)));
+
+		if (i >= 0)
+			pool->tickets[i].party = (int32) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r],
+																		  SPI_tuptable->tupdesc, 2, &isnull));
+	}
+
+	/* one row per (ticket, region), tickets in id order, regions numbered by name */
+	mm_keep_plan(&ping_plan,
+				 "WITH p AS (SELECT t.id, e.key AS region, e.value::pg_catalog.float8 AS ms "
+				 "  FROM matchmaker.tickets t, "
+				 "  pg_catalog.jsonb_each(t.attributes OPERATOR(pg_catalog.->) 'ping') e "
+				 "  WHERE t.queue OPERATOR(pg_catalog.=) $1 AND t.state OPERATOR(pg_catalog.=) 'waiting' "
+				 "  AND t.enqueued_at OPERATOR(pg_catalog.<=) $2 "
+				 "  AND t.attributes OPERATOR(pg_catalog.?) 'ping') "
+				 "SELECT id, pg_catalog.dense_rank() OVER (ORDER BY region) OPERATOR(pg_catalog.-) 1, ms "
+				 "FROM p ORDER BY id",
+				 2, argtypes);
+	if (SPI_execute_plan(ping_plan, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the tickets' pings");
+	pool->nregions = 0;
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		int			region = (int) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
+
+		pool->nregions = Max(pool->nregions, region + 1);
+	}
+	if (SPI_processed == 0 || pool->nregions == 0)
+		return;
+	ping = palloc(sizeof(float) * (Size) pool->ntickets * pool->nregions);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bool		isnull;
+		int			i = pool_index_of(byid, pool->ntickets, DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull)));
+		int			region = (int) DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+
+		if (i < 0)
+			continue;
+		if (i != last_ticket)
+		{
+			/* a new ticket (rows come by id): its own row of the table, unknown by default */
+			pool->tickets[i].attr = nrows;
+			for (int g = 0; g < pool->nregions; g++)
+				ping[(Size) nrows * pool->nregions + g] = NAN;
+			nrows++;
+			last_ticket = i;
+		}
+		ping[(Size) pool->tickets[i].attr * pool->nregions + region] =
+			(float) DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
+	}
+	pool->ping = ping;
 }
 
 /*
@@ -730,7 +861,19 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.shift_auto)
 		queue->cfg.shift = Min(measure_mean_wait(queue, now), 1e9);
 	if (queue->cfg.algorithm == MM_ALGO_WINDOW && queue->cfg.rematch_last > 0)
-		load_met_pairs(queue, now, &pool);
+		load_met_pairs(queue, now, &pool, queue->cfg.rematch_last, false);
+	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+	{
+		load_met_pairs(queue, now, &pool, 1, true);
+		load_optimize_data(queue, now, &pool);
+		/*
+		 * optimize holds rounds at the recheck instants after its previous
+		 * step: the worker knows when that was; a manual tick holds the
+		 * round of the last instant.
+		 */
+		pool.stepped_at = (info != NULL && info->prev_step != 0) ?
+			seconds_since(info->prev_step, now) : -INFINITY;
+	}
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
 		load_groups(queue, now, &pool);
 	else

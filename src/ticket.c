@@ -24,6 +24,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/numeric.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
@@ -100,6 +101,101 @@ caller_owns(const MMCaller *caller, Oid owner)
 	return has_privs_of_role(caller->role, owner);
 }
 
+/* A top-level key of a jsonb object, or NULL. */
+static JsonbValue *
+attribute(Jsonb *attributes, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	return findJsonbValueFromContainer(&attributes->root, JB_FOBJECT, &k);
+}
+
+/*
+ * optimize reads "party" (a string: the premade's name) and "ping" (an
+ * object of region names and milliseconds, 0 to 1e6) from a ticket's
+ * attributes: refuse other shapes, and a party that already has a team's
+ * worth of other players waiting in the queue (it could never be placed).
+ */
+static void
+check_optimize_attributes(const MMQueue *queue, text *player, Jsonb *attributes)
+{
+	static SPIPlanPtr party_plan;
+	JsonbValue *party = attribute(attributes, "party");
+	JsonbValue *ping = attribute(attributes, "ping");
+
+	if (party != NULL)
+	{
+		Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
+		Datum		values[3];
+		bool		isnull;
+		int64		members;
+
+		if (party->type != jbvString || party->val.string.len == 0 || party->val.string.len > 64)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("attribute \"party\" must be a string of 1 to 64 bytes"),
+					 errhint("Give the members of a premade the same party name, for example {\"party\": \"clan-42\"}.")));
+		mm_keep_plan(&party_plan,
+					 "SELECT pg_catalog.count(*) FROM matchmaker.tickets "
+					 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+					 "AND attributes OPERATOR(pg_catalog.->>) 'party' OPERATOR(pg_catalog.=) $2 "
+					 "AND player OPERATOR(pg_catalog.<>) $3",
+					 3, argtypes);
+		values[0] = CStringGetTextDatum(queue->name);
+		values[1] = PointerGetDatum(cstring_to_text_with_len(party->val.string.val, party->val.string.len));
+		values[2] = PointerGetDatum(player);
+		if (SPI_execute_plan(party_plan, values, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not count the party's waiting members");
+		members = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		if (members >= queue->cfg.team_size)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("party \"%s\" already has %lld players waiting in queue \"%s\"",
+							mm_shorten(pnstrdup(party->val.string.val, party->val.string.len)),
+							(long long) members, queue->name),
+					 errdetail("A party plays in one team, of %d players.", queue->cfg.team_size),
+					 errhint("Split the premade into parties of at most %d.", queue->cfg.team_size)));
+	}
+	if (ping != NULL)
+	{
+		bool		ok = ping->type == jbvBinary && JsonContainerIsObject(ping->val.binary.data);
+		int			regions = 0;
+
+		if (ok)
+		{
+			JsonbIterator *it = JsonbIteratorInit(ping->val.binary.data);
+			JsonbValue	v;
+			JsonbIteratorToken tok;
+
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			{
+				if (tok == WJB_KEY)
+				{
+					regions++;
+					ok = ok && v.val.string.len > 0 && v.val.string.len <= 64;
+				}
+				else if (tok == WJB_VALUE)
+				{
+					double		ms = -1;
+
+					if (v.type == jbvNumeric)
+						ms = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+																NumericGetDatum(v.val.numeric)));
+					ok = ok && ms >= 0 && ms <= 1e6;
+				}
+			}
+		}
+		if (!ok || regions > 64)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("attribute \"ping\" must be an object of at most 64 regions and their pings in milliseconds (0 to 1e6)"),
+					 errhint("Send the player's measured pings, for example {\"ping\": {\"eu\": 30, \"us-east\": 110}}.")));
+	}
+}
+
 /*
  * matchmaker.enqueue(queue, player, rating, attributes) returns the ticket
  * id.  While the player's ticket in that queue waits, a repeated call
@@ -166,6 +262,8 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 				 errmsg("queue \"%s\" does not exist", mm_shorten(queue_name)),
 				 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
 	(void) mm_normalise_rating(queue, rating, "rating");
+	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+		check_optimize_attributes(queue, player, attributes);
 
 	values[0] = CStringGetTextDatum(queue_name);
 	values[1] = PointerGetDatum(player);
@@ -415,7 +513,8 @@ seconds_interval(double s)
 
 /*
  * A waiting ticket's expected remaining wait and, for a periodic queue,
- * when its current period ends at the latest; into out[7] and out[8].
+ * when its current period ends at the latest (for an optimize queue, when
+ * its next round is held); into out[7] and out[8].
  * The estimate is the median wait of the players matched recently within
  * a tenth of the rating range of this one who waited longer than it has
  * so far (of all such recent players when none is that close in rating),
@@ -449,6 +548,16 @@ estimate_wait(const char *queue_name, double rating, TimestampTz enqueued_at,
 		/* everyone recent was matched sooner: at the latest at max_wait */
 		out[7] = seconds_interval(left);
 		nulls[7] = false;
+	}
+	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+	{
+		/* the next round: the next multiple of the round period on Unix time */
+		double		unix_now = (double) now / USECS_PER_SEC +
+			(double) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
+		double		next = (floor(unix_now / queue->cfg.recheck) + 1) * queue->cfg.recheck;
+
+		out[8] = TimestampTzGetDatum(now + (TimestampTz) llround((next - unix_now) * USECS_PER_SEC));
+		nulls[8] = false;
 	}
 	if (queue->cfg.algorithm == MM_ALGO_PERIODIC)
 	{

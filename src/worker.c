@@ -390,7 +390,7 @@ static void
 run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 {
 	TimestampTz now = GetCurrentTimestamp();
-	MMTickInfo	info = {DT_NOEND, true, 0};
+	MMTickInfo	info = {0, DT_NOEND, true, 0};
 	int			made = 0;
 	char		activity[NAMEDATALEN + 32];
 
@@ -405,6 +405,7 @@ run_queue(WorkerQueue *wq, MemoryContext loopcxt)
 		SPI_connect();
 		/* arrivals from here on count for the next run (some also for this one: early, not late) */
 		wq->arrivals_base = pg_atomic_read_u32(&my_slot->arrivals[wake_bit(wq->name)]);
+		info.prev_step = wq->last_run;
 		made = mm_tick_queue(wq->name, now, MM_LOCK_SKIP, &info);
 		SPI_finish();
 
