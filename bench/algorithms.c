@@ -94,6 +94,7 @@ main(int argc, char **argv)
 
 	if (a == NULL || o == NULL || waits == NULL)
 		return 1;
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (size_t sc = 0; sc < sizeof(scenarios) / sizeof(scenarios[0]); sc++)
 	{
 		const Scenario *S = &scenarios[sc];
@@ -116,7 +117,7 @@ main(int argc, char **argv)
 		printf("| algorithm | best parameter | cost per game |%s mean wait (s) | p95 wait (s) | players with bots |\n",
 			   k == 2 ? " / OPT |" : "");
 		printf("|---|---|---:|%s---:|---:|---:|\n", k == 2 ? "---:|" : "");
-		for (int alg = MM_ALGO_GREEDY; alg <= MM_ALGO_CLUSTER; alg++)
+		for (int alg = MM_ALGO_GREEDY; alg <= MM_ALGO_OPTIMIZE; alg++)
 		{
 			Outcome		best = {INFINITY, 0, 0, 0};
 			char		best_param[96] = "";
@@ -134,6 +135,9 @@ main(int argc, char **argv)
 					break;
 				case MM_ALGO_CLUSTER:
 					ngrid = 5 * 3;
+					break;
+				case MM_ALGO_OPTIMIZE:
+					ngrid = 3;
 					break;
 			}
 			for (int g = 0; g < ngrid; g++)
@@ -189,6 +193,20 @@ main(int argc, char **argv)
 					c.shift_auto = 1;
 					snprintf(param, sizeof(param), "threshold %g, midpoint %g s",
 							 c.threshold, c.midpoint);
+				}
+				else if (alg == MM_ALGO_OPTIMIZE)
+				{
+					/* skill factors only (no pings or parties in this traffic) */
+					c.recheck = S->max_wait / (double) (4 << g);
+					c.w_balance = 1;
+					c.w_spread = 1;
+					c.skill_hi = 1;
+					c.ping_max = 300;
+					c.host_ping = 150;
+					c.restarts = 0;
+					c.budget_ms = 1e6;
+					c.seed = 1;
+					snprintf(param, sizeof(param), "round %g s", c.recheck);
 				}
 				if (run(&c, a, n, o, waits, &r) && r.per_game < best.per_game)
 				{
