@@ -184,6 +184,19 @@ ok($node->poll_query_until('postgres',
 	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'pair' AND state = 'matched'"),
 	'after a cancel, the next arrival still completes a greedy pair at once');
 
+# 11. An optimize queue is run at its rounds (every second here): two
+# players who enqueue are matched at the next round, by the worker alone.
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.create_queue('rounds', algorithm => 'optimize', max_wait => '1 hour',
+		tick => '1 hour', params => '{"round": 1}');
+	SELECT matchmaker.enqueue('rounds', 'r1', 0.4, '{"ping": {"eu": 20}}');
+	SELECT matchmaker.enqueue('rounds', 'r2', 0.6, '{"ping": {"eu": 30}}');
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'rounds' AND state = 'matched'"),
+	'the worker holds an optimize round at its time');
+check_matches('after the optimize round');
+
 # 9. DROP DATABASE of another database is not blocked by the worker.
 $node->safe_psql('postgres', 'CREATE DATABASE scratch');
 my ($ret, $stdout, $stderr) = $node->psql('postgres', 'DROP DATABASE scratch', timeout => 30);
