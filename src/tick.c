@@ -919,6 +919,9 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 		 * greedy (without patience) and periodic only match once k, or a
 		 * batch, wait: until then an arrival needs no tick (a cancel never
 		 * does), only the timers do.  The batch is the one this tick used.
+		 * optimize matches at its rounds and timeouts only: once k wait, its
+		 * timers (the next round) cover them; before, the k-th arrival sets
+		 * the next round as a timer.
 		 */
 		info->need_arrivals = 0;
 		if (queue->cfg.algorithm == MM_ALGO_GREEDY &&
@@ -927,6 +930,8 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 		else if (queue->cfg.algorithm == MM_ALGO_PERIODIC)
 			info->need_arrivals = Max((queue->cfg.batch > 0 ? queue->cfg.batch :
 									   mm_auto_batch(&queue->cfg)) - pool.ntickets, 1);
+		else if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+			info->need_arrivals = pool.ntickets >= k ? PG_INT32_MAX : k - pool.ntickets;
 	}
 	return res.nmatches;
 }

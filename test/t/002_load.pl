@@ -1,6 +1,6 @@
-# Load: pgbench clients enqueue, retry and cancel in seven queues (greedy
+# Load: pgbench clients enqueue, retry and cancel in eight queues (greedy
 # 1v1, periodic, multi_queue, greedy 2v2, difference_wait with k = 3,
-# window with rematch avoidance, cluster 2v2) while
+# window with rematch avoidance, cluster 2v2, optimize rounds) while
 # the background worker matches and times tickets out.  Every committed
 # call is logged in the transaction that makes it; afterwards every logged
 # ticket is accounted for, in a final and consistent state.

@@ -1,4 +1,4 @@
-# Shared by the load and crash tests: seven queues of different shapes and
+# Shared by the load and crash tests: eight queues of different shapes and
 # algorithms with short waits, pgbench scripts that enqueue, retry and
 # cancel while logging every committed call in side tables (in the same
 # transaction as the call), and the checks of the tickets against that log.
@@ -10,9 +10,9 @@ use IPC::Run;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-our @QUEUES = qw(duel batch ranges squad trio widen clump);
+our @QUEUES = qw(duel batch ranges squad trio widen clump rounds);
 
-# Seven queues with max_wait of a second or so, so that timeouts happen
+# Eight queues with max_wait of a second or so, so that timeouts happen
 # while the load runs; the log tables.
 sub setup
 {
@@ -35,6 +35,8 @@ sub setup
 				"rematch_last": 2, "on_timeout": "expire"}');
 		SELECT matchmaker.create_queue('clump', team_size => 2, teams => 2, algorithm => 'cluster',
 			max_wait => '1 s', tick => '100 ms', params => '{"threshold": 0.1, "recheck": 0.1}');
+		SELECT matchmaker.create_queue('rounds', algorithm => 'optimize', max_wait => '1 s',
+			tick => '100 ms', params => '{"round": 0.2, "restarts": 1, "on_timeout": "expire"}');
 		-- one row per committed enqueue; retry_of: the ticket the same call returned before
 		CREATE TABLE enqueue_log (ticket bigint NOT NULL, queue text NOT NULL, player text NOT NULL,
 			retry_of bigint);
@@ -50,11 +52,11 @@ sub setup
 sub scripts
 {
 	my ($dir) = @_;
-	my $pick = q{\set q random(1, 7)
+	my $pick = q{\set q random(1, 8)
 \set p random(1, 300)
 \set r random(0, 1000)
 };
-	my $queue = q{(ARRAY['duel', 'batch', 'ranges', 'squad', 'trio', 'widen', 'clump'])[:q]};
+	my $queue = q{(ARRAY['duel', 'batch', 'ranges', 'squad', 'trio', 'widen', 'clump', 'rounds'])[:q]};
 	my $enqueue = "INSERT INTO enqueue_log (ticket, queue, player)
   SELECT matchmaker.enqueue($queue, 'p' || :p, :r / 1000.0), $queue, 'p' || :p
   RETURNING ticket \\gset\n";
