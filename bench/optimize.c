@@ -51,17 +51,6 @@ clamp01(double x)
 	return x < 0 ? 0 : (x > 1 ? 1 : x);
 }
 
-static int
-met_cmp(const void *l, const void *r)
-{
-	const MMMetPair *x = l;
-	const MMMetPair *y = r;
-
-	if (x->a != y->a)
-		return (x->a > y->a) - (x->a < y->a);
-	return (x->b > y->b) - (x->b < y->b);
-}
-
 /* One generated round: tickets, ping rows, met pairs. */
 typedef struct Round
 {
@@ -158,7 +147,7 @@ make_round(Round *R, uint64_t seed)
 				p->b = ia < ib ? ib : ia;
 				p->relation = (a < 3) == (b < 3);
 			}
-	qsort(R->met, R->nmet, sizeof(MMMetPair), met_cmp);
+	qsort(R->met, R->nmet, sizeof(MMMetPair), mm_met_pair_cmp);
 }
 
 static double

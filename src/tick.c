@@ -138,18 +138,6 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 	qsort(pool->tickets, pool->ntickets, sizeof(MMTicket), ticket_arrival_cmp);
 }
 
-/* Order met pairs by (a, b), as the core looks them up. */
-static int
-met_pair_cmp(const void *l, const void *r)
-{
-	const MMMetPair *x = l;
-	const MMMetPair *y = r;
-
-	if (x->a != y->a)
-		return (x->a > y->a) - (x->a < y->a);
-	return (x->b > y->b) - (x->b < y->b);
-}
-
 /*
  * The pairs of waiting tickets whose players met in one of the last
  * `last` matches of either player within the queue's history window:
@@ -205,7 +193,7 @@ load_met_pairs(MMQueue *queue, TimestampTz now, MMPool *pool, int last, bool tea
 		met[i].b = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
 		met[i].relation = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
 	}
-	qsort(met, pool->nmet, sizeof(MMMetPair), met_pair_cmp);
+	qsort(met, pool->nmet, sizeof(MMMetPair), mm_met_pair_cmp);
 	pool->met = met;
 }
 

@@ -795,6 +795,32 @@ mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 	return d;
 }
 
+/* Order met pairs by (a, b). */
+int
+mm_met_pair_cmp(const void *l, const void *r)
+{
+	const MMMetPair *x = l;
+	const MMMetPair *y = r;
+
+	if (x->a != y->a)
+		return (x->a > y->a) - (x->a < y->a);
+	return (x->b > y->b) - (x->b < y->b);
+}
+
+/* Look a pair of ticket ids up in the pool's sorted met pairs. */
+const MMMetPair *
+mm_met_pair_find(const MMPool *pool, int64_t x, int64_t y)
+{
+	MMMetPair	key;
+
+	if (pool->met == NULL || pool->nmet <= 0)
+		return NULL;
+	key.a = x < y ? x : y;
+	key.b = x < y ? y : x;
+	key.relation = 0;
+	return bsearch(&key, pool->met, pool->nmet, sizeof(MMMetPair), mm_met_pair_cmp);
+}
+
 /*
  * Drop the tickets a step matched or expired, keeping arrival order.  The
  * group indices of the remaining tickets point into pool->groups, which

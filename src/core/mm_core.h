@@ -234,6 +234,12 @@ typedef struct MMPool
 	int			nregions;
 } MMPool;
 
+/* The order of MMPool.met: by a, then b (for qsort). */
+extern int	mm_met_pair_cmp(const void *l, const void *r);
+
+/* The met pair of tickets with ids x and y (either order) in pool->met, or NULL. */
+extern const MMMetPair *mm_met_pair_find(const MMPool *pool, int64_t x, int64_t y);
+
 /* One match formed by a step. */
 typedef struct MMMatch
 {

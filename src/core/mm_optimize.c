@@ -101,36 +101,16 @@ pair_ping(const MMPool *pool, const MMTicket *a, const MMTicket *b)
 	return best;
 }
 
-/* Order met pairs by (a, b). */
-static int
-met_cmp(const void *l, const void *r)
-{
-	const MMMetPair *x = l;
-	const MMMetPair *y = r;
-
-	if (x->a != y->a)
-		return (x->a > y->a) - (x->a < y->a);
-	return (x->b > y->b) - (x->b < y->b);
-}
-
 /* How two tickets met in their previous match: -1 not, 0 opponents, 1 teammates. */
 static int
 relation(const MMPool *pool, int64_t a, int64_t b)
 {
-	MMMetPair	key;
-	const MMMetPair *hit;
+	const MMMetPair *hit = mm_met_pair_find(pool, a, b);
 
-	if (pool->met == NULL || pool->nmet <= 0)
-		return -1;
-	key.a = a < b ? a : b;
-	key.b = a < b ? b : a;
-	key.relation = 0;
-	hit = bsearch(&key, pool->met, pool->nmet, sizeof(MMMetPair), met_cmp);
 	if (hit == NULL)
 		return -1;
 	return hit->relation == 1 ? 1 : 0;
 }
-
 /*
  * The pairs' pings and relations of a round, computed once when the pool
  * is small enough for an n x n table (a climb looks them up millions of
@@ -224,6 +204,71 @@ sort_desc(int *v, int n)
 }
 
 /*
+ * The premades factor from each team's party sizes (sizes[t][0 .. nsz[t])):
+ * sorted in descending order and padded with zeros to team_size, compared
+ * team against team (doc/algorithms.md).
+ */
+static double
+premades_factor(int sizes[KMAX][KMAX], const int *nsz, int T, int ts)
+{
+	double		acc = 0;
+	int			npairs = 0;
+
+	for (int t = 0; t < T; t++)
+	{
+		sort_desc(sizes[t], nsz[t]);
+		for (int m = nsz[t]; m < ts; m++)
+			sizes[t][m] = 0;
+	}
+	for (int a = 0; a < T; a++)
+		for (int b = a + 1; b < T; b++)
+		{
+			int			l1 = 0;
+			double		v;
+
+			for (int x = 0; x < ts; x++)
+				l1 += abs(sizes[a][x] - sizes[b][x]);
+			v = 1.0 - (double) l1 / (2.0 * (ts - 1));
+			acc += v < 0 ? 0 : v;
+			npairs++;
+		}
+	return npairs > 0 ? acc / npairs : 1.0;
+}
+
+/*
+ * The weighted average of the factors that apply, from the team means'
+ * range [lo, hi], the premades factor, the sums of the ping terms of pcnt
+ * known opponent pairs and of the variation terms; 0 when the weights of
+ * the factors that apply sum to 0.
+ */
+static double
+weighted_score(const MMConfig *cfg, const Local *L, double lo, double hi,
+			   double prem, double psum, int pcnt, double vsum)
+{
+	int			n = L->n;
+	double		wsum = cfg->w_balance + cfg->w_spread + cfg->w_premades;
+	double		ssum = cfg->w_balance * (hi >= lo ? 1.0 - (hi - lo) : 1.0) +
+		cfg->w_spread * L->spread + cfg->w_premades * prem;
+
+	if (pcnt > 0)
+	{
+		wsum += cfg->w_ping;
+		ssum += cfg->w_ping * psum / pcnt;
+	}
+	if (n >= 2)
+	{
+		wsum += cfg->w_variation;
+		ssum += cfg->w_variation * (1.0 - vsum / (n * (n - 1) / 2));
+	}
+	if (L->any_ping)
+	{
+		wsum += cfg->w_hosts;
+		ssum += cfg->w_hosts * L->hosts;
+	}
+	return wsum > 0 ? ssum / wsum : 0.0;
+}
+
+/*
  * The score of L with player i on team team[i] (0-based): the weighted
  * average of the factors that apply (doc/algorithms.md); 0 when the
  * weights of those factors sum to 0.
@@ -234,140 +279,83 @@ local_score(const MMConfig *cfg, const Local *L, const int *team)
 	int			T = cfg->teams;
 	int			ts = cfg->team_size;
 	int			n = L->n;
-	double		wsum = 0;
-	double		ssum = 0;
 	double		tsum[KMAX];
 	int			tcnt[KMAX];
+	double		hi = -INFINITY;
+	double		lo = INFINITY;
+	double		prem = 1.0;
+	double		psum = 0;
+	int			pcnt = 0;
+	double		vsum = 0;
 
-	/* balance */
+	/* balance: the range of the team means */
+	for (int t = 0; t < T; t++)
 	{
-		double		hi = -INFINITY;
-		double		lo = INFINITY;
-
-		for (int t = 0; t < T; t++)
+		tsum[t] = 0;
+		tcnt[t] = 0;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		tsum[team[i]] += L->c[i];
+		tcnt[team[i]]++;
+	}
+	for (int t = 0; t < T; t++)
+		if (tcnt[t] > 0)
 		{
-			tsum[t] = 0;
-			tcnt[t] = 0;
+			double		m = tsum[t] / tcnt[t];
+
+			hi = m > hi ? m : hi;
+			lo = m < lo ? m : lo;
 		}
+
+	/* premades: the party sizes of each team */
+	if (cfg->w_premades > 0 && ts > 1 && !L->solo)
+	{
+		int			sizes[KMAX][KMAX];
+		int			nsz[KMAX];
+
+		/* the players of a unit are listed together: count runs per team */
+		for (int t = 0; t < T; t++)
+			nsz[t] = 0;
 		for (int i = 0; i < n; i++)
 		{
-			tsum[team[i]] += L->c[i];
-			tcnt[team[i]]++;
-		}
-		for (int t = 0; t < T; t++)
-			if (tcnt[t] > 0)
-			{
-				double		m = tsum[t] / tcnt[t];
+			int			t = team[i];
+			int			cont = 0;
 
-				hi = m > hi ? m : hi;
-				lo = m < lo ? m : lo;
-			}
-		wsum += cfg->w_balance;
-		ssum += cfg->w_balance * (hi >= lo ? 1.0 - (hi - lo) : 1.0);
-	}
-
-	/* spread */
-	wsum += cfg->w_spread;
-	ssum += cfg->w_spread * L->spread;
-
-	/* premades: the party sizes of each team, compared team against team */
-	if (cfg->w_premades > 0)
-	{
-		double		prem = 1.0;
-
-		if (ts > 1 && !L->solo)
-		{
-			int			sizes[KMAX][KMAX];
-			int			nsz[KMAX];
-			double		acc = 0;
-			int			npairs = 0;
-
-			/* the players of a unit are listed together: count runs per team */
-			for (int t = 0; t < T; t++)
-				nsz[t] = 0;
-			for (int i = 0; i < n; i++)
-			{
-				int			t = team[i];
-				int			cont = 0;
-
-				for (int j = i - 1; j >= 0 && L->unit_of[j] == L->unit_of[i]; j--)
-					if (team[j] == t)
-					{
-						cont = 1;
-						break;
-					}
-				if (cont)
-					continue;
-				sizes[t][nsz[t]] = 1;
-				for (int j = i + 1; j < n && L->unit_of[j] == L->unit_of[i]; j++)
-					if (team[j] == t)
-						sizes[t][nsz[t]]++;
-				nsz[t]++;
-			}
-			for (int t = 0; t < T; t++)
-			{
-				for (int m = nsz[t]; m < ts; m++)
-					sizes[t][m] = 0;
-				sort_desc(sizes[t], nsz[t]);
-			}
-			for (int a = 0; a < T; a++)
-				for (int b = a + 1; b < T; b++)
+			for (int j = i - 1; j >= 0 && L->unit_of[j] == L->unit_of[i]; j--)
+				if (team[j] == t)
 				{
-					int			l1 = 0;
-					double		v;
-
-					for (int x = 0; x < ts; x++)
-						l1 += abs(sizes[a][x] - sizes[b][x]);
-					v = 1.0 - (double) l1 / (2.0 * (ts - 1));
-					acc += v < 0 ? 0 : v;
-					npairs++;
+					cont = 1;
+					break;
 				}
-			prem = npairs > 0 ? acc / npairs : 1.0;
+			if (cont)
+				continue;
+			sizes[t][nsz[t]] = 1;
+			for (int j = i + 1; j < n && L->unit_of[j] == L->unit_of[i]; j++)
+				if (team[j] == t)
+					sizes[t][nsz[t]]++;
+			nsz[t]++;
 		}
-		wsum += cfg->w_premades;
-		ssum += cfg->w_premades * prem;
+		prem = premades_factor(sizes, nsz, T, ts);
 	}
 
 	/* ping with opponents, and opponent variation: one pass over the pairs */
-	{
-		double		psum = 0;
-		int			pcnt = 0;
-		double		vsum = 0;
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+		{
+			int			same = team[i] == team[j];
 
-		for (int i = 0; i < n; i++)
-			for (int j = i + 1; j < n; j++)
+			if (!same && !isnan(L->ping[i][j]))
 			{
-				int			same = team[i] == team[j];
+				double		s = 1.0 - L->ping[i][j] / cfg->ping_max;
 
-				if (!same && !isnan(L->ping[i][j]))
-				{
-					double		s = 1.0 - L->ping[i][j] / cfg->ping_max;
-
-					psum += s < 0 ? 0 : (s > 1 ? 1 : s);
-					pcnt++;
-				}
-				if (L->rel[i][j] >= 0)
-					vsum += (L->rel[i][j] == 1) == same ? 1.0 : 0.5;
+				psum += s < 0 ? 0 : (s > 1 ? 1 : s);
+				pcnt++;
 			}
-		if (pcnt > 0)
-		{
-			wsum += cfg->w_ping;
-			ssum += cfg->w_ping * psum / pcnt;
+			if (L->rel[i][j] >= 0)
+				vsum += (L->rel[i][j] == 1) == same ? 1.0 : 0.5;
 		}
-		if (n >= 2)
-		{
-			wsum += cfg->w_variation;
-			ssum += cfg->w_variation * (1.0 - vsum / (n * (n - 1) / 2));
-		}
-	}
-
-	/* hosts */
-	if (L->any_ping)
-	{
-		wsum += cfg->w_hosts;
-		ssum += cfg->w_hosts * L->hosts;
-	}
-	return wsum > 0 ? ssum / wsum : 0.0;
+	return weighted_score(cfg, L, lo, hi, prem, psum, pcnt, vsum);
 }
 
 /* See mm_core.h. */
@@ -469,11 +457,9 @@ split_leaf(const Split *S, double psum, int pcnt, double vsum)
 	const Local *L = S->L;
 	int			T = cfg->teams;
 	int			ts = cfg->team_size;
-	int			n = L->n;
-	double		wsum = 0;
-	double		ssum = 0;
 	double		hi = -INFINITY;
 	double		lo = INFINITY;
+	double		prem = 1.0;
 
 	for (int t = 0; t < T; t++)
 		if (S->fill[t] > 0)
@@ -483,68 +469,22 @@ split_leaf(const Split *S, double psum, int pcnt, double vsum)
 			hi = m > hi ? m : hi;
 			lo = m < lo ? m : lo;
 		}
-	wsum += cfg->w_balance;
-	ssum += cfg->w_balance * (hi >= lo ? 1.0 - (hi - lo) : 1.0);
-	wsum += cfg->w_spread;
-	ssum += cfg->w_spread * L->spread;
-	if (cfg->w_premades > 0)
+	if (cfg->w_premades > 0 && ts > 1 && !L->solo)
 	{
-		double		prem = 1.0;
+		int			sizes[KMAX][KMAX];
+		int			nsz[KMAX];
 
-		if (ts > 1 && !L->solo)
+		for (int t = 0; t < T; t++)
+			nsz[t] = 0;
+		for (int u = 0; u < S->nunits; u++)
 		{
-			int			sizes[KMAX][KMAX];
-			int			nsz[KMAX];
-			double		acc = 0;
-			int			npairs = 0;
+			int			t = S->team_of[u];
 
-			for (int t = 0; t < T; t++)
-				nsz[t] = 0;
-			for (int u = 0; u < S->nunits; u++)
-			{
-				int			t = S->team_of[u];
-
-				sizes[t][nsz[t]++] = S->size[u];
-			}
-			for (int t = 0; t < T; t++)
-			{
-				sort_desc(sizes[t], nsz[t]);
-				for (int m = nsz[t]; m < ts; m++)
-					sizes[t][m] = 0;
-			}
-			for (int a = 0; a < T; a++)
-				for (int b = a + 1; b < T; b++)
-				{
-					int			l1 = 0;
-					double		v;
-
-					for (int x = 0; x < ts; x++)
-						l1 += abs(sizes[a][x] - sizes[b][x]);
-					v = 1.0 - (double) l1 / (2.0 * (ts - 1));
-					acc += v < 0 ? 0 : v;
-					npairs++;
-				}
-			prem = npairs > 0 ? acc / npairs : 1.0;
+			sizes[t][nsz[t]++] = S->size[u];
 		}
-		wsum += cfg->w_premades;
-		ssum += cfg->w_premades * prem;
+		prem = premades_factor(sizes, nsz, T, ts);
 	}
-	if (pcnt > 0)
-	{
-		wsum += cfg->w_ping;
-		ssum += cfg->w_ping * psum / pcnt;
-	}
-	if (n >= 2)
-	{
-		wsum += cfg->w_variation;
-		ssum += cfg->w_variation * (1.0 - vsum / (n * (n - 1) / 2));
-	}
-	if (L->any_ping)
-	{
-		wsum += cfg->w_hosts;
-		ssum += cfg->w_hosts * L->hosts;
-	}
-	return wsum > 0 ? ssum / wsum : 0.0;
+	return weighted_score(cfg, L, lo, hi, prem, psum, pcnt, vsum);
 }
 
 static void

@@ -110,37 +110,14 @@ window_at(const MMConfig *cfg, const MMPool *pool, double arrival, double now)
 	return w < cfg->window_max ? w : cfg->window_max;
 }
 
-/* Order met pairs by (a, b). */
-static int
-met_cmp(const void *l, const void *r)
-{
-	const MMMetPair *x = l;
-	const MMMetPair *y = r;
-
-	if (x->a != y->a)
-		return (x->a > y->a) - (x->a < y->a);
-	return (x->b > y->b) - (x->b < y->b);
-}
-
 /* The rematch penalty between tickets i and j: 0 unless their players met. */
 static double
 penalty(const MMConfig *cfg, const MMPool *pool, int i, int j)
 {
-	MMMetPair	key;
-
-	if (pool->nmet <= 0 || pool->met == NULL || cfg->rematch_penalty == 0)
+	if (cfg->rematch_penalty == 0 ||
+		mm_met_pair_find(pool, pool->tickets[i].id, pool->tickets[j].id) == NULL)
 		return 0;
-	key.a = pool->tickets[i].id;
-	key.b = pool->tickets[j].id;
-	if (key.a > key.b)
-	{
-		int64_t		t = key.a;
-
-		key.a = key.b;
-		key.b = t;
-	}
-	return bsearch(&key, pool->met, pool->nmet, sizeof(MMMetPair), met_cmp) ?
-		cfg->rematch_penalty : 0;
+	return cfg->rematch_penalty;
 }
 
 /*
