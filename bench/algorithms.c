@@ -55,7 +55,7 @@ run(const MMConfig *cfg, const MMArrival *a, int n, MMOutcome *o, double *waits,
 	int64_t		with_bots = 0;
 	int64_t    *bots_of_match;
 
-	if (mm_simulate(cfg, a, n, o, &s) != MM_OK || s.games == 0)
+	if (mm_simulate(cfg, a, NULL, n, o, &s) != MM_OK || s.games == 0)
 		return 0;
 	bots_of_match = calloc((size_t) s.games + 1, sizeof(int64_t));
 	if (bots_of_match == NULL)

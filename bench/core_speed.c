@@ -65,7 +65,7 @@ main(int argc, char **argv)
 		{
 			double		t0 = now_seconds();
 
-			if (mm_simulate(&c, a, n, NULL, &s) != MM_OK)
+			if (mm_simulate(&c, a, NULL, n, NULL, &s) != MM_OK)
 			{
 				fprintf(stderr, "simulation failed\n");
 				return 1;

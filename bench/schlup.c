@@ -52,7 +52,7 @@ sim_cost(MMConfig *cfg, const MMArrival *a, int n, double *per_game)
 {
 	MMSimSummary s;
 
-	if (mm_simulate(cfg, a, n, NULL, &s) != MM_OK)
+	if (mm_simulate(cfg, a, NULL, n, NULL, &s) != MM_OK)
 	{
 		fprintf(stderr, "simulation failed\n");
 		exit(1);

@@ -355,7 +355,7 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 
 	if (outcomes != NULL)
 		*outcomes = palloc(sizeof(MMOutcome) * Max(n, 1));
-	st = mm_simulate(&queue->cfg, arr, n, outcomes ? *outcomes : NULL, summary);
+	st = mm_simulate(&queue->cfg, arr, NULL, n, outcomes ? *outcomes : NULL, summary);
 	if (st == MM_ERR_INTERRUPTED)
 	{
 		CHECK_FOR_INTERRUPTS();

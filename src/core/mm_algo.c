@@ -370,13 +370,95 @@ fullqueue_cmp(const void *a, const void *b)
 	return (x->last > y->last) - (x->last < y->last);
 }
 
+/* multi_queue with several criteria: a non-empty cell at a distance. */
+typedef struct RingCell
+{
+	int64_t		dist;			/* Chebyshev distance in cells */
+	int			cell;			/* non-empty cell number */
+} RingCell;
+
+/* Order RingCell by distance, then cell. */
+static int
+ringcell_cmp(const void *a, const void *b)
+{
+	const RingCell *x = a;
+	const RingCell *y = b;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	return (x->cell > y->cell) - (x->cell < y->cell);
+}
+
+/*
+ * Radius growth over the cells of several criteria, from non-empty cell
+ * rx: the cells whose coordinates differ from rx's by at most 1 in every
+ * criterion come first, then by at most 2, and so on; inside each ring the
+ * oldest heads are taken first across its cells.  cell[c] is the number of
+ * non-empty cell c; ring has room for nr entries.  Returns the new ntake.
+ */
+static int
+take_by_rings(const int *r, const int64_t *stride, int dims,
+			  const int64_t *cell, int *head, const int *end, int nr,
+			  const RangedIndex *ord, int rx, RingCell *ring,
+			  int *take, int ntake, int k)
+{
+	int			nring = 0;
+
+	for (int c = 0; c < nr; c++)
+	{
+		int64_t		dist = 0;
+
+		if (c == rx || head[c] == end[c])
+			continue;
+		for (int d = 0; d < dims; d++)
+		{
+			int64_t		u = cell[c] / stride[d] % r[d];
+			int64_t		v = cell[rx] / stride[d] % r[d];
+			int64_t		diff = u > v ? u - v : v - u;
+
+			if (diff > dist)
+				dist = diff;
+		}
+		ring[nring].dist = dist;
+		ring[nring].cell = c;
+		nring++;
+	}
+	qsort(ring, nring, sizeof(RingCell), ringcell_cmp);
+	for (int b = 0; b < nring && ntake < k;)
+	{
+		int			e = b;
+
+		while (e < nring && ring[e].dist == ring[b].dist)
+			e++;
+		while (ntake < k)
+		{
+			int			best = -1;
+
+			for (int j = b; j < e; j++)
+			{
+				int			c = ring[j].cell;
+
+				if (head[c] < end[c] &&
+					(best < 0 || ord[head[c]].idx < ord[head[best]].idx))
+					best = c;
+			}
+			if (best < 0)
+				break;
+			take[ntake++] = ord[head[best]++].idx;
+		}
+		b = e;
+	}
+	return ntake;
+}
+
 /*
  * multi_queue (4.3).  Phase 1: per range, the tickets in arrival order
  * form games of k (the order of the games is the arrival order of the
  * ticket that completed them).  Phase 2: timed-out tickets, oldest first,
  * take companions by radius growth over the non-empty ranges; the tickets
  * taken from a range are always its oldest, so every range is consumed
- * from its head.
+ * from its head.  With several criteria a "range" is a cell of the grid
+ * of every criterion's ranges (Schlup: a queue for every combination).
  */
 static MMStatus
 step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
@@ -384,7 +466,10 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 {
 	int			k = mm_config_k(cfg);
 	int			n = pool->ntickets;
-	int64_t		r = cfg->ranges > 0 ? cfg->ranges : mm_auto_ranges(cfg);
+	int			dims = cfg->ncriteria + 1;
+	int			rd[MM_MAX_CRITERIA];
+	int64_t		stride[MM_MAX_CRITERIA];
+	int64_t		r = 1;			/* cells */
 	void	   *block;
 	RangedIndex *ord;
 	FullQueue  *full;
@@ -394,6 +479,7 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 	int		   *end;			/* non-empty range -> end of its entries */
 	int		   *where;			/* ticket -> non-empty range */
 	unsigned char *gone;		/* ticket matched or expired */
+	RingCell   *ring = NULL;	/* several criteria: radius growth scratch */
 	int			nfull = 0;
 	int			nr = 0;
 	int			waiting = 0;
@@ -404,6 +490,13 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 	if (n < k && !mm_timed_out(&pool->tickets[0], now, cfg->max_wait))
 		return MM_OK;			/* no queue can be full, nobody timed out */
 
+	mm_criteria_ranges(cfg, rd);
+	for (int d = 0; d < dims; d++)
+	{
+		stride[d] = r;
+		r *= rd[d];
+	}
+
 	/*
 	 * One block for all scratch (int64_t-sized pieces first).  With few
 	 * ranges a counting sort (stable, so arrival order within a range)
@@ -411,6 +504,7 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 	 */
 	counting = r <= 4 * (int64_t) n + 64;
 	block = malloc(sizeof(RangedIndex) * (size_t) n +
+				   (dims > 1 ? sizeof(RingCell) * (size_t) n : 0) +
 				   sizeof(FullQueue) * (size_t) (n / k + 1) +
 				   sizeof(int64_t) * (size_t) n +
 				   sizeof(int) * 3 * (size_t) n + (size_t) n +
@@ -419,7 +513,13 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 		return MM_ERR_NOMEM;
 	ord = (RangedIndex *) block;
 	rng = (int64_t *) (ord + n);
-	full = (FullQueue *) (rng + n);
+	if (dims > 1)
+	{
+		ring = (RingCell *) (rng + n);
+		full = (FullQueue *) (ring + n);
+	}
+	else
+		full = (FullQueue *) (rng + n);
 	head = (int *) (full + n / k + 1);
 	end = head + n;
 	where = end + n;
@@ -427,12 +527,21 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 	gone = (unsigned char *) (cnt + (counting ? r + 1 : 0));
 	memset(gone, 0, (size_t) n);
 
-	/* rng temporarily holds each ticket's range */
+	/* rng temporarily holds each ticket's range (cell) */
 	for (int i = 0; i < n; i++)
 	{
-		int64_t		q = (int64_t) floor(pool->tickets[i].rating * (double) r);
+		const MMTicket *t = &pool->tickets[i];
+		int64_t		cellno = 0;
 
-		rng[i] = q < r - 1 ? q : r - 1;
+		for (int d = 0; d < dims; d++)
+		{
+			double		v = d == 0 ? t->rating :
+				pool->criteria[(size_t) t->crow * cfg->ncriteria + d - 1];
+			int64_t		q = (int64_t) floor(v * (double) rd[d]);
+
+			cellno += (q < rd[d] - 1 ? q : rd[d] - 1) * stride[d];
+		}
+		rng[i] = cellno;
 	}
 	if (counting)
 	{
@@ -537,6 +646,9 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 		right = rx + 1;
 		while (ntake < k && head[rx] < end[rx])
 			take[ntake++] = ord[head[rx]++].idx;
+		if (dims > 1)
+			ntake = take_by_rings(rd, stride, dims, rng, head, end, nr, ord,
+								  rx, ring, take, ntake, k);
 		while (ntake < k)
 		{
 			int64_t		dl;
@@ -594,8 +706,19 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 			   MMResult *res)
 {
 	int			k = mm_config_k(cfg);
+	int			dims = cfg->ncriteria + 1;
 	double		ratings[MM_MAX_K];
 	double		waits[MM_MAX_K];
+	double		f[MM_MAX_CRITERIA];
+	double	   *crit = ratings; /* player by player, every criterion */
+
+	mm_criteria_factors(cfg, f);
+	if (dims > 1 && res->nmatches > 0)
+	{
+		crit = malloc(sizeof(double) * (size_t) k * dims);
+		if (crit == NULL)
+			return MM_ERR_NOMEM;
+	}
 
 	for (int j = 0; j < res->nmatches; j++)
 	{
@@ -633,27 +756,40 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 
 			ratings[i] = t->rating;
 			waits[i] = w > 0 ? w : 0.0;
+			if (dims > 1)
+			{
+				crit[(size_t) i * dims] = t->rating;
+				for (int d = 1; d < dims; d++)
+					crit[(size_t) i * dims + d] =
+						pool->criteria[(size_t) t->crow * cfg->ncriteria + d - 1];
+			}
 		}
+		st = MM_OK;
 		if (cfg->algorithm != MM_ALGO_OPTIMIZE)
-		{
 			st = mm_split_teams(cfg, m->nmembers, ratings, tm);
-			if (st != MM_OK)
-				return st;
-		}
-		st = mm_game_cost(k, m->nmembers, 1, ratings, NULL, waits,
-						  cfg->max_wait, &m->cost);
+		if (st == MM_OK)
+			st = mm_game_cost(k, m->nmembers, dims, crit, f, waits,
+							  cfg->max_wait, &m->cost);
 		if (st != MM_OK)
+		{
+			if (crit != ratings)
+				free(crit);
 			return st;
+		}
 	}
+	if (crit != ratings)
+		free(crit);
 	return MM_OK;
 }
 
 /*
  * Check what every algorithm relies on: result arrays present, tickets
- * strictly ordered by (arrival, id), finite arrivals, ratings in [0, 1].
+ * strictly ordered by (arrival, id), finite arrivals, ratings in [0, 1],
+ * and with criteria a row of values in [0, 1] for every ticket.
  */
 static MMStatus
-check_pool(const MMPool *pool, const MMResult *res, double now)
+check_pool(const MMConfig *cfg, const MMPool *pool, const MMResult *res,
+		   double now)
 {
 	int			n = pool->ntickets;
 
@@ -672,6 +808,18 @@ check_pool(const MMPool *pool, const MMResult *res, double now)
 		if (!isfinite(t->arrival) || !isfinite(now - t->arrival) ||
 			!(t->rating >= 0.0 && t->rating <= 1.0))
 			return MM_ERR_ARGUMENT;
+		if (cfg->ncriteria > 0)
+		{
+			if (pool->criteria == NULL || t->crow < 0 || t->crow >= pool->ncrows)
+				return MM_ERR_ARGUMENT;
+			for (int d = 0; d < cfg->ncriteria; d++)
+			{
+				double		v = pool->criteria[(size_t) t->crow * cfg->ncriteria + d];
+
+				if (!(v >= 0.0 && v <= 1.0))
+					return MM_ERR_ARGUMENT;
+			}
+		}
 		if (i > 0)
 		{
 			const MMTicket *p = &pool->tickets[i - 1];
@@ -699,7 +847,7 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	if (mm_config_check(cfg) != MM_OK || pool == NULL || result == NULL ||
 		!isfinite(now))
 		return MM_ERR_ARGUMENT;
-	st = check_pool(pool, result, now);
+	st = check_pool(cfg, pool, result, now);
 	if (st != MM_OK)
 		return st;
 	prev = pool->stepped_at;
@@ -914,46 +1062,129 @@ mm_auto_batch(const MMConfig *cfg)
 	return (int) lo;
 }
 
-/* Eq. 7: expected cost per game of multi_queue with r ranges. */
+/*
+ * Eq. 7 generalised to D criteria: the expected cost per game of
+ * multi_queue with r[d] ranges of criterion d (weighted by f[d]), that is
+ * sum_d f_d (k-1)/((k+1) r_d) + R k(k-1)/(2 a max_wait) with R = prod r_d.
+ * With one criterion and f = k it is eq. 7.
+ */
 static double
-multi_queue_cost(int k, double r, double a, double max_wait)
+multi_queue_cost(int k, int dims, const double *r, const double *f,
+				 double a, double max_wait)
 {
-	return (double) k * (k - 1) / (r * (k + 1)) +
-		r * k * (k - 1) / (2 * a * max_wait);
+	double		cells = 1;
+	double		c = 0;
+
+	for (int d = 0; d < dims; d++)
+	{
+		c += f[d] * (k - 1) / ((k + 1) * r[d]);
+		cells *= r[d];
+	}
+	return c + cells * k * (k - 1) / (2 * a * max_wait);
 }
 
 /*
- * Multi-queue range count from eq. 9: floor or ceil of r_opt (at least 1),
- * whichever has the lower eq. 7 cost, the smaller on a tie; 1 when the
- * arrival rate is unknown (0).
+ * multi_queue's ranges per criterion.  Fixed ones are as configured.  The
+ * free ones (ranges "auto") minimise the generalised eq. 7: setting its
+ * derivatives to 0 gives r_d = lambda f_d with lambda^(m+1) =
+ * 2 a max_wait / (k (k+1) R_fixed prod f_d) over the m free criteria
+ * (eq. 9 when m = D = 1).  Each is then floor or ceil (at least 1), the
+ * combination with the lower cost winning, the earlier in floor-first
+ * order on a tie.  A free criterion of factor 0, or any without a known
+ * arrival rate, gets 1 range.  Ranges are capped at 1e9 each and their
+ * product at MM_MAX_CELLS.
+ */
+void
+mm_criteria_ranges(const MMConfig *cfg, int *ranges)
+{
+	int			dims = cfg->ncriteria + 1;
+	int			k = mm_config_k(cfg);
+	double		a = cfg->arrival_rate;
+	double		t = cfg->max_wait;
+	double		f[MM_MAX_CRITERIA];
+	int			freed[MM_MAX_CRITERIA];
+	int			m = 0;
+	double		fixed = 1;
+	double		logf = 0;
+	double		lambda;
+	double		lo[MM_MAX_CRITERIA];
+	double		best = INFINITY;
+
+	mm_criteria_factors(cfg, f);
+	for (int d = 0; d < dims; d++)
+	{
+		int			r = d == 0 ? cfg->ranges :
+			(cfg->criterion_ranges[d] > 0 ? cfg->criterion_ranges[d] : cfg->ranges);
+
+		ranges[d] = r > 0 ? r : 1;
+		if (r > 0)
+			fixed *= r;
+		else if (f[d] > 0)
+		{
+			freed[m++] = d;
+			logf += log(f[d]);
+		}
+	}
+	if (m == 0 || !(a > 0) || !(t > 0) || !isfinite(a) || !isfinite(t) || k < 1)
+		return;
+
+	/* in logarithms: a high rate must not overflow */
+	lambda = (log(2.0 * a * t) - log((double) k * (k + 1)) - log(fixed) - logf) / (m + 1);
+	/* the cell cap: R_fixed * lambda^m * prod f <= MM_MAX_CELLS */
+	if (log(fixed) + m * lambda + logf > log(MM_MAX_CELLS))
+		lambda = (log(MM_MAX_CELLS) - log(fixed) - logf) / m;
+	for (int j = 0; j < m; j++)
+	{
+		double		v = exp(lambda + log(f[freed[j]]));
+
+		lo[j] = floor(v < MM_AUTO_MAX ? v : MM_AUTO_MAX);
+		if (lo[j] < 1)
+			lo[j] = 1;
+	}
+
+	for (int combo = 0; combo < (1 << m); combo++)
+	{
+		double		r[MM_MAX_CRITERIA];
+		double		cells = 1;
+		double		c;
+
+		for (int d = 0; d < dims; d++)
+			r[d] = ranges[d];
+		for (int j = 0; j < m; j++)
+		{
+			double		v = exp(lambda + log(f[freed[j]]));
+			double		hi = ceil(v < MM_AUTO_MAX ? v : MM_AUTO_MAX);
+
+			r[freed[j]] = (combo >> j) & 1 ? (hi < 1 ? 1 : hi) : lo[j];
+		}
+		for (int d = 0; d < dims; d++)
+			cells *= r[d];
+		if (cells > MM_MAX_CELLS && combo > 0)
+			continue;
+		c = multi_queue_cost(k, dims, r, f, a, t);
+		if (combo == 0 || c < best)
+		{
+			best = c;
+			for (int j = 0; j < m; j++)
+				ranges[freed[j]] = (int) r[freed[j]];
+		}
+	}
+}
+
+/*
+ * The rating's range count that "auto" gives (eq. 9 with one criterion):
+ * 1 when the arrival rate is unknown (0).
  */
 int
 mm_auto_ranges(const MMConfig *cfg)
 {
-	int			k;
-	double		a;
-	double		t;
-	double		ropt;
-	double		lo;
-	double		hi;
+	MMConfig	c;
+	int			ranges[MM_MAX_CRITERIA];
 
 	if (cfg == NULL)
 		return 1;
-	k = mm_config_k(cfg);
-	a = cfg->arrival_rate;
-	t = cfg->max_wait;
-	if (!(a > 0) || !(t > 0) || !isfinite(a) || !isfinite(t) || k < 1)
-		return 1;
-	ropt = sqrt(2.0 * a * t / (k + 1));
-	if (!(ropt <= MM_AUTO_MAX))
-		ropt = MM_AUTO_MAX;
-	lo = floor(ropt);
-	hi = ceil(ropt);
-	if (lo < 1)
-		lo = 1;
-	if (hi < 1)
-		hi = 1;
-	if (multi_queue_cost(k, hi, a, t) < multi_queue_cost(k, lo, a, t))
-		return (int) hi;
-	return (int) lo;
+	c = *cfg;
+	c.ranges = 0;
+	mm_criteria_ranges(&c, ranges);
+	return ranges[0];
 }

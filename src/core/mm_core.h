@@ -88,6 +88,12 @@ typedef enum MMTeamPolicy
 	MM_TEAMS_PATIENT			/* Wu: wait for one more player rather than play unbalanced */
 } MMTeamPolicy;
 
+/* Criteria per ticket at most: the rating and seven more. */
+#define MM_MAX_CRITERIA 8
+
+/* multi_queue keeps at most this many cells (the product of the criteria's ranges). */
+#define MM_MAX_CELLS 1e12
+
 typedef struct MMConfig
 {
 	MMAlgorithm algorithm;
@@ -137,6 +143,17 @@ typedef struct MMConfig
 	int			restarts;		/* random restarts after the first start (>= 0) */
 	double		budget_ms;		/* wall-clock budget of a round's restarts (> 0) */
 	uint64_t	seed;			/* for the restarts' shuffles */
+	/*
+	 * Criteria beyond the rating (greedy, multi_queue): criterion 0 is the
+	 * rating, criteria 1 .. ncriteria come from MMPool.criteria.  The
+	 * cost's factor of criterion d is f_d = k * weight[d] / sum(weight),
+	 * or k / D (D = ncriteria + 1) when every weight is 0.
+	 */
+	int			ncriteria;		/* 0 .. MM_MAX_CRITERIA - 1 */
+	double		weight[MM_MAX_CRITERIA];	/* relative weights, 0 to 1e6 */
+	int			criterion_ranges[MM_MAX_CRITERIA];	/* multi_queue: ranges of
+													 * criterion d >= 1, 0 to
+													 * follow ranges ([0] unused) */
 } MMConfig;
 
 /* The patient policy compares exact team splits, so it is offered up to this k. */
@@ -168,6 +185,16 @@ extern int	mm_auto_batch(const MMConfig *cfg);
 /* Multi-queue range count r from eq. 9 for the configured k, max_wait and arrival_rate. */
 extern int	mm_auto_ranges(const MMConfig *cfg);
 
+/*
+ * multi_queue's ranges of every criterion (ncriteria + 1 entries): the
+ * fixed ones as configured, the others (ranges 0 = auto) from eq. 9
+ * generalised to D criteria (doc/algorithms.md).
+ */
+extern void mm_criteria_ranges(const MMConfig *cfg, int *ranges);
+
+/* The cost factors f_d of the ncriteria + 1 criteria (see MMConfig.weight). */
+extern void mm_criteria_factors(const MMConfig *cfg, double *f);
+
 /* The cluster algorithm's decay factor after tau seconds of wait, in (0, 1]. */
 extern double mm_cluster_decay(const MMConfig *cfg, double tau);
 
@@ -184,6 +211,7 @@ typedef struct MMTicket
 	int32_t		group;			/* difference_wait: index into MMPool.groups, or -1 */
 	int32_t		party;			/* optimize: premade number (>= 0) shared by its members, -1 solo */
 	int32_t		attr;			/* optimize: row of MMPool.ping, or -1 without ping data */
+	int32_t		crow;			/* with criteria: row of MMPool.criteria */
 } MMTicket;
 
 /* A difference_wait provisional group. */
@@ -232,6 +260,12 @@ typedef struct MMPool
 	 */
 	const float *ping;
 	int			nregions;
+	/*
+	 * With cfg->ncriteria > 0: criteria[crow * ncriteria + d - 1] is a
+	 * ticket's criterion d, normalised to [0, 1]; ncrows rows.
+	 */
+	const double *criteria;
+	int			ncrows;
 } MMPool;
 
 /* The order of MMPool.met: by a, then b (for qsort). */
@@ -359,12 +393,14 @@ typedef struct MMSimSummary
 /*
  * Run the algorithm over n arrivals sorted by (arrival, id), deciding at
  * each arrival and at each deadline (mm_next_deadline) in between, exactly
- * as a step would live.  outcomes (n entries, may be NULL) and summary
- * (may be NULL) are filled.
+ * as a step would live.  criteria (with cfg->ncriteria > 0, else NULL)
+ * holds each arrival's further criteria, ncriteria values per arrival in
+ * arrival order, normalised to [0, 1].  outcomes (n entries, may be NULL)
+ * and summary (may be NULL) are filled.
  */
 extern MMStatus mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
-							int n, MMOutcome *outcomes,
-							MMSimSummary *summary);
+							const double *criteria, int n,
+							MMOutcome *outcomes, MMSimSummary *summary);
 
 /* ----------------------------------------------------------------
  * Offline optimum (Schlup's OPT, k = 2)

@@ -88,6 +88,32 @@ mm_config_check(const MMConfig *cfg)
 		 !(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
 		 (cfg->shift_auto != 0 && cfg->shift_auto != 1)))
 		return MM_ERR_ARGUMENT;
+	if (cfg->ncriteria < 0 || cfg->ncriteria >= MM_MAX_CRITERIA ||
+		(cfg->ncriteria > 0 && cfg->algorithm != MM_ALGO_GREEDY &&
+		 cfg->algorithm != MM_ALGO_MULTI_QUEUE))
+		return MM_ERR_ARGUMENT;
+	{
+		double		cells = cfg->ranges > 0 ? cfg->ranges : 1;
+
+		for (int d = 0; d <= cfg->ncriteria; d++)
+		{
+			if (!(cfg->weight[d] >= 0 && cfg->weight[d] <= 1e6))
+				return MM_ERR_ARGUMENT;
+			if (d > 0)
+			{
+				int			r = cfg->criterion_ranges[d];
+
+				if (r < 0 || r > 1000000000)
+					return MM_ERR_ARGUMENT;
+				if (r == 0)
+					r = cfg->ranges;
+				cells *= r > 0 ? r : 1;
+			}
+		}
+		/* the cells a multi_queue step numbers must fit its counters */
+		if (cells > MM_MAX_CELLS)
+			return MM_ERR_ARGUMENT;
+	}
 	if (cfg->algorithm == MM_ALGO_OPTIMIZE)
 	{
 		const double w[6] = {cfg->w_balance, cfg->w_spread, cfg->w_premades,
@@ -112,6 +138,20 @@ mm_config_check(const MMConfig *cfg)
 			return MM_ERR_ARGUMENT;
 	}
 	return MM_OK;
+}
+
+/* f_d = k * weight[d] / sum(weight), or k / D when every weight is 0. */
+void
+mm_criteria_factors(const MMConfig *cfg, double *f)
+{
+	int			dims = cfg->ncriteria + 1;
+	int			k = mm_config_k(cfg);
+	double		sum = 0;
+
+	for (int d = 0; d < dims; d++)
+		sum += cfg->weight[d];
+	for (int d = 0; d < dims; d++)
+		f[d] = sum > 0 ? k * cfg->weight[d] / sum : (double) k / dims;
 }
 
 /*

@@ -192,8 +192,9 @@ sim_drain(Sim *s, double t, double *last)
 
 /* Simulate the queue over n arrivals; see mm_core.h. */
 MMStatus
-mm_simulate(const MMConfig *cfg, const MMArrival *arrivals, int n,
-			MMOutcome *outcomes, MMSimSummary *summary)
+mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
+			const double *criteria, int n, MMOutcome *outcomes,
+			MMSimSummary *summary)
 {
 	Sim			s = {0};
 	double		last = -INFINITY;
@@ -204,9 +205,19 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals, int n,
 		return MM_ERR_ARGUMENT;
 	if (mm_check_arrivals(arrivals, n) != MM_OK)
 		return MM_ERR_ARGUMENT;
+	if (cfg->ncriteria > 0)
+	{
+		if (n > 0 && criteria == NULL)
+			return MM_ERR_ARGUMENT;
+		for (size_t j = 0; j < (size_t) n * cfg->ncriteria; j++)
+			if (!(criteria[j] >= 0.0 && criteria[j] <= 1.0))
+				return MM_ERR_ARGUMENT;
+	}
 
 	s.cfg = *cfg;
 	s.arrivals = arrivals;
+	s.pool.criteria = cfg->ncriteria > 0 ? criteria : NULL;
+	s.pool.ncrows = cfg->ncriteria > 0 ? n : 0;
 	s.outcomes = outcomes;
 	s.sum.players = n;
 	for (int j = 0; outcomes != NULL && j < n; j++)
@@ -240,6 +251,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals, int n,
 			tk->group = -1;
 			tk->party = -1;
 			tk->attr = -1;
+			tk->crow = i;
 		}
 		st = sim_step(&s, t);
 		last = t;

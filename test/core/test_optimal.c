@@ -581,7 +581,7 @@ test_optimal_vs_online(void)
 			cfg.on_timeout = MM_TIMEOUT_BOTS;
 			cfg.arrival_rate = rates[ri];
 			cfg.wait_factor = 2.0;
-			CHECK_INT(mm_simulate(&cfg, a, n, NULL, &s), MM_OK);
+			CHECK_INT(mm_simulate(&cfg, a, NULL, n, NULL, &s), MM_OK);
 			CHECK(c4 <= s.cost + 1e-6);
 			printf(" %s %.2fx", mm_algorithm_name(algos[ai]), s.cost / c4);
 		}

@@ -182,7 +182,7 @@ test_patient_burst(void)
 	static int	teams[N];
 	static int	expired[N];
 	MMConfig	cfg;
-	MMPool		pool = {tickets, N, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0};
+	MMPool		pool = {tickets, N, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0};
 	MMResult	res = {matches, 0, members, teams, expired, 0};
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -217,12 +217,12 @@ void
 test_step_bounds(void)
 {
 	MMConfig	cfg;
-	MMTicket	t = {1, 0.5, -1e308, -1, -1, -1};
+	MMTicket	t = {1, 0.5, -1e308, -1, -1, -1, -1};
 	MMMatch		m[1];
 	int			members[1];
 	int			teams[1];
 	int			expired[1];
-	MMPool		pool = {&t, 1, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0};
+	MMPool		pool = {&t, 1, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0};
 	MMResult	res = {m, 0, members, teams, expired, 0};
 
 	memset(&cfg, 0, sizeof(cfg));

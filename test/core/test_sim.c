@@ -105,7 +105,7 @@ test_sim_small(void)
 	MMSimSummary s;
 
 	/* greedy: a pair at t=1, then 0.3 with a bot at its timeout, t=7 */
-	CHECK_INT(mm_simulate(&cfg, a, 3, o, &s), MM_OK);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, 3, o, &s), MM_OK);
 	CHECK_INT(o[0].match_no, 1);
 	CHECK_INT(o[1].match_no, 1);
 	CHECK_INT(o[2].match_no, 2);
@@ -127,7 +127,7 @@ test_sim_small(void)
 
 	/* expire instead: 0.3 leaves at 7 unmatched */
 	cfg.on_timeout = MM_TIMEOUT_EXPIRE;
-	CHECK_INT(mm_simulate(&cfg, a, 3, o, &s), MM_OK);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, 3, o, &s), MM_OK);
 	CHECK_INT(o[2].match_no, 0);
 	CHECK_INT(o[2].team, 0);
 	CHECK_NEAR(o[2].matched_at, 7.0, 0);
@@ -147,7 +147,7 @@ test_sim_small(void)
 			a[i].rating = r[i];
 			a[i].arrival = i;
 		}
-		CHECK_INT(mm_simulate(&cfg, a, 8, o, &s), MM_OK);
+		CHECK_INT(mm_simulate(&cfg, a, NULL, 8, o, &s), MM_OK);
 		CHECK_INT(s.games, 4);
 		CHECK_INT(o[0].match_no, 1);	/* 0.1 */
 		CHECK_INT(o[2].match_no, 1);	/* 0.2 */
@@ -167,7 +167,7 @@ test_sim_small(void)
 	a[0] = (MMArrival) {1, 0.5, 0.0};
 	a[1] = (MMArrival) {2, 0.9, 1.0};
 	a[2] = (MMArrival) {3, 0.55, 2.0};
-	CHECK_INT(mm_simulate(&cfg, a, 3, o, &s), MM_OK);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, 3, o, &s), MM_OK);
 	CHECK_INT(o[0].match_no, 1);
 	CHECK_INT(o[2].match_no, 1);
 	CHECK_NEAR(o[0].matched_at, 2.5, 1e-9);
@@ -176,14 +176,14 @@ test_sim_small(void)
 	CHECK_INT(s.expired, 1);
 
 	/* nothing at all */
-	CHECK_INT(mm_simulate(&cfg, a, 0, NULL, &s), MM_OK);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, 0, NULL, &s), MM_OK);
 	CHECK_INT(s.players, 0);
 	CHECK_INT(s.games, 0);
 
 	/* unsorted arrivals are refused */
 	a[0].arrival = 5.0;
-	CHECK_INT(mm_simulate(&cfg, a, 3, o, &s), MM_ERR_ARGUMENT);
-	CHECK_INT(mm_simulate(NULL, a, 3, o, &s), MM_ERR_ARGUMENT);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, 3, o, &s), MM_ERR_ARGUMENT);
+	CHECK_INT(mm_simulate(NULL, a, NULL, 3, o, &s), MM_ERR_ARGUMENT);
 }
 
 /*
@@ -300,7 +300,7 @@ test_sim_invariants(void)
 						free(o);
 						return;
 					}
-					CHECK_INT(mm_simulate(&cfg, a, n, o, &s), MM_OK);
+					CHECK_INT(mm_simulate(&cfg, a, NULL, n, o, &s), MM_OK);
 					check_outcomes(&cfg, a, n, o, &s);
 					free(a);
 					free(o);
@@ -330,8 +330,8 @@ test_sim_deterministic(void)
 		cfg.batch = 8;
 		cfg.ranges = 3;
 		cfg.wait_factor = 4.0;
-		CHECK_INT(mm_simulate(&cfg, a, n, o1, &s1), MM_OK);
-		CHECK_INT(mm_simulate(&cfg, a, n, o2, &s2), MM_OK);
+		CHECK_INT(mm_simulate(&cfg, a, NULL, n, o1, &s1), MM_OK);
+		CHECK_INT(mm_simulate(&cfg, a, NULL, n, o2, &s2), MM_OK);
 		/* field by field: MMOutcome has padding */
 		{
 			int			diff = 0;
@@ -347,7 +347,7 @@ test_sim_deterministic(void)
 			  s1.criteria_cost == s2.criteria_cost &&
 			  s1.wait_cost == s2.wait_cost && s1.mean_wait == s2.mean_wait &&
 			  s1.max_wait == s2.max_wait);
-		CHECK_INT(mm_simulate(&cfg, a, n, NULL, NULL), MM_OK);
+		CHECK_INT(mm_simulate(&cfg, a, NULL, n, NULL, NULL), MM_OK);
 	}
 out:
 	free(a);
@@ -365,7 +365,7 @@ sim_cost_per_game(const MMConfig *cfg, MMSimSummary *s)
 
 	if (a == NULL)
 		return NAN;
-	if (mm_simulate(cfg, a, n, NULL, s) == MM_OK && s->games > 0)
+	if (mm_simulate(cfg, a, NULL, n, NULL, s) == MM_OK && s->games > 0)
 		c = s->cost / s->games;
 	free(a);
 	return c;
@@ -457,7 +457,7 @@ test_step_fuzz(void)
 				MMConfig	cfg = sim_cfg((MMAlgorithm) algo, shapes[sh][0],
 										  shapes[sh][1], 6.0, (MMTimeout) tmo);
 				int			k = mm_config_k(&cfg);
-				MMPool		pool = {tickets, 0, groups, 0, CAP, 0, 0, NULL, 0, NULL, 0};
+				MMPool		pool = {tickets, 0, groups, 0, CAP, 0, 0, NULL, 0, NULL, 0, NULL, 0};
 				MMResult	res = {matches, 0, members, teams, expired, 0};
 				TestRng		r = {(uint64_t) (algo * 100 + tmo * 10 + sh)};
 				double		now = 0.0;
@@ -604,9 +604,139 @@ test_sim_interrupt(void)
 		return;
 	}
 	mm_interrupt = always_interrupt;
-	CHECK_INT(mm_simulate(&cfg, a, n, NULL, &s), MM_ERR_INTERRUPTED);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, n, NULL, &s), MM_ERR_INTERRUPTED);
 	mm_interrupt = NULL;
-	CHECK_INT(mm_simulate(&cfg, a, n, NULL, &s), MM_OK);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, n, NULL, &s), MM_OK);
 	CHECK(s.players == n);
 	free(a);
+}
+
+/* n uniform values per arrival of a stream, from seed; the caller frees them. */
+static double *
+make_criteria(int n, int per, uint64_t seed)
+{
+	double	   *c = malloc(sizeof(double) * (size_t) (n > 0 ? n : 1) * per);
+	TestRng		r = {seed};
+
+	if (c == NULL)
+		return NULL;
+	for (size_t i = 0; i < (size_t) n * per; i++)
+		c[i] = rng_unit(&r);
+	return c;
+}
+
+/*
+ * A second criterion with a single range changes no decision of
+ * multi_queue: the rings of the grid are then the rating's distances, so
+ * every player meets the same partners at the same time as on the rating
+ * alone (the one-criterion radius growth and the grid's rings are two
+ * implementations of one rule).  Greedy ignores criteria altogether.
+ */
+void
+test_sim_criteria_one_range(void)
+{
+	int			n = 3000;
+	int			runs = 0;
+	int			timeouts = 0;	/* multi_queue runs in which radius growth matched */
+
+	for (uint64_t seed = 1; seed <= 6; seed++)
+		for (int k = 2; k <= 4; k++)
+			for (int t = 0; t < 2; t++)
+				for (int algo = 0; algo < 2; algo++)
+				{
+					MMConfig	one = sim_cfg(algo ? MM_ALGO_MULTI_QUEUE : MM_ALGO_GREEDY,
+											  k, 1, 3.0 + seed,
+											  t ? MM_TIMEOUT_EXPIRE : MM_TIMEOUT_BOTS);
+					MMConfig	two;
+					MMArrival  *a = make_stream(n, 2.0 + seed, seed);
+					double	   *c = make_criteria(n, 1, seed + 100);
+					MMOutcome  *o1 = malloc(sizeof(MMOutcome) * n);
+					MMOutcome  *o2 = malloc(sizeof(MMOutcome) * n);
+					MMSimSummary s1;
+					MMSimSummary s2;
+
+					one.ranges = (int) (2 + seed);
+					two = one;
+					two.ncriteria = 1;
+					two.criterion_ranges[1] = 1;
+					CHECK(a != NULL && c != NULL && o1 != NULL && o2 != NULL);
+					CHECK_INT(mm_simulate(&one, a, NULL, n, o1, &s1), MM_OK);
+					CHECK_INT(mm_simulate(&two, a, c, n, o2, &s2), MM_OK);
+					for (int i = 0; i < n; i++)
+						if (o1[i].match_no != o2[i].match_no ||
+							o1[i].team != o2[i].team ||
+							!(o1[i].matched_at == o2[i].matched_at))
+						{
+							CHECK_INT(o2[i].match_no, o1[i].match_no);
+							break;
+						}
+					CHECK_INT(s2.games, s1.games);
+					CHECK_NEAR(s2.wait_cost, s1.wait_cost, 1e-6);
+					/* the cost counts both criteria: f = k/2 each */
+					CHECK(s2.criteria_cost > 0.5 * s1.criteria_cost - 1e-9);
+					runs++;
+					for (int i = 0; algo && i < n; i++)
+						if (o1[i].match_no > 0 &&
+							o1[i].matched_at >= a[i].arrival + one.max_wait)
+						{
+							timeouts++;
+							break;
+						}
+					free(a);
+					free(c);
+					free(o1);
+					free(o2);
+				}
+	CHECK_INT(runs, 72);
+	CHECK_INT(timeouts, 36);
+}
+
+/*
+ * Two criteria, multi_queue with 3 x 3 cells, k = 2, a = 10, max_wait = 5:
+ * the generalised eq. 7 gives 2 (1/9) + 9 * 2 / 100 = 0.402 per game.
+ * The auto ranges choose (3, 2) and must do no worse than 3 x 3.
+ */
+void
+test_sim_criteria_cost(void)
+{
+	int			n = 200000;
+	MMConfig	cfg = sim_cfg(MM_ALGO_MULTI_QUEUE, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	MMArrival  *a = make_stream(n, 10.0, 42);
+	double	   *c = make_criteria(n, 1, 43);
+	MMSimSummary s;
+	double		eq7 = 2.0 / 9.0 + 9.0 * 2.0 / 100.0;
+	double		fixed;
+	double		cost;
+
+	CHECK(a != NULL && c != NULL);
+	cfg.ncriteria = 1;
+	cfg.ranges = 3;
+	CHECK_INT(mm_simulate(&cfg, a, c, n, NULL, &s), MM_OK);
+	fixed = s.cost / s.games;
+	printf("     multi_queue 3 x 3: %.4f per game (criteria %.4f, wait %.4f; eq. 7 for D = 2: %.4f), %lld bots\n",
+		   fixed, s.criteria_cost / s.games, s.wait_cost / s.games, eq7,
+		   (long long) s.bots);
+	CHECK_NEAR(fixed, eq7, 0.05 * eq7);
+
+	cfg.ranges = 0;
+	cfg.arrival_rate = 10.0;
+	CHECK_INT(mm_simulate(&cfg, a, c, n, NULL, &s), MM_OK);
+	cost = s.cost / s.games;
+	printf("     multi_queue auto (3 x 2): %.4f per game\n", cost);
+	CHECK(cost <= fixed * 1.01);
+
+	/* greedy ignores both criteria: eq. 2 per criterion, f = 1 each */
+	cfg = sim_cfg(MM_ALGO_GREEDY, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	cfg.ncriteria = 1;
+	CHECK_INT(mm_simulate(&cfg, a, c, n, NULL, &s), MM_OK);
+	printf("     greedy, two criteria: %.4f per game (eq. 2: %.4f)\n",
+		   s.cost / s.games, 2.0 / 3.0 + 2.0 / 100.0);
+	CHECK_NEAR(s.cost / s.games, 2.0 / 3.0 + 2.0 / 100.0, 0.03 * 0.6867);
+
+	/* a value outside [0, 1], or no criteria at all, is refused */
+	c[7] = 1.5;
+	CHECK_INT(mm_simulate(&cfg, a, c, n, NULL, &s), MM_ERR_ARGUMENT);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, n, NULL, &s), MM_ERR_ARGUMENT);
+	free(a);
+	free(c);
 }

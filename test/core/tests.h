@@ -41,6 +41,14 @@ extern void test_sim_deterministic(void);
 extern void test_sim_interrupt(void);
 extern void test_sim_periodic_cost(void);
 extern void test_sim_multi_queue_cost(void);
+extern void test_sim_criteria_one_range(void);
+extern void test_sim_criteria_cost(void);
+
+/* test_criteria.c */
+extern void test_criteria_cost(void);
+extern void test_criteria_multi_queue(void);
+extern void test_criteria_auto_ranges(void);
+extern void test_criteria_config(void);
 extern void test_step_fuzz(void);
 
 /* test_optimal.c */
