@@ -6,7 +6,7 @@ OBJS = src/matchmaker.o src/queue.o src/ticket.o src/cost.o src/tick.o src/worke
 DATA = $(wildcard sql/matchmaker--*.sql)
 PGFILEDESC = "matchmaker - game matchmaking inside PostgreSQL"
 
-REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick simulate check dump_config \
+REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick simulate criteria check dump_config \
 	privileges hostile upgrade cancel_provisional tick_now bad_input
 REGRESS_OPTS = --load-extension=matchmaker
 ISOLATION = tick_cancel tick_tick notify_payload

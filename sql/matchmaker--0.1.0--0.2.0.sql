@@ -26,6 +26,15 @@ SET enqueued_by = (SELECT e.extowner FROM pg_catalog.pg_extension e
                    WHERE e.extname OPERATOR(pg_catalog.=) 'matchmaker')::regrole;
 ALTER TABLE matchmaker.tickets ALTER COLUMN enqueued_by SET NOT NULL;
 
+-- match_cost takes the players' attributes, for queues with several criteria.
+DROP FUNCTION matchmaker.match_cost(text, float8[], float8[], integer);
+CREATE FUNCTION matchmaker.match_cost(queue text, ratings float8[], waits float8[], bots integer DEFAULT 0,
+                                      attributes jsonb[] DEFAULT NULL)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'mm_match_cost'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION matchmaker.match_cost IS 'Cost of one game in a queue (Schlup eq. 1): spread of the rating and the queue''s criteria (from attributes) plus waits.';
+
 -- enqueue and cancel move to entry points that record and check the owner.
 CREATE OR REPLACE FUNCTION matchmaker.enqueue(queue text, player text, rating float8, attributes jsonb DEFAULT '{}')
 RETURNS bigint
@@ -114,7 +123,7 @@ GRANT EXECUTE ON FUNCTION
     matchmaker.alter_queue(text, integer, integer, text, interval, float8, float8, interval, jsonb),
     matchmaker.drop_queue(text, boolean),
     matchmaker.tick(text, timestamptz),
-    matchmaker.match_cost(text, float8[], float8[], integer),
+    matchmaker.match_cost(text, float8[], float8[], integer, jsonb[]),
     matchmaker.simulate(text, text, jsonb),
     matchmaker.simulate_summary(text, text, jsonb),
     matchmaker.optimal_cost(text, text),

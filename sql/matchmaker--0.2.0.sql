@@ -199,11 +199,12 @@ LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.ticket_status IS 'A ticket''s state, wait so far, match and team, and while it waits the expected remaining wait; for the role that enqueued it and for matchmaker_admin.';
 
-CREATE FUNCTION matchmaker.match_cost(queue text, ratings float8[], waits float8[], bots integer DEFAULT 0)
+CREATE FUNCTION matchmaker.match_cost(queue text, ratings float8[], waits float8[], bots integer DEFAULT 0,
+                                      attributes jsonb[] DEFAULT NULL)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'mm_match_cost'
 LANGUAGE C STABLE;
-COMMENT ON FUNCTION matchmaker.match_cost IS 'Cost of one game in a queue (Schlup eq. 1): rating spread plus waits.';
+COMMENT ON FUNCTION matchmaker.match_cost IS 'Cost of one game in a queue (Schlup eq. 1): spread of the rating and the queue''s criteria (from attributes) plus waits.';
 
 CREATE FUNCTION matchmaker.tick(queue text, now timestamptz DEFAULT pg_catalog.clock_timestamp())
 RETURNS integer
@@ -365,7 +366,7 @@ GRANT EXECUTE ON FUNCTION
     matchmaker.alter_queue(text, integer, integer, text, interval, float8, float8, interval, jsonb),
     matchmaker.drop_queue(text, boolean),
     matchmaker.tick(text, timestamptz),
-    matchmaker.match_cost(text, float8[], float8[], integer),
+    matchmaker.match_cost(text, float8[], float8[], integer, jsonb[]),
     matchmaker.simulate(text, text, jsonb),
     matchmaker.simulate_summary(text, text, jsonb),
     matchmaker.optimal_cost(text, text),

@@ -44,9 +44,58 @@ float8_array(ArrayType *arr, const char *argname, int *n)
 }
 
 /*
- * matchmaker.match_cost(queue, ratings, waits, bots): the cost of a game of
- * the queue with those real players (ratings on the queue's scale, waits in
- * seconds) and bots computer players; the players and bots must make k.
+ * The players' further criteria of a queue with criteria, from attributes
+ * (jsonb[], one object per real player): n rows of ncriteria values.
+ */
+static double *
+criteria_of(const MMQueue *queue, ArrayType *arr, int n)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nattrs;
+	int			nc = queue->cfg.ncriteria;
+	double	   *out = palloc(sizeof(double) * Max(n, 1) * nc);
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("attributes must be a one-dimensional array"),
+				 errhint("Pass one attributes object per real player.")));
+	deconstruct_array(arr, JSONBOID, -1, false, TYPALIGN_INT, &elems, &nulls, &nattrs);
+	if (nattrs != n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ratings and attributes must have the same length"),
+				 errdetail("ratings has %d elements and attributes has %d.", n, nattrs),
+				 errhint("Give one attributes object per real player.")));
+	for (int i = 0; i < n; i++)
+	{
+		Jsonb	   *j;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("attributes must not contain nulls"),
+					 errdetail("Element %d is null.", i + 1),
+					 errhint("Pass the player's attributes as enqueue got them.")));
+		j = DatumGetJsonbP(elems[i]);
+		if (!JB_ROOT_IS_OBJECT(j) || JB_ROOT_IS_SCALAR(j))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("attributes must be JSON objects"),
+					 errdetail("Element %d is not an object.", i + 1),
+					 errhint("Pass the player's attributes as enqueue got them.")));
+		mm_criteria_values(queue, j, out + (Size) i * nc, psprintf("player %d's", i + 1));
+	}
+	return out;
+}
+
+/*
+ * matchmaker.match_cost(queue, ratings, waits, bots, attributes): the cost
+ * of a game of the queue with those real players (ratings on the queue's
+ * scale, waits in seconds, and for a queue with criteria their attributes)
+ * and bots computer players; the players and bots must make k.  The 0.1.0
+ * definition has no attributes argument.
  */
 Datum
 mm_match_cost(PG_FUNCTION_ARGS)
@@ -59,6 +108,9 @@ mm_match_cost(PG_FUNCTION_ARGS)
 	int			bots;
 	int			k;
 	MMCost		cost;
+	int			dims;
+	double	   *crit;
+	double		f[MM_MAX_CRITERIA];
 
 	for (int i = 0; i < 4; i++)
 		mm_require_arg(fcinfo, i, (const char *[]) {"queue", "ratings", "waits", "bots"}[i]);
@@ -94,7 +146,31 @@ mm_match_cost(PG_FUNCTION_ARGS)
 					 errhint("Give each player's time in the queue in seconds.")));
 	}
 
-	if (mm_game_cost(k, nratings, 1, ratings, NULL, waits, queue->cfg.max_wait, &cost) != MM_OK)
+	dims = queue->cfg.ncriteria + 1;
+	crit = ratings;
+	if (dims > 1)
+	{
+		double	   *extra;
+
+		if (PG_NARGS() < 5 || PG_ARGISNULL(4))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("queue \"%s\" also matches players on %s", queue->name,
+							mm_criteria_names(queue)),
+					 errhint("Pass the players' attributes, for example attributes => ARRAY['{\"%s\": %s}', ...]::jsonb[].",
+							 mm_shorten(queue->criteria.attribute[1]),
+							 mm_float_text(queue->criteria.lo[1]))));
+		extra = criteria_of(queue, PG_GETARG_ARRAYTYPE_P(4), nratings);
+		crit = palloc(sizeof(double) * nratings * dims);
+		for (int i = 0; i < nratings; i++)
+		{
+			crit[(Size) i * dims] = ratings[i];
+			for (int d = 1; d < dims; d++)
+				crit[(Size) i * dims + d] = extra[(Size) i * (dims - 1) + d - 1];
+		}
+	}
+	mm_criteria_factors(&queue->cfg, f);
+	if (mm_game_cost(k, nratings, dims, crit, f, waits, queue->cfg.max_wait, &cost) != MM_OK)
 		elog(ERROR, "core refused the cost arguments");
 	if (!isfinite(cost.total))
 		ereport(ERROR,

@@ -9,6 +9,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
@@ -102,6 +103,105 @@ mm_normalise_rating(const MMQueue *queue, double rating, const char *what)
 				 errhint("Widen the range with matchmaker.alter_queue(name => '%s', rating_min => ..., rating_max => ...).",
 						 queue->name)));
 	return (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
+}
+
+/*
+ * A ticket's further criteria (queue->criteria) from its attributes, each
+ * normalised to [0, 1] into out[0 .. ncriteria).  Returns 0 when all are
+ * there, or the first criterion d (>= 1) that is missing, not a number or
+ * outside its range, with *problem and the number *got (NAN when none).
+ */
+int
+mm_criteria_read(const MMQueue *queue, Jsonb *attributes, double *out,
+				 MMCriterionProblem *problem, double *got)
+{
+	for (int d = 1; d <= queue->cfg.ncriteria; d++)
+	{
+		const char *key = queue->criteria.attribute[d];
+		JsonbValue	k;
+		JsonbValue *v;
+		double		x;
+
+		k.type = jbvString;
+		k.val.string.val = (char *) key;
+		k.val.string.len = strlen(key);
+		v = findJsonbValueFromContainer(&attributes->root, JB_FOBJECT, &k);
+		*got = NAN;
+		if (v == NULL)
+			*problem = MM_CRITERION_MISSING;
+		else if (v->type != jbvNumeric)
+			*problem = MM_CRITERION_NOT_NUMBER;
+		else
+		{
+			x = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+												   NumericGetDatum(v->val.numeric)));
+			*got = x;
+			if (!(x >= queue->criteria.lo[d] && x <= queue->criteria.hi[d]))
+				*problem = MM_CRITERION_OUTSIDE;
+			else
+			{
+				x = (x - queue->criteria.lo[d]) / (queue->criteria.hi[d] - queue->criteria.lo[d]);
+				out[d - 1] = Min(Max(x, 0.0), 1.0);
+				continue;
+			}
+		}
+		return d;
+	}
+	*problem = MM_CRITERION_OK;
+	return 0;
+}
+
+/* Raise the error of criterion d's problem; whose names the value's owner. */
+void
+mm_criteria_report(const MMQueue *queue, int d, MMCriterionProblem problem,
+				   double got, const char *whose)
+{
+	const char *key = mm_shorten(queue->criteria.attribute[d]);
+	const char *lo = mm_float_text(queue->criteria.lo[d]);
+	const char *hi = mm_float_text(queue->criteria.hi[d]);
+
+	if (problem == MM_CRITERION_OUTSIDE)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s attribute \"%s\" %s is outside the range of queue \"%s\"",
+						whose, key, mm_float_text(got), queue->name),
+				 errdetail("The queue's criterion \"%s\" takes numbers from %s to %s.", key, lo, hi),
+				 errhint("Widen the criterion's min and max with matchmaker.alter_queue(name => '%s', params => ...).",
+						 queue->name)));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg(problem == MM_CRITERION_MISSING ?
+					"%s attributes lack \"%s\", a criterion of queue \"%s\"" :
+					"%s attribute \"%s\" must be a number for queue \"%s\"",
+					whose, key, queue->name),
+			 errdetail("The queue matches players on \"%s\", a number from %s to %s.", key, lo, hi),
+			 errhint("Send it in the attributes, for example '{\"%s\": %s}'.", key, lo)));
+}
+
+/* The queue's further criteria for a message: "a", "b" (quoted, shortened). */
+char *
+mm_criteria_names(const MMQueue *queue)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (int d = 1; d <= queue->cfg.ncriteria; d++)
+		appendStringInfo(&buf, "%s\"%s\"", d > 1 ? ", " : "",
+						 mm_shorten(queue->criteria.attribute[d]));
+	return buf.data;
+}
+
+/* mm_criteria_read, raising the error of the first problem. */
+void
+mm_criteria_values(const MMQueue *queue, Jsonb *attributes, double *out,
+				   const char *whose)
+{
+	MMCriterionProblem problem;
+	double		got;
+	int			d = mm_criteria_read(queue, attributes, out, &problem, &got);
+
+	if (d > 0)
+		mm_criteria_report(queue, d, problem, got, whose);
 }
 
 /* Prepare a statement once per backend and keep it in *slot. */

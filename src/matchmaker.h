@@ -13,11 +13,33 @@
 
 #include "core/mm_core.h"
 
+/*
+ * The criteria beyond the rating that a queue reads from the tickets'
+ * attributes (params.criteria): entry d (1 .. cfg.ncriteria) is an
+ * attributes key with the range its numbers are normalised from.
+ */
+typedef struct MMCriteria
+{
+	char	   *attribute[MM_MAX_CRITERIA];
+	double		lo[MM_MAX_CRITERIA];
+	double		hi[MM_MAX_CRITERIA];
+} MMCriteria;
+
+/* What is wrong with a ticket's value of a criterion. */
+typedef enum MMCriterionProblem
+{
+	MM_CRITERION_OK = 0,
+	MM_CRITERION_MISSING,		/* the attributes lack the key */
+	MM_CRITERION_NOT_NUMBER,	/* the value is not a JSON number */
+	MM_CRITERION_OUTSIDE		/* the number is outside [lo, hi] */
+} MMCriterionProblem;
+
 /* A queue as stored in matchmaker.queues, resolved for matching. */
 typedef struct MMQueue
 {
 	char	   *name;
 	MMConfig	cfg;			/* batch / ranges 0 mean "auto" */
+	MMCriteria	criteria;
 	bool		wait_factor_set;	/* params had wait_factor */
 	double		rating_min;
 	double		rating_max;
@@ -58,9 +80,11 @@ typedef enum MMQueueLock
 #define MM_PARAM_RESTARTS		(1 << 21)
 #define MM_PARAM_BUDGET_MS		(1 << 22)
 #define MM_PARAM_SEED			(1 << 23)
+#define MM_PARAM_CRITERIA		(1 << 24)
 
 /* queue.c */
-extern void mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set);
+extern void mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
+							bool *wait_factor_set);
 extern bool mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue);
 extern MMQueue *mm_get_queue(text *name, MMQueueLock lock);
 extern double mm_interval_seconds(const Interval *iv);
@@ -94,6 +118,13 @@ extern const char *mm_float_text(double d);
 extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern double mm_normalise_rating(const MMQueue *queue, double rating, const char *what);
+extern int	mm_criteria_read(const MMQueue *queue, Jsonb *attributes, double *out,
+							 MMCriterionProblem *problem, double *got);
+extern void mm_criteria_report(const MMQueue *queue, int d, MMCriterionProblem problem,
+							   double got, const char *whose);
+extern char *mm_criteria_names(const MMQueue *queue);
+extern void mm_criteria_values(const MMQueue *queue, Jsonb *attributes, double *out,
+							   const char *whose);
 extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 
 #endif							/* MATCHMAKER_H */

@@ -128,6 +128,8 @@ param_hint(const char *key)
 		return "batch is how many players a period of the periodic algorithm collects before it matches them, for example 8.";
 	if (strcmp(key, "ranges") == 0)
 		return "ranges is how many rating ranges the multi_queue algorithm keeps, for example 6.";
+	if (strcmp(key, "criteria") == 0)
+		return "criteria is an object of numeric attributes matched on besides the rating, each with its range and optionally a weight and (multi_queue) ranges, for example {\"latency\": {\"min\": 0, \"max\": 300}}; the key \"rating\" takes the rating's weight.";
 	if (strcmp(key, "wait_factor") == 0)
 		return "wait_factor is how many seconds a provisional group with rating spread 1 waits before it becomes final, for example 10.";
 	if (strcmp(key, "window") == 0)
@@ -309,6 +311,136 @@ parse_skill_cap(JsonbValue *v, MMConfig *cfg)
 	cfg->skill_hi = b[1];
 }
 
+/* A number of a criterion's settings in [lo, hi] (whole with whole), or raise an error. */
+static double
+criterion_number(JsonbValue *v, const char *name, const char *field, double lo, double hi,
+				 bool whole)
+{
+	double		d = NAN;
+
+	if (v->type == jbvNumeric)
+		d = param_double(v);
+	if (!(d >= lo && d <= hi) || (whole && d != floor(d)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" of criterion \"%s\" must be a %s from %s to %s",
+						field, mm_shorten(name), whole ? "whole number" : "number",
+						mm_float_text(lo), mm_float_text(hi)),
+				 errdetail("Got %s.", jsonb_value_text(v)),
+				 errhint("%s", param_hint("criteria"))));
+	return d;
+}
+
+/*
+ * params.criteria (greedy, multi_queue): an object of attributes keys,
+ * each {"min": lo, "max": hi, "weight": w, "ranges": r} with min and max
+ * required; the key "rating" takes only the rating's weight.
+ */
+static void
+parse_criteria(JsonbValue *v, MMConfig *cfg, MMCriteria *crit)
+{
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	val;
+	JsonbIteratorToken tok;
+	double		wsum;
+
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("params key \"criteria\" must be a JSON object"),
+				 errdetail("Got %s.", jsonb_value_text(v)),
+				 errhint("%s", param_hint("criteria"))));
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		char	   *name;
+		bool		is_rating;
+		int			d = 0;
+		bool		has_min = false;
+		bool		has_max = false;
+		JsonbIterator *eit;
+		JsonbValue	ek;
+		JsonbValue	ev;
+		JsonbIteratorToken etok;
+
+		if (tok != WJB_KEY)
+			continue;
+		name = pnstrdup(k.val.string.val, k.val.string.len);
+		is_rating = strcmp(name, "rating") == 0;
+		if (k.val.string.len < 1 || k.val.string.len > 64)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("criterion names must be attributes keys of 1 to 64 bytes"),
+					 errdetail("Got \"%s\".", mm_shorten(name)),
+					 errhint("%s", param_hint("criteria"))));
+		if (!is_rating)
+		{
+			if (cfg->ncriteria >= MM_MAX_CRITERIA - 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("params key \"criteria\" can name at most %d attributes", MM_MAX_CRITERIA - 1),
+						 errhint("Match on the %d attributes that matter most.", MM_MAX_CRITERIA - 1)));
+			d = ++cfg->ncriteria;
+			crit->attribute[d] = name;
+		}
+		tok = JsonbIteratorNext(&it, &val, true);
+		if (val.type != jbvBinary || !JsonContainerIsObject(val.val.binary.data))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("criterion \"%s\" must be a JSON object", mm_shorten(name)),
+					 errdetail("Got %s.", jsonb_value_text(&val)),
+					 errhint("%s", param_hint("criteria"))));
+		eit = JsonbIteratorInit(val.val.binary.data);
+		while ((etok = JsonbIteratorNext(&eit, &ek, true)) != WJB_DONE)
+		{
+			char	   *key;
+
+			if (etok != WJB_KEY)
+				continue;
+			key = pnstrdup(ek.val.string.val, ek.val.string.len);
+			etok = JsonbIteratorNext(&eit, &ev, true);
+			if (strcmp(key, "weight") == 0)
+				cfg->weight[d] = criterion_number(&ev, name, key, 0, 1e6, false);
+			else if (!is_rating && strcmp(key, "min") == 0)
+			{
+				crit->lo[d] = criterion_number(&ev, name, key, -1e15, 1e15, false);
+				has_min = true;
+			}
+			else if (!is_rating && strcmp(key, "max") == 0)
+			{
+				crit->hi[d] = criterion_number(&ev, name, key, -1e15, 1e15, false);
+				has_max = true;
+			}
+			else if (!is_rating && strcmp(key, "ranges") == 0 &&
+					 cfg->algorithm == MM_ALGO_MULTI_QUEUE)
+				cfg->criterion_ranges[d] = (int) criterion_number(&ev, name, key, 1, 10000, true);
+			else
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("key \"%s\" does not apply to criterion \"%s\" of algorithm \"%s\"",
+								mm_shorten(key), mm_shorten(name), mm_algorithm_name(cfg->algorithm)),
+						 errhint(is_rating ? "The rating's range is the queue's rating_min and rating_max, its ranges the params key \"ranges\"; it takes only a weight." :
+								 cfg->algorithm == MM_ALGO_MULTI_QUEUE ?
+								 "A criterion takes min and max (both required), weight and ranges." :
+								 "A criterion takes min and max (both required) and weight; ranges is for multi_queue.")));
+		}
+		if (!is_rating && (!has_min || !has_max || !(crit->lo[d] < crit->hi[d])))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("criterion \"%s\" needs a min below its max", mm_shorten(name)),
+					 errhint("Give the lowest and highest value the attribute takes, for example {\"min\": 0, \"max\": 300}.")));
+	}
+	wsum = 0;
+	for (int d = 0; d <= cfg->ncriteria; d++)
+		wsum += cfg->weight[d];
+	if (wsum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("params key \"criteria\" must not make every weight 0"),
+				 errhint("Leave a weight out for the default, 1.")));
+}
+
 /*
  * Validate params against cfg's algorithm and k and store them in cfg.
  * Unknown keys, keys of another algorithm and ill-typed values are errors.
@@ -316,7 +448,8 @@ parse_skill_cap(JsonbValue *v, MMConfig *cfg)
  * "bots", wait_factor the queue's max_wait in seconds.
  */
 void
-mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
+mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
+				bool *wait_factor_set)
 {
 	JsonbIterator *it;
 	JsonbValue	v;
@@ -356,6 +489,13 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 	cfg->restarts = 4;
 	cfg->budget_ms = 200;
 	cfg->seed = 1;
+	cfg->ncriteria = 0;
+	for (int d = 0; d < MM_MAX_CRITERIA; d++)
+	{
+		cfg->weight[d] = 1;
+		cfg->criterion_ranges[d] = 0;
+	}
+	memset(criteria, 0, sizeof(MMCriteria));
 	*wait_factor_set = false;
 
 	if (!JB_ROOT_IS_OBJECT(params) || JB_ROOT_IS_SCALAR(params))
@@ -423,11 +563,13 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 			keybit = MM_PARAM_BUDGET_MS;
 		else if (strcmp(key, "seed") == 0)
 			keybit = MM_PARAM_SEED;
+		else if (strcmp(key, "criteria") == 0)
+			keybit = MM_PARAM_CRITERIA;
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("unknown params key \"%s\"", mm_shorten(key)),
-					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy), window, widen, max_window, percentile, rematch_last and rematch_penalty (window), midpoint, steepness, threshold and shift (cluster), recheck (window, cluster), round, weights, skill_cap, ping_max, host_ping, restarts, budget_ms and seed (optimize), and on_timeout.")));
+					 errhint("Valid keys are batch (periodic), ranges (multi_queue), wait_factor (difference_wait), team_policy (greedy), window, widen, max_window, percentile, rematch_last and rematch_penalty (window), midpoint, steepness, threshold and shift (cluster), recheck (window, cluster), round, weights, skill_cap, ping_max, host_ping, restarts, budget_ms and seed (optimize), criteria (greedy, multi_queue), and on_timeout.")));
 
 		owner = param_owner(keybit);
 		if (keybit == MM_PARAM_RECHECK &&
@@ -436,6 +578,12 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("params key \"%s\" does not apply to algorithm \"%s\"", key, algo),
 					 errhint("\"%s\" is a parameter of algorithms \"window\" and \"cluster\"; remove it from params.", key)));
+		if (keybit == MM_PARAM_CRITERIA &&
+			cfg->algorithm != MM_ALGO_GREEDY && cfg->algorithm != MM_ALGO_MULTI_QUEUE)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("params key \"%s\" does not apply to algorithm \"%s\"", key, algo),
+					 errhint("Several criteria are matched by algorithms \"greedy\" and \"multi_queue\"; remove \"%s\" from params.", key)));
 		if (owner != NULL && strcmp(owner, algo) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -497,6 +645,9 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 				break;
 			case MM_PARAM_SKILL_CAP:
 				parse_skill_cap(&v, cfg);
+				break;
+			case MM_PARAM_CRITERIA:
+				parse_criteria(&v, cfg, criteria);
 				break;
 			case MM_PARAM_PING_MAX:
 				cfg->ping_max = param_number(&v, key, 1e-3, 1e6, "a number of milliseconds above 0 and at most 1e6");
@@ -580,6 +731,23 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, bool *wait_factor_set)
 		}
 	}
 
+	if (cfg->algorithm == MM_ALGO_MULTI_QUEUE && cfg->ncriteria > 0)
+	{
+		double		cells = cfg->ranges > 0 ? cfg->ranges : 1;
+
+		for (int d = 1; d <= cfg->ncriteria; d++)
+		{
+			int			r = cfg->criterion_ranges[d] > 0 ? cfg->criterion_ranges[d] : cfg->ranges;
+
+			cells *= r > 0 ? r : 1;
+		}
+		if (cells > MM_MAX_CELLS)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("multi_queue can keep at most %.0f cells", MM_MAX_CELLS),
+					 errdetail("The criteria's ranges multiply to %g.", cells),
+					 errhint("Use fewer ranges per criterion, or \"auto\".")));
+	}
 	if (cfg->algorithm == MM_ALGO_OPTIMIZE)
 	{
 		if (cfg->teams < 2 || k > MM_OPTIMIZE_MAX_K)
@@ -640,7 +808,7 @@ validate_name(const char *name)
 
 /* Refuse settings out of their domain; fill cfg from them. */
 static void
-validate_settings(QueueSettings *s, MMConfig *cfg)
+validate_settings(QueueSettings *s, MMConfig *cfg, MMCriteria *criteria)
 {
 	double		max_wait = mm_interval_seconds(s->max_wait);
 	double		tick = mm_interval_seconds(s->tick);
@@ -710,7 +878,7 @@ validate_settings(QueueSettings *s, MMConfig *cfg)
 	cfg->team_size = s->team_size;
 	cfg->max_wait = max_wait;
 	cfg->arrival_rate = 0;
-	mm_parse_params(s->params, cfg, &wait_factor_set);
+	mm_parse_params(s->params, cfg, criteria, &wait_factor_set);
 	if (mm_config_check(cfg) != MM_OK)
 		elog(ERROR, "queue configuration failed the core's check");
 }
@@ -776,7 +944,7 @@ mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 	queue->cfg.arrival_rate = 0;
 	queue->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
 	mm_parse_params(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)),
-					&queue->cfg, &queue->wait_factor_set);
+					&queue->cfg, &queue->criteria, &queue->wait_factor_set);
 	return true;
 }
 
@@ -876,6 +1044,7 @@ mm_create_queue(PG_FUNCTION_ARGS)
 {
 	QueueSettings s;
 	MMConfig	cfg;
+	MMCriteria	criteria;
 	static const char *const argnames[] = {"name", "team_size", "teams", "algorithm",
 	"max_wait", "rating_min", "rating_max", "tick", "params"};
 
@@ -892,7 +1061,7 @@ mm_create_queue(PG_FUNCTION_ARGS)
 	s.tick = PG_GETARG_INTERVAL_P(7);
 	s.params = PG_GETARG_JSONB_P(8);
 	validate_name(s.name);
-	validate_settings(&s, &cfg);
+	validate_settings(&s, &cfg, &criteria);
 
 	SPI_connect();
 	store_settings(&s, true);	/* raises duplicate_queue when the name is taken */
@@ -959,12 +1128,74 @@ queue_has_history(const char *name)
 	return SPI_processed > 0;
 }
 
+/*
+ * Refuse new criteria that a waiting ticket of the queue does not satisfy
+ * (SPI connected, enqueues blocked): tick could not match it.
+ */
+static void
+check_waiting_criteria(const char *name, const MMConfig *cfg, const MMCriteria *criteria)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	MMQueue		queue;
+	int64		bad = 0;
+	int64		first_id = 0;
+	int			first_d = 0;
+	MMCriterionProblem first_problem = MM_CRITERION_OK;
+	double		first_got = NAN;
+
+	if (cfg->ncriteria == 0)
+		return;
+	memset(&queue, 0, sizeof(queue));
+	queue.name = (char *) name;
+	queue.cfg = *cfg;
+	queue.criteria = *criteria;
+	if (SPI_execute_with_args("SELECT id, attributes FROM matchmaker.tickets "
+							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+							  "ORDER BY id",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the waiting tickets of queue \"%s\"", name);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		double		crit[MM_MAX_CRITERIA];
+		MMCriterionProblem problem;
+		double		got;
+		int			d = mm_criteria_read(&queue,
+										 DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull)),
+										 crit, &problem, &got);
+
+		if (d > 0 && bad++ == 0)
+		{
+			first_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+			first_d = d;
+			first_problem = problem;
+			first_got = got;
+		}
+	}
+	if (bad > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg_plural("queue \"%s\" has %lld waiting ticket without a valid value of the new criteria",
+							   "queue \"%s\" has %lld waiting tickets without a valid value of the new criteria",
+							   bad, name, (long long) bad),
+				 first_problem == MM_CRITERION_OUTSIDE ?
+				 errdetail("Ticket %lld has \"%s\" %s, outside %s to %s.", (long long) first_id,
+						   mm_shorten(criteria->attribute[first_d]), mm_float_text(first_got),
+						   mm_float_text(criteria->lo[first_d]), mm_float_text(criteria->hi[first_d])) :
+				 errdetail("Ticket %lld has %s \"%s\".", (long long) first_id,
+						   first_problem == MM_CRITERION_MISSING ? "no" : "a value that is not a number for",
+						   mm_shorten(criteria->attribute[first_d])),
+				 errhint("Change the criteria once those tickets have left the queue, or cancel them.")));
+}
+
 /* matchmaker.alter_queue(name, ...): NULL arguments leave a setting unchanged. */
 Datum
 mm_alter_queue(PG_FUNCTION_ARGS)
 {
 	QueueSettings s;
 	MMConfig	cfg;
+	MMCriteria	criteria;
 	char	   *name = mm_text_arg(fcinfo, 0, "name");
 	int64		outside;
 	int32		old_team_size;
@@ -996,7 +1227,7 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(8))
 		s.params = PG_GETARG_JSONB_P(8);
 	validate_name(s.name);
-	validate_settings(&s, &cfg);
+	validate_settings(&s, &cfg, &criteria);
 
 	if ((s.team_size != old_team_size || s.teams != old_teams) && queue_has_history(name))
 		ereport(ERROR,
@@ -1014,6 +1245,7 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 							   outside, name, (long long) outside),
 				 errdetail("The new range is %s to %s.", mm_float_text(s.rating_min), mm_float_text(s.rating_max)),
 				 errhint("Narrow the range once those tickets have left the queue, or cancel them.")));
+	check_waiting_criteria(name, &cfg, &criteria);
 
 	store_settings(&s, false);
 	if (strcmp(old_algorithm, "difference_wait") == 0 && strcmp(s.algorithm, "difference_wait") != 0)

@@ -75,9 +75,14 @@ typedef struct ArrivalReceiver
 	MMArrival  *arr;
 	int64		n;
 	int64		cap;
+	int			natts;			/* 3, or 4 with attributes */
+	double	   *crit;			/* with the queue's criteria: ncriteria per row */
 	bool		has_bad;		/* bad holds the first invalid row */
-	bool		bad_nulls[3];
+	bool		bad_nulls[4];
 	MMArrival	bad;			/* its values, the rating as given */
+	int			bad_criterion;	/* > 0: this criterion of its attributes is wrong */
+	MMCriterionProblem bad_problem;
+	double		bad_got;
 } ArrivalReceiver;
 
 static bool
@@ -90,7 +95,7 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 	Datum	   *v;
 	double		rating;
 
-	slot_getsomeattrs(slot, 3);
+	slot_getsomeattrs(slot, r->natts);
 	v = slot->tts_values;
 	nulls = slot->tts_isnull;
 	if (r->n >= r->cap)
@@ -102,9 +107,11 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 					 errhint("Simulate at most %d arrivals at a time.", INT_MAX / 2)));
 		r->cap = Min(r->cap * 2, INT_MAX / 2);
 		r->arr = repalloc_huge(r->arr, sizeof(MMArrival) * r->cap);
+		if (r->crit != NULL)
+			r->crit = repalloc_huge(r->crit, sizeof(double) * r->cap * queue->cfg.ncriteria);
 	}
 	a = &r->arr[r->n];
-	if (nulls[0] || nulls[1] || nulls[2])
+	if (nulls[0] || nulls[1] || nulls[2] || (r->natts > 3 && nulls[3]))
 	{
 		memcpy(r->bad_nulls, nulls, sizeof(r->bad_nulls));
 		r->has_bad = true;
@@ -136,6 +143,18 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 		r->has_bad = true;
 		return false;
 	}
+	if (r->crit != NULL)
+	{
+		r->bad_criterion = mm_criteria_read(queue, DatumGetJsonbP(v[3]),
+											r->crit + (Size) r->n * queue->cfg.ncriteria,
+											&r->bad_problem, &r->bad_got);
+		if (r->bad_criterion > 0)
+		{
+			r->bad = *a;
+			r->has_bad = true;
+			return false;
+		}
+	}
 	r->n++;
 	return true;
 }
@@ -146,13 +165,16 @@ arrival_raise_bad(ArrivalReceiver *r)
 {
 	bool	   *nulls = r->bad_nulls;
 
-	if (nulls[0] || nulls[1] || nulls[2])
+	if (nulls[0] || nulls[1] || nulls[2] || nulls[3])
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("arrivals must not contain nulls"),
 				 errdetail("Row %lld has a null %s.", (long long) r->n + 1,
-						   nulls[0] ? "id" : nulls[1] ? "rating" : "arrival"),
-				 errhint("Every arrival needs an id, a rating and an arrival time in seconds.")));
+						   nulls[0] ? "id" : nulls[1] ? "rating" : nulls[2] ? "arrival" : "attributes"),
+				 errhint("Every arrival needs an id, a rating and an arrival time in seconds (and attributes, '{}' for none, when the query returns them).")));
+	if (r->bad_criterion > 0)
+		mm_criteria_report(r->queue, r->bad_criterion, r->bad_problem, r->bad_got,
+						   psprintf("arrival %lld's", (long long) r->bad.id));
 	if (!r->clamp)
 		(void) mm_normalise_rating(r->queue, r->bad.rating, "arrival rating");
 	if (!isfinite(r->bad.arrival))
@@ -173,8 +195,8 @@ arrival_raise_bad(ArrivalReceiver *r)
 static void
 arrival_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 {
-	if (typeinfo->natts != 3)
-		elog(ERROR, "the arrivals query must return three columns");
+	if (typeinfo->natts != ((ArrivalReceiver *) self)->natts)
+		elog(ERROR, "the arrivals query must return %d columns", ((ArrivalReceiver *) self)->natts);
 }
 
 static void
@@ -187,15 +209,30 @@ arrival_destroy(DestReceiver *self)
 {
 }
 
+/* Order row numbers by their arrivals' (arrival, id). */
+static int
+arrival_row_cmp(const void *a, const void *b, void *arg)
+{
+	const MMArrival *x = &((const MMArrival *) arg)[*(const int *) a];
+	const MMArrival *y = &((const MMArrival *) arg)[*(const int *) b];
+
+	if (x->arrival != y->arrival)
+		return x->arrival < y->arrival ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
 /*
  * Read arrivals from a prepared statement with its parameters (SPI
  * connected): rows of (id bigint, rating float8, arrival float8) with the
- * arrival in seconds on any origin.  Returns them with ratings normalised
- * by the queue (a rating outside its range is an error, or with clamp is
- * clamped into it), sorted by (arrival, id).
+ * arrival in seconds on any origin, and with natts 4 the attributes
+ * (jsonb).  Returns them with ratings normalised by the queue (a rating
+ * outside its range is an error, or with clamp is clamped into it),
+ * sorted by (arrival, id).  With attributes and a queue with criteria,
+ * *crit_out gets the criteria of the sorted arrivals (else NULL).
  */
 static MMArrival *
-read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool clamp, int *n_out)
+read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool clamp,
+				   int natts, double **crit_out, int *n_out)
 {
 	ArrivalReceiver r = {0};
 	SPIExecuteOptions opts = {0};
@@ -215,8 +252,11 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 	r.pub.mydest = DestNone;
 	r.queue = queue;
 	r.clamp = clamp;
+	r.natts = natts;
 	r.cap = 1024;
 	r.arr = palloc(sizeof(MMArrival) * r.cap);
+	if (natts > 3 && queue->cfg.ncriteria > 0)
+		r.crit = palloc(sizeof(double) * r.cap * queue->cfg.ncriteria);
 	opts.params = params;
 	opts.read_only = true;
 	opts.dest = &r.pub;
@@ -241,6 +281,30 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 					 errhint("Give every arrival its own id.")));
 	pfree(ids);
 
+	*crit_out = NULL;
+	if (r.crit != NULL)
+	{
+		/* the criteria follow their arrivals through the sort */
+		int			nc = queue->cfg.ncriteria;
+		int		   *rows = palloc(sizeof(int) * Max(n, 1));
+		MMArrival  *sorted = palloc_extended(sizeof(MMArrival) * Max(n, 1), MCXT_ALLOC_HUGE);
+		double	   *crit = palloc_extended(sizeof(double) * Max(n, 1) * nc, MCXT_ALLOC_HUGE);
+
+		for (int i = 0; i < n; i++)
+			rows[i] = i;
+		qsort_arg(rows, n, sizeof(int), arrival_row_cmp, r.arr);
+		for (int i = 0; i < n; i++)
+		{
+			sorted[i] = r.arr[rows[i]];
+			memcpy(crit + (Size) i * nc, r.crit + (Size) rows[i] * nc, sizeof(double) * nc);
+		}
+		pfree(rows);
+		pfree(r.arr);
+		pfree(r.crit);
+		*crit_out = crit;
+		*n_out = n;
+		return sorted;
+	}
 	sort_arrivals(r.arr, n);
 	*n_out = n;
 	return r.arr;
@@ -249,11 +313,14 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 /*
  * Run a user's arrivals query: it must return three columns, castable to
  * bigint (id), float8 (rating on the queue's scale) and float8 (arrival in
- * seconds).  The query is the caller's own SQL, run as the caller.
+ * seconds), and a fourth, jsonb (the player's attributes), for a queue
+ * with criteria.  The query is the caller's own SQL, run as the caller.
  */
 static MMArrival *
-read_arrivals(MMQueue *queue, const char *query, int *n_out)
+read_arrivals(MMQueue *queue, const char *query, double **crit_out, int *n_out)
 {
+	int			natts;
+
 	char	   *sql;
 	SPIPlanPtr	plan;
 	List	   *sources;
@@ -283,30 +350,51 @@ read_arrivals(MMQueue *queue, const char *query, int *n_out)
 				 errdetail("The statement returns no rows.") :
 				 errdetail("The statement is %s.", GetCommandTagName(source->commandTag)),
 				 errhint("Pass one SELECT or VALUES query of (id, rating, arrival).")));
-	if (source->resultDesc->natts != 3)
+	natts = source->resultDesc->natts;
+	if (natts != 3 && natts != 4)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("arrivals must return three columns"),
-				 errdetail("The query returns %d columns.", source->resultDesc->natts),
-				 errhint("Return (id, rating, arrival): a bigint id, a rating on the queue's scale and an arrival time in seconds.")));
+				 errmsg("arrivals must return three or four columns"),
+				 errdetail("The query returns %d columns.", natts),
+				 errhint("Return (id, rating, arrival): a bigint id, a rating on the queue's scale and an arrival time in seconds, and the attributes (jsonb) for a queue with criteria.")));
+	if (natts == 4 && TupleDescAttr(source->resultDesc, 3)->atttypid != JSONBOID &&
+		TupleDescAttr(source->resultDesc, 3)->atttypid != JSONOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the fourth column of arrivals must be the attributes, of type jsonb"),
+				 errdetail("The query's fourth column is of type %s.",
+						   format_type_be(TupleDescAttr(source->resultDesc, 3)->atttypid)),
+				 errhint("Return (id, rating, arrival, attributes), the attributes as enqueue would get them.")));
+	if (natts == 3 && queue->cfg.ncriteria > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("arrivals must return the players' attributes for queue \"%s\"", queue->name),
+				 errdetail("The queue also matches players on %s, read from their attributes.",
+						   mm_criteria_names(queue)),
+				 errhint("Return (id, rating, arrival, attributes), the attributes as enqueue would get them.")));
+	if (natts == 4 && queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("simulate does not read the parties and pings of algorithm \"optimize\""),
+				 errhint("Return (id, rating, arrival): simulated players of an optimize queue play solo, without pings.")));
 	SPI_freeplan(plan);
 
 	sql = psprintf("SELECT a.id::pg_catalog.int8, a.rating::pg_catalog.float8, "
-				   "a.arrival::pg_catalog.float8 FROM (%s) AS a(id, rating, arrival)",
-				   query);
+				   "a.arrival::pg_catalog.float8%s FROM (%s) AS a(id, rating, arrival%s)",
+				   natts == 4 ? ", a.attributes::pg_catalog.jsonb" : "", query,
+				   natts == 4 ? ", attributes" : "");
 	plan = SPI_prepare(sql, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the arrivals query: %s", SPI_result_code_string(SPI_result));
-	return read_arrivals_plan(queue, plan, NULL, false, n_out);
+	return read_arrivals_plan(queue, plan, NULL, false, natts, crit_out, n_out);
 }
 
 /*
  * The queue's configuration with params overriding its own (keys of the
- * override replace the queue's), validated like create_queue's.  A batch
- * or range count of "auto" is taken from the stream's mean arrival rate.
+ * override replace the queue's), validated like create_queue's.
  */
 static void
-simulation_config(MMQueue *queue, Jsonb *override, const MMArrival *arr, int n)
+simulation_config(MMQueue *queue, Jsonb *override)
 {
 	if (override != NULL)
 	{
@@ -328,8 +416,15 @@ simulation_config(MMQueue *queue, Jsonb *override, const MMArrival *arr, int n)
 			SPI_processed != 1)
 			elog(ERROR, "could not merge params");
 		merged = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		mm_parse_params(DatumGetJsonbP(merged), &queue->cfg, &queue->wait_factor_set);
+		mm_parse_params(DatumGetJsonbP(merged), &queue->cfg, &queue->criteria,
+						&queue->wait_factor_set);
 	}
+}
+
+/* A batch or range count of "auto" is taken from the stream's mean arrival rate. */
+static void
+simulation_rate(MMQueue *queue, const MMArrival *arr, int n)
+{
 	if (n >= 2 && arr[n - 1].arrival > arr[0].arrival)
 		queue->cfg.arrival_rate = Min((n - 1) / (arr[n - 1].arrival - arr[0].arrival), 1e9);
 	else
@@ -344,18 +439,20 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 	MMQueue    *queue;
 	char	   *query;
 	MMArrival  *arr;
+	double	   *crit;
 	int			n;
 	MMStatus	st;
 
 	mm_require_arg(fcinfo, 0, "queue");
 	query = mm_text_arg(fcinfo, 1, "arrivals");
 	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
-	arr = read_arrivals(queue, query, &n);
-	simulation_config(queue, PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2), arr, n);
+	simulation_config(queue, PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2));
+	arr = read_arrivals(queue, query, &crit, &n);
+	simulation_rate(queue, arr, n);
 
 	if (outcomes != NULL)
 		*outcomes = palloc(sizeof(MMOutcome) * Max(n, 1));
-	st = mm_simulate(&queue->cfg, arr, NULL, n, outcomes ? *outcomes : NULL, summary);
+	st = mm_simulate(&queue->cfg, arr, crit, n, outcomes ? *outcomes : NULL, summary);
 	if (st == MM_ERR_INTERRUPTED)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -448,6 +545,13 @@ mm_simulate_summary(PG_FUNCTION_ARGS)
 static void
 require_pairs(MMQueue *queue, const char *what)
 {
+	if (queue->cfg.ncriteria > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s needs a queue that matches on the rating alone", what),
+				 errdetail("Queue \"%s\" also matches players on %s.", queue->name,
+						   mm_criteria_names(queue)),
+				 errhint("The offline optimum is computed for one criterion (Schlup, section 5).")));
 	if (mm_config_k(&queue->cfg) != 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -493,6 +597,7 @@ mm_optimal_cost(PG_FUNCTION_ARGS)
 {
 	MMQueue    *queue;
 	MMArrival  *arr;
+	double	   *crit;
 	int			n;
 	double		total;
 	char	   *query;
@@ -502,7 +607,7 @@ mm_optimal_cost(PG_FUNCTION_ARGS)
 	SPI_connect();
 	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
 	require_pairs(queue, "optimal_cost");
-	arr = read_arrivals(queue, query, &n);
+	arr = read_arrivals(queue, query, &crit, &n);
 	total = optimal_of(queue, arr, n);
 	SPI_finish();
 	PG_RETURN_FLOAT8(total);
@@ -575,6 +680,7 @@ mm_audit(PG_FUNCTION_ARGS)
 	{
 		static SPIPlanPtr plan;
 		ParamListInfo params;
+		double	   *crit;
 
 		mm_keep_plan(&plan,
 					 "SELECT t.id, t.rating, pg_catalog.date_part('epoch', t.enqueued_at) "
@@ -590,7 +696,7 @@ mm_audit(PG_FUNCTION_ARGS)
 			params->params[i].pflags = PARAM_FLAG_CONST;
 			params->params[i].ptype = argtypes[i];
 		}
-		arr = read_arrivals_plan(queue, plan, params, true, &n);
+		arr = read_arrivals_plan(queue, plan, params, true, 3, &crit, &n);
 	}
 	opt = optimal_of(queue, arr, n);
 	SPI_finish();

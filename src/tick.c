@@ -82,27 +82,39 @@ static void
 load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 {
 	static SPIPlanPtr plan;
+	static SPIPlanPtr plan_attributes;
 	Oid			argtypes[2] = {TEXTOID, TIMESTAMPTZOID};
 	Datum		values[2];
 	Portal		portal;
 	int			cap = 1024;
+	int			nc = queue->cfg.ncriteria;
+	double	   *criteria = NULL;
 
 	/*
 	 * A ticket enqueued after now (committed between the caller reading
 	 * the clock and this query) waits for the next tick, so that no match
-	 * is made before one of its tickets arrived.
+	 * is made before one of its tickets arrived.  A queue with criteria
+	 * reads them from the attributes too.
 	 */
 	mm_keep_plan(&plan,
 				 "SELECT id, rating, enqueued_at FROM matchmaker.tickets "
 				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
 				 "AND enqueued_at OPERATOR(pg_catalog.<=) $2",
 				 2, argtypes);
+	if (nc > 0)
+		mm_keep_plan(&plan_attributes,
+					 "SELECT id, rating, enqueued_at, attributes FROM matchmaker.tickets "
+					 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+					 "AND enqueued_at OPERATOR(pg_catalog.<=) $2",
+					 2, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(now);
 
 	pool->tickets = palloc(sizeof(MMTicket) * cap);
+	if (nc > 0)
+		criteria = palloc(sizeof(double) * cap * nc);
 	pool->ntickets = 0;
-	portal = SPI_cursor_open(NULL, plan, values, NULL, false);
+	portal = SPI_cursor_open(NULL, nc > 0 ? plan_attributes : plan, values, NULL, false);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, MM_FETCH_BATCH);
@@ -113,12 +125,15 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 			while (pool->ntickets + (int) SPI_processed > cap)
 				cap *= 2;
 			pool->tickets = repalloc_huge(pool->tickets, sizeof(MMTicket) * cap);
+			if (nc > 0)
+				criteria = repalloc_huge(criteria, sizeof(double) * cap * nc);
 		}
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			HeapTuple	tup = SPI_tuptable->vals[i];
 			TupleDesc	desc = SPI_tuptable->tupdesc;
-			MMTicket   *t = &pool->tickets[pool->ntickets++];
+			int			row = pool->ntickets++;
+			MMTicket   *t = &pool->tickets[row];
 			bool		isnull;
 			double		rating;
 
@@ -131,11 +146,27 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 			t->group = -1;
 			t->party = -1;
 			t->attr = -1;
+			/* rows stay where they are read; the sort below moves tickets only */
+			t->crow = row;
+			if (nc > 0)
+			{
+				MMCriterionProblem problem;
+				double		got;
+				int			d = mm_criteria_read(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)),
+												 criteria + (Size) row * nc, &problem, &got);
+
+				/* enqueue and alter_queue make sure this cannot happen */
+				if (d > 0)
+					mm_criteria_report(queue, d, problem, got,
+									   psprintf("ticket %lld's", (long long) t->id));
+			}
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
 	qsort(pool->tickets, pool->ntickets, sizeof(MMTicket), ticket_arrival_cmp);
+	pool->criteria = criteria;
+	pool->ncrows = nc > 0 ? pool->ntickets : 0;
 }
 
 /*

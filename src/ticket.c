@@ -264,6 +264,12 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 	(void) mm_normalise_rating(queue, rating, "rating");
 	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
 		check_optimize_attributes(queue, player, attributes);
+	if (queue->cfg.ncriteria > 0)
+	{
+		double		crit[MM_MAX_CRITERIA];
+
+		mm_criteria_values(queue, attributes, crit, "the player's");
+	}
 
 	values[0] = CStringGetTextDatum(queue_name);
 	values[1] = PointerGetDatum(player);
