@@ -1,7 +1,8 @@
 # The background worker: it matches without a manual tick, comes back after
 # kill -9 and pg_terminate_backend, follows a reload, survives DROP and
 # CREATE EXTENSION, idles quietly without the extension, keeps going when one
-# queue fails, and can be disabled.
+# queue fails, can be disabled, and runs queues at arrivals and rounds
+# (periodic batches, optimize, multi_queue with a second criterion).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -196,6 +197,29 @@ ok($node->poll_query_until('postgres',
 	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'rounds' AND state = 'matched'"),
 	'the worker holds an optimize round at its time');
 check_matches('after the optimize round');
+
+# 12. A multi_queue queue with a second criterion: the worker matches the
+# two players who share a cell (rating and latency range) as soon as the
+# second arrives, and leaves the one of the same rating range but another
+# latency range waiting.
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.create_queue('cells', algorithm => 'multi_queue', max_wait => '1 hour',
+		tick => '1 hour', params => '{"ranges": 4, "criteria": {"latency": {"min": 0, "max": 300}}}');
+	SELECT matchmaker.enqueue('cells', 'c1', 0.1, '{"latency": 10}');
+	SELECT matchmaker.enqueue('cells', 'c2', 0.15, '{"latency": 290}');
+	SELECT matchmaker.enqueue('cells', 'c3', 0.12, '{"latency": 20}');
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'cells' AND state = 'matched'"),
+	'the worker matches a full cell of a queue with criteria');
+is($node->safe_psql('postgres', q{
+	SELECT string_agg(player, ' ' ORDER BY player) FROM matchmaker.tickets
+	WHERE queue = 'cells' AND state = 'matched' GROUP BY match_id}),
+	'c1 c3', 'the match is the cell of rating and latency, not of the rating alone');
+is($node->safe_psql('postgres',
+	"SELECT player FROM matchmaker.tickets WHERE queue = 'cells' AND state = 'waiting'"),
+	'c2', 'the player of another latency range waits');
+check_matches('after the queue with criteria');
 
 # 9. DROP DATABASE of another database is not blocked by the worker.
 $node->safe_psql('postgres', 'CREATE DATABASE scratch');
