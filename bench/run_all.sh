@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Run every benchmark with its recorded arguments; each writes its table
-# to bench/results/.  Takes about forty minutes on two cores.
+# to bench/results/.  Takes about forty-five minutes on two cores.
 set -euo pipefail
 cd "$(dirname "$0")"
 bash core_speed.sh 1000000
 bash paper.sh 2000 3 1000000
 bash algorithms.sh 20000
+bash criteria.sh 200000
 bash optimize.sh 5
 bash simulate.sh 1000000 5
 bash tick.sh 1000 10000 100000 1000000
