@@ -91,6 +91,17 @@ class Fuzzer:
             p["batch"] = self.pick(2, 4, 8, "auto")
         if algorithm == "multi_queue" and self.rng.random() < 0.7:
             p["ranges"] = self.pick(1, 3, 6, "auto")
+        if algorithm in ("greedy", "multi_queue") and self.rng.random() < 0.3:
+            lat = {"min": 0, "max": 300}
+            if algorithm == "multi_queue" and self.rng.random() < 0.5:
+                lat["ranges"] = self.pick(1, 2, 5)
+            p["criteria"] = {"lat": lat}
+            if self.rng.random() < 0.3:
+                p["criteria"]["rating"] = {"weight": self.pick(0, 0.5, 3)}
+            if self.bad(0.2):
+                p["criteria"] = self.pick({"lat": {"min": 1, "max": 0}}, {"lat": 5},
+                                          {"lat": {"min": 0, "max": 1, "ranges": 1e9}}, [1],
+                                          {"rating": {"weight": 0}})
         if algorithm == "difference_wait" and self.rng.random() < 0.7:
             p["wait_factor"] = self.pick(0, 2.5, 10, 3600)
         if algorithm == "window" and self.rng.random() < 0.7:
@@ -132,6 +143,10 @@ class Fuzzer:
             rating = self.rng.random() if not self.bad(0.05) else self.rating()
             when = t if not self.bad(0.05) else self.pick(float("nan"), 1e13, float("-inf"), None)
             rows.append("(%s, %s, %s)" % (rid, sql_value(rating), sql_value(when)))
+        if rows and self.rng.random() < 0.3:
+            # the attributes column, for queues with criteria
+            rows = [r[:-1] + ", '%s'::jsonb)" % self.pick('{"lat": 40}', '{"lat": 299}', '{}', '{"lat": 301}')
+                    for r in rows]
         if not rows:
             return "SELECT 1::bigint, 0.5::float8, 0::float8 WHERE false"
         return "VALUES " + ", ".join(rows)
@@ -181,7 +196,10 @@ class Fuzzer:
         queue = self.queue_name()
         player = self.player()
         rating = self.rating()
-        attributes = self.pick('{}', '{}', '{"region": "eu"}', json.dumps({"deep": [[[[[1]]]]]}))
+        attributes = self.pick('{}', '{}', '{"region": "eu"}', json.dumps({"deep": [[[[[1]]]]]}),
+                               '{"lat": 40}', '{"lat": 250, "region": "eu"}', '{"lat": 300}')
+        if self.bad(0.1):
+            attributes = self.pick('{"lat": -1}', '{"lat": "40"}', '{"lat": 1e400}', '{"lat": null}')
         if self.bad(0.2):
             attributes = self.pick('[]', 'null', None, "1e400", "{bad", "[" * 1000 + "]" * 1000)
         return ("SELECT matchmaker.enqueue(%s, %s, %s::float8, %s::jsonb)",
@@ -385,6 +403,14 @@ def main():
         total = sum(v for (k, _), v in fz.codes.items() if k == kind)
         print("fuzz:   %-13s %5d calls, %5d succeeded" % (kind, total, ok))
     if not conn.closed:
+        try:
+            conn.rollback()
+            with conn.cursor() as c:
+                c.execute("SELECT count(*) FROM matchmaker.matches m JOIN matchmaker.queues q "
+                          "ON q.name = m.queue WHERE q.params ? 'criteria'")
+                print("fuzz: %d matches made in queues with criteria" % c.fetchone()[0])
+        except psycopg2.Error:
+            pass
         conn.close()
     if not fz.failures:
         with admin.cursor() as c:
