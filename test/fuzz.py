@@ -372,9 +372,14 @@ def main():
 
     fz = Fuzzer(conn, rng)
     with conn.cursor() as c:
+        seen = set()
         for name, algorithm in zip(QUEUE_NAMES, ALGORITHMS * 2):
-            c.execute("SELECT matchmaker.create_queue(%s, algorithm => %s, max_wait => '30 s')",
-                      (name, algorithm))
+            # the second greedy and multi_queue queues match on a criterion too
+            params = '{"criteria": {"lat": {"min": 0, "max": 300}}}' \
+                if algorithm in seen and algorithm in ("greedy", "multi_queue") else '{}'
+            seen.add(algorithm)
+            c.execute("SELECT matchmaker.create_queue(%s, algorithm => %s, max_wait => '30 s', "
+                      "params => %s::jsonb)", (name, algorithm, params))
     conn.commit()
     started = time.time()
     try:
