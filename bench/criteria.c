@@ -71,9 +71,10 @@ row(const char *name, const char *param, const MMConfig *c, const MMArrival *a,
 	MMOutcome  *o = malloc(sizeof(MMOutcome) * n);
 	double	   *w = malloc(sizeof(double) * n);
 	MMSimSummary s;
+	MMStreamData data = {crit, NULL, NULL, 0};
 	int			m = 0;
 
-	if (o == NULL || w == NULL || mm_simulate(c, a, crit, n, o, &s) != MM_OK)
+	if (o == NULL || w == NULL || mm_simulate(c, a, &data, n, o, &s) != MM_OK)
 	{
 		printf("| %s | %s | failed | | | | |\n", name, param);
 		exit(1);
@@ -111,6 +112,7 @@ speed(int n, int dims)
 	struct timespec t0;
 	struct timespec t1;
 	MMSimSummary s;
+	MMStreamData data = {crit, NULL, NULL, 0};
 	double		best = INFINITY;
 
 	make_stream(a, crit, n, dims - 1, 10.0, 7);
@@ -120,7 +122,7 @@ speed(int n, int dims)
 		double		dt;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (mm_simulate(&c, a, dims > 1 ? crit : NULL, n, NULL, &s) != MM_OK)
+		if (mm_simulate(&c, a, dims > 1 ? &data : NULL, n, NULL, &s) != MM_OK)
 			exit(1);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		dt = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -185,10 +187,11 @@ main(int argc, char **argv)
 				for (int side = 1; side <= 6; side++)
 				{
 					MMSimSummary s;
+					MMStreamData data = {crit, NULL, NULL, 0};
 
 					c = config(MM_ALGO_MULTI_QUEUE, k, nc, max_wait);
 					c.ranges = side;
-					if (mm_simulate(&c, a, crit, n, NULL, &s) != MM_OK)
+					if (mm_simulate(&c, a, &data, n, NULL, &s) != MM_OK)
 						return 1;
 					if (s.cost / s.games < best)
 					{

@@ -102,9 +102,11 @@ SELECT * FROM matchmaker.simulate('mq', $$VALUES (1, 300, 0.0, 30)$$);
 -- a queue without criteria accepts and ignores the column
 SELECT matchmaker.create_queue('plain', algorithm => 'greedy');
 SELECT count(*) FROM matchmaker.simulate('plain', $$VALUES (1, 0.5, 0.0, '{}'::jsonb), (2, 0.5, 1, '{}')$$);
--- optimize's parties and pings are not simulated: refused, not ignored
+-- optimize reads its parties and pings from the column, checked as enqueue checks them
 SELECT matchmaker.create_queue('opt', algorithm => 'optimize');
-SELECT * FROM matchmaker.simulate('opt', $$VALUES (1, 0.5, 0.0, '{"party": "p"}'::jsonb)$$);
+SELECT count(*) FROM matchmaker.simulate('opt', $$VALUES (1, 0.5, 0.0, '{"party": "p", "ping": {"eu": 20}}'::jsonb), (2, 0.5, 1, '{}')$$);
+SELECT * FROM matchmaker.simulate('opt', $$VALUES (1, 0.5, 0.0, '{"party": "p"}'::jsonb), (7, 0.5, 1, '{"ping": {"eu": -5}}')$$);
+SELECT * FROM matchmaker.simulate('opt', $$VALUES (1, 0.5, 0.0, '{"party": 12}'::jsonb)$$);
 -- match_cost needs the attributes, one object per real player
 SELECT matchmaker.match_cost('mq', '{300, 1500}', '{10, 8}');
 SELECT matchmaker.match_cost('mq', '{300, 1500}', '{10, 8}', 0, ARRAY['{"latency": 30}']::jsonb[]);

@@ -296,6 +296,20 @@ SELECT (SELECT count(*) FROM matchmaker.simulate('optsolo', $$SELECT id, rating,
         JOIN matchmaker.tickets t ON t.id = s.id
         WHERE round(s.matched_at::numeric, 3) = round(extract(epoch FROM coalesce(t.matched_at, t.ended_at) - at(0))::numeric, 3))
        AS same_time, (SELECT count(*) FROM matchmaker.tickets WHERE queue = 'optsolo') AS tickets;
+-- The premades' and the regions' traffic through simulate, with the
+-- attributes as a fourth column: the same matches and teams as live.
+-- Without the attributes the stream is only ratings, and the matches differ.
+CREATE FUNCTION live_and_simulated(q text, attributes boolean) RETURNS boolean LANGUAGE sql AS $$
+SELECT (SELECT array_agg(g ORDER BY g) FROM (SELECT string_agg(t.player || '@' || t.team, ' ' ORDER BY t.player) g
+          FROM matchmaker.tickets t WHERE t.queue = q AND t.state = 'matched' GROUP BY t.match_id) live)
+     = (SELECT array_agg(g ORDER BY g) FROM (SELECT string_agg(t.player || '@' || s.team, ' ' ORDER BY t.player) g
+          FROM matchmaker.simulate(q, format($f$SELECT id, rating, extract(epoch FROM enqueued_at - '2026-01-01 00:00:00+00')%s
+                                              FROM matchmaker.tickets WHERE queue = %L AND state = 'matched'$f$,
+                                             CASE WHEN attributes THEN ', attributes' ELSE '' END, q)) s
+          JOIN matchmaker.tickets t ON t.id = s.id GROUP BY s.match_no) sim)
+$$;
+SELECT q, live_and_simulated(q, true) AS same_with_attributes, live_and_simulated(q, false) AS same_without
+FROM unnest('{opt,optping}'::text[]) q;
 -- The optimize parameters and their refusals.
 SELECT matchmaker.enqueue('opt', 'x', 0.5, '{"party": 7}');
 SELECT matchmaker.enqueue('opt', 'y', 0.5, '{"ping": {"eu": -5}}');

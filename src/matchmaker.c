@@ -204,6 +204,68 @@ mm_criteria_values(const MMQueue *queue, Jsonb *attributes, double *out,
 		mm_criteria_report(queue, d, problem, got, whose);
 }
 
+/*
+ * optimize reads "party" (a string of 1 to 64 bytes: the premade's name)
+ * and "ping" (an object of at most 64 region names of 1 to 64 bytes and
+ * their pings in milliseconds, 0 to 1e6) from a player's attributes:
+ * refuse other shapes.  *party and *ping get the values, or NULL.
+ */
+void
+mm_optimize_attributes(Jsonb *attributes, JsonbValue **party, JsonbValue **ping)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = "party";
+	k.val.string.len = 5;
+	*party = findJsonbValueFromContainer(&attributes->root, JB_FOBJECT, &k);
+	k.val.string.val = "ping";
+	k.val.string.len = 4;
+	*ping = findJsonbValueFromContainer(&attributes->root, JB_FOBJECT, &k);
+
+	if (*party != NULL &&
+		((*party)->type != jbvString || (*party)->val.string.len == 0 || (*party)->val.string.len > 64))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("attribute \"party\" must be a string of 1 to 64 bytes"),
+				 errhint("Give the members of a premade the same party name, for example {\"party\": \"clan-42\"}.")));
+	if (*ping != NULL)
+	{
+		bool		ok = (*ping)->type == jbvBinary && JsonContainerIsObject((*ping)->val.binary.data);
+		int			regions = 0;
+
+		if (ok)
+		{
+			JsonbIterator *it = JsonbIteratorInit((*ping)->val.binary.data);
+			JsonbValue	v;
+			JsonbIteratorToken tok;
+
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			{
+				if (tok == WJB_KEY)
+				{
+					regions++;
+					ok = ok && v.val.string.len > 0 && v.val.string.len <= 64;
+				}
+				else if (tok == WJB_VALUE)
+				{
+					double		ms = -1;
+
+					if (v.type == jbvNumeric)
+						ms = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+																NumericGetDatum(v.val.numeric)));
+					ok = ok && ms >= 0 && ms <= 1e6;
+				}
+			}
+		}
+		if (!ok || regions > 64)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("attribute \"ping\" must be an object of at most 64 regions and their pings in milliseconds (0 to 1e6)"),
+					 errhint("Send the player's measured pings, for example {\"ping\": {\"eu\": 30, \"us-east\": 110}}.")));
+	}
+}
+
 /* Prepare a statement once per backend and keep it in *slot. */
 SPIPlanPtr
 mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)

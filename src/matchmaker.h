@@ -123,6 +123,7 @@ extern int	mm_criteria_read(const MMQueue *queue, Jsonb *attributes, double *out
 extern void mm_criteria_report(const MMQueue *queue, int d, MMCriterionProblem problem,
 							   double got, const char *whose);
 extern char *mm_criteria_names(const MMQueue *queue);
+extern void mm_optimize_attributes(Jsonb *attributes, JsonbValue **party, JsonbValue **ping);
 extern void mm_criteria_values(const MMQueue *queue, Jsonb *attributes, double *out,
 							   const char *whose);
 extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);

@@ -77,6 +77,7 @@ typedef struct ArrivalReceiver
 	int64		cap;
 	int			natts;			/* 3, or 4 with attributes */
 	double	   *crit;			/* with the queue's criteria: ncriteria per row */
+	Jsonb	  **attrs;			/* optimize: each row's attributes */
 	bool		has_bad;		/* bad holds the first invalid row */
 	bool		bad_nulls[4];
 	MMArrival	bad;			/* its values, the rating as given */
@@ -109,6 +110,8 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 		r->arr = repalloc_huge(r->arr, sizeof(MMArrival) * r->cap);
 		if (r->crit != NULL)
 			r->crit = repalloc_huge(r->crit, sizeof(double) * r->cap * queue->cfg.ncriteria);
+		if (r->attrs != NULL)
+			r->attrs = repalloc_huge(r->attrs, sizeof(Jsonb *) * r->cap);
 	}
 	a = &r->arr[r->n];
 	if (nulls[0] || nulls[1] || nulls[2] || (r->natts > 3 && nulls[3]))
@@ -143,6 +146,8 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 		r->has_bad = true;
 		return false;
 	}
+	if (r->attrs != NULL)
+		r->attrs[r->n] = DatumGetJsonbPCopy(v[3]);
 	if (r->crit != NULL)
 	{
 		r->bad_criterion = mm_criteria_read(queue, DatumGetJsonbP(v[3]),
@@ -221,18 +226,161 @@ arrival_row_cmp(const void *a, const void *b, void *arg)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Reports which arrival's attributes an error is about. */
+static void
+arrival_error_context(void *arg)
+{
+	errcontext("attributes of arrival %lld", (long long) *(const int64 *) arg);
+}
+
+/* Order (name, arrival) pairs by name. */
+typedef struct NamedRow
+{
+	const char *name;
+	int			len;
+	int			row;
+	float		ms;
+} NamedRow;
+
+static int
+named_row_cmp(const void *a, const void *b)
+{
+	const NamedRow *x = a;
+	const NamedRow *y = b;
+	int			c = memcmp(x->name, y->name, Min(x->len, y->len));
+
+	if (c != 0)
+		return c;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+/* Most distinct regions the pings of a simulated optimize stream may name. */
+#define MM_SIM_MAX_REGIONS 256
+
+/*
+ * optimize's parties and pings of n arrivals from their attributes, as a
+ * live round reads them from the tickets: parties numbered by name (one
+ * number per name over the stream), regions by name, each arrival its own
+ * row of pings (NAN where it gave none).
+ */
+static void
+optimize_stream(Jsonb **attrs, const MMArrival *arr, int n, MMStreamData *data)
+{
+	int32	   *party = palloc_extended(sizeof(int32) * Max(n, 1), MCXT_ALLOC_HUGE);
+	NamedRow   *names = palloc_extended(sizeof(NamedRow) * Max(n, 1), MCXT_ALLOC_HUGE);
+	List	   *pings = NIL;
+	int			nnames = 0;
+	int			npings = 0;
+	NamedRow   *rows;
+	int			nregions = 0;
+	float	   *table;
+	int64		id = 0;
+	ErrorContextCallback ctx;
+
+	ctx.callback = arrival_error_context;
+	ctx.arg = &id;
+	ctx.previous = error_context_stack;
+	error_context_stack = &ctx;
+	for (int i = 0; i < n; i++)
+	{
+		JsonbValue *p;
+		JsonbValue *g;
+
+		id = arr[i].id;
+		party[i] = -1;
+		mm_optimize_attributes(attrs[i], &p, &g);
+		if (p != NULL)
+		{
+			names[nnames].name = p->val.string.val;
+			names[nnames].len = p->val.string.len;
+			names[nnames].row = i;
+			nnames++;
+		}
+		if (g != NULL)
+		{
+			JsonbIterator *it = JsonbIteratorInit(g->val.binary.data);
+			JsonbValue	v;
+			JsonbIteratorToken tok;
+			NamedRow   *cur = NULL;
+
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			{
+				if (tok == WJB_KEY)
+				{
+					cur = palloc(sizeof(NamedRow));
+					cur->name = v.val.string.val;
+					cur->len = v.val.string.len;
+					cur->row = i;
+				}
+				else if (tok == WJB_VALUE && cur != NULL)
+				{
+					cur->ms = (float) DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+																		 NumericGetDatum(v.val.numeric)));
+					pings = lappend(pings, cur);
+					npings++;
+				}
+			}
+		}
+	}
+	error_context_stack = ctx.previous;
+
+	/* parties: one number per name */
+	qsort(names, nnames, sizeof(NamedRow), named_row_cmp);
+	for (int i = 0, num = -1; i < nnames; i++)
+	{
+		if (i == 0 || named_row_cmp(&names[i - 1], &names[i]) != 0)
+			num++;
+		party[names[i].row] = num;
+	}
+	data->party = party;
+
+	/* pings: regions numbered by name */
+	if (npings == 0)
+		return;
+	rows = palloc_extended(sizeof(NamedRow) * npings, MCXT_ALLOC_HUGE);
+	{
+		int			j = 0;
+		ListCell   *lc;
+
+		foreach(lc, pings)
+			rows[j++] = *(NamedRow *) lfirst(lc);
+	}
+	qsort(rows, npings, sizeof(NamedRow), named_row_cmp);
+	for (int i = 0; i < npings; i++)
+		if (i == 0 || named_row_cmp(&rows[i - 1], &rows[i]) != 0)
+			nregions++;
+	if (nregions > MM_SIM_MAX_REGIONS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the arrivals' pings name %d regions", nregions),
+				 errdetail("A simulation takes at most %d distinct regions.", MM_SIM_MAX_REGIONS),
+				 errhint("Give the pings to the game's server regions only.")));
+	table = palloc_extended(sizeof(float) * (Size) n * nregions, MCXT_ALLOC_HUGE);
+	for (Size i = 0; i < (Size) n * nregions; i++)
+		table[i] = NAN;
+	for (int i = 0, region = -1; i < npings; i++)
+	{
+		if (i == 0 || named_row_cmp(&rows[i - 1], &rows[i]) != 0)
+			region++;
+		table[(Size) rows[i].row * nregions + region] = rows[i].ms;
+	}
+	data->ping = table;
+	data->nregions = nregions;
+}
+
 /*
  * Read arrivals from a prepared statement with its parameters (SPI
  * connected): rows of (id bigint, rating float8, arrival float8) with the
  * arrival in seconds on any origin, and with natts 4 the attributes
  * (jsonb).  Returns them with ratings normalised by the queue (a rating
  * outside its range is an error, or with clamp is clamped into it),
- * sorted by (arrival, id).  With attributes and a queue with criteria,
- * *crit_out gets the criteria of the sorted arrivals (else NULL).
+ * sorted by (arrival, id).  With attributes, data gets what they tell the
+ * queue's algorithm (criteria; optimize's parties and pings), in the
+ * arrivals' sorted order.
  */
 static MMArrival *
 read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool clamp,
-				   int natts, double **crit_out, int *n_out)
+				   int natts, MMStreamData *data, int *n_out)
 {
 	ArrivalReceiver r = {0};
 	SPIExecuteOptions opts = {0};
@@ -240,6 +388,7 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 	int			n;
 	int			rc;
 
+	memset(data, 0, sizeof(MMStreamData));
 	if (!SPI_is_cursor_plan(plan))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -257,6 +406,8 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 	r.arr = palloc(sizeof(MMArrival) * r.cap);
 	if (natts > 3 && queue->cfg.ncriteria > 0)
 		r.crit = palloc(sizeof(double) * r.cap * queue->cfg.ncriteria);
+	if (natts > 3 && queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+		r.attrs = palloc(sizeof(Jsonb *) * r.cap);
 	opts.params = params;
 	opts.read_only = true;
 	opts.dest = &r.pub;
@@ -281,27 +432,37 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 					 errhint("Give every arrival its own id.")));
 	pfree(ids);
 
-	*crit_out = NULL;
-	if (r.crit != NULL)
+	if (r.crit != NULL || r.attrs != NULL)
 	{
-		/* the criteria follow their arrivals through the sort */
+		/* the criteria and attributes follow their arrivals through the sort */
 		int			nc = queue->cfg.ncriteria;
 		int		   *rows = palloc(sizeof(int) * Max(n, 1));
 		MMArrival  *sorted = palloc_extended(sizeof(MMArrival) * Max(n, 1), MCXT_ALLOC_HUGE);
-		double	   *crit = palloc_extended(sizeof(double) * Max(n, 1) * nc, MCXT_ALLOC_HUGE);
 
 		for (int i = 0; i < n; i++)
 			rows[i] = i;
 		qsort_arg(rows, n, sizeof(int), arrival_row_cmp, r.arr);
 		for (int i = 0; i < n; i++)
-		{
 			sorted[i] = r.arr[rows[i]];
-			memcpy(crit + (Size) i * nc, r.crit + (Size) rows[i] * nc, sizeof(double) * nc);
+		if (r.crit != NULL)
+		{
+			double	   *crit = palloc_extended(sizeof(double) * Max(n, 1) * nc, MCXT_ALLOC_HUGE);
+
+			for (int i = 0; i < n; i++)
+				memcpy(crit + (Size) i * nc, r.crit + (Size) rows[i] * nc, sizeof(double) * nc);
+			pfree(r.crit);
+			data->criteria = crit;
+		}
+		if (r.attrs != NULL)
+		{
+			Jsonb	  **attrs = palloc_extended(sizeof(Jsonb *) * Max(n, 1), MCXT_ALLOC_HUGE);
+
+			for (int i = 0; i < n; i++)
+				attrs[i] = r.attrs[rows[i]];
+			optimize_stream(attrs, sorted, n, data);
 		}
 		pfree(rows);
 		pfree(r.arr);
-		pfree(r.crit);
-		*crit_out = crit;
 		*n_out = n;
 		return sorted;
 	}
@@ -317,7 +478,7 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
  * with criteria.  The query is the caller's own SQL, run as the caller.
  */
 static MMArrival *
-read_arrivals(MMQueue *queue, const char *query, double **crit_out, int *n_out)
+read_arrivals(MMQueue *queue, const char *query, MMStreamData *data, int *n_out)
 {
 	int			natts;
 
@@ -372,11 +533,6 @@ read_arrivals(MMQueue *queue, const char *query, double **crit_out, int *n_out)
 				 errdetail("The queue also matches players on %s, read from their attributes.",
 						   mm_criteria_names(queue)),
 				 errhint("Return (id, rating, arrival, attributes), the attributes as enqueue would get them.")));
-	if (natts == 4 && queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("simulate does not read the parties and pings of algorithm \"optimize\""),
-				 errhint("Return (id, rating, arrival): simulated players of an optimize queue play solo, without pings.")));
 	SPI_freeplan(plan);
 
 	sql = psprintf("SELECT a.id::pg_catalog.int8, a.rating::pg_catalog.float8, "
@@ -386,7 +542,7 @@ read_arrivals(MMQueue *queue, const char *query, double **crit_out, int *n_out)
 	plan = SPI_prepare(sql, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the arrivals query: %s", SPI_result_code_string(SPI_result));
-	return read_arrivals_plan(queue, plan, NULL, false, natts, crit_out, n_out);
+	return read_arrivals_plan(queue, plan, NULL, false, natts, data, n_out);
 }
 
 /*
@@ -439,7 +595,7 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 	MMQueue    *queue;
 	char	   *query;
 	MMArrival  *arr;
-	double	   *crit;
+	MMStreamData data;
 	int			n;
 	MMStatus	st;
 
@@ -447,12 +603,12 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 	query = mm_text_arg(fcinfo, 1, "arrivals");
 	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
 	simulation_config(queue, PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2));
-	arr = read_arrivals(queue, query, &crit, &n);
+	arr = read_arrivals(queue, query, &data, &n);
 	simulation_rate(queue, arr, n);
 
 	if (outcomes != NULL)
 		*outcomes = palloc(sizeof(MMOutcome) * Max(n, 1));
-	st = mm_simulate(&queue->cfg, arr, crit, n, outcomes ? *outcomes : NULL, summary);
+	st = mm_simulate(&queue->cfg, arr, &data, n, outcomes ? *outcomes : NULL, summary);
 	if (st == MM_ERR_INTERRUPTED)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -597,7 +753,7 @@ mm_optimal_cost(PG_FUNCTION_ARGS)
 {
 	MMQueue    *queue;
 	MMArrival  *arr;
-	double	   *crit;
+	MMStreamData data;
 	int			n;
 	double		total;
 	char	   *query;
@@ -607,7 +763,7 @@ mm_optimal_cost(PG_FUNCTION_ARGS)
 	SPI_connect();
 	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
 	require_pairs(queue, "optimal_cost");
-	arr = read_arrivals(queue, query, &crit, &n);
+	arr = read_arrivals(queue, query, &data, &n);
 	total = optimal_of(queue, arr, n);
 	SPI_finish();
 	PG_RETURN_FLOAT8(total);
@@ -680,7 +836,7 @@ mm_audit(PG_FUNCTION_ARGS)
 	{
 		static SPIPlanPtr plan;
 		ParamListInfo params;
-		double	   *crit;
+		MMStreamData data;
 
 		mm_keep_plan(&plan,
 					 "SELECT t.id, t.rating, pg_catalog.date_part('epoch', t.enqueued_at) "
@@ -696,7 +852,7 @@ mm_audit(PG_FUNCTION_ARGS)
 			params->params[i].pflags = PARAM_FLAG_CONST;
 			params->params[i].ptype = argtypes[i];
 		}
-		arr = read_arrivals_plan(queue, plan, params, true, 3, &crit, &n);
+		arr = read_arrivals_plan(queue, plan, params, true, 3, &data, &n);
 	}
 	opt = optimal_of(queue, arr, n);
 	SPI_finish();

@@ -101,31 +101,19 @@ caller_owns(const MMCaller *caller, Oid owner)
 	return has_privs_of_role(caller->role, owner);
 }
 
-/* A top-level key of a jsonb object, or NULL. */
-static JsonbValue *
-attribute(Jsonb *attributes, const char *key)
-{
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	return findJsonbValueFromContainer(&attributes->root, JB_FOBJECT, &k);
-}
-
 /*
- * optimize reads "party" (a string: the premade's name) and "ping" (an
- * object of region names and milliseconds, 0 to 1e6) from a ticket's
- * attributes: refuse other shapes, and a party that already has a team's
- * worth of other players waiting in the queue (it could never be placed).
+ * Refuse a party that already has a team's worth of other players waiting
+ * in the queue (it could never be placed), after mm_optimize_attributes
+ * checked the shapes of "party" and "ping".
  */
 static void
 check_optimize_attributes(const MMQueue *queue, text *player, Jsonb *attributes)
 {
 	static SPIPlanPtr party_plan;
-	JsonbValue *party = attribute(attributes, "party");
-	JsonbValue *ping = attribute(attributes, "ping");
+	JsonbValue *party;
+	JsonbValue *ping;
 
+	mm_optimize_attributes(attributes, &party, &ping);
 	if (party != NULL)
 	{
 		Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
@@ -133,11 +121,6 @@ check_optimize_attributes(const MMQueue *queue, text *player, Jsonb *attributes)
 		bool		isnull;
 		int64		members;
 
-		if (party->type != jbvString || party->val.string.len == 0 || party->val.string.len > 64)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("attribute \"party\" must be a string of 1 to 64 bytes"),
-					 errhint("Give the members of a premade the same party name, for example {\"party\": \"clan-42\"}.")));
 		mm_keep_plan(&party_plan,
 					 "SELECT pg_catalog.count(*) FROM matchmaker.tickets "
 					 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
@@ -158,41 +141,6 @@ check_optimize_attributes(const MMQueue *queue, text *player, Jsonb *attributes)
 							(long long) members, queue->name),
 					 errdetail("A party plays in one team, of %d players.", queue->cfg.team_size),
 					 errhint("Split the premade into parties of at most %d.", queue->cfg.team_size)));
-	}
-	if (ping != NULL)
-	{
-		bool		ok = ping->type == jbvBinary && JsonContainerIsObject(ping->val.binary.data);
-		int			regions = 0;
-
-		if (ok)
-		{
-			JsonbIterator *it = JsonbIteratorInit(ping->val.binary.data);
-			JsonbValue	v;
-			JsonbIteratorToken tok;
-
-			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-			{
-				if (tok == WJB_KEY)
-				{
-					regions++;
-					ok = ok && v.val.string.len > 0 && v.val.string.len <= 64;
-				}
-				else if (tok == WJB_VALUE)
-				{
-					double		ms = -1;
-
-					if (v.type == jbvNumeric)
-						ms = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
-																NumericGetDatum(v.val.numeric)));
-					ok = ok && ms >= 0 && ms <= 1e6;
-				}
-			}
-		}
-		if (!ok || regions > 64)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("attribute \"ping\" must be an object of at most 64 regions and their pings in milliseconds (0 to 1e6)"),
-					 errhint("Send the player's measured pings, for example {\"ping\": {\"eu\": 30, \"us-east\": 110}}.")));
 	}
 }
 

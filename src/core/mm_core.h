@@ -391,15 +391,28 @@ typedef struct MMSimSummary
 } MMSimSummary;
 
 /*
+ * What a stream tells of its arrivals besides MMArrival; every array is in
+ * arrival order, one entry (or row) per arrival, and may be NULL.
+ */
+typedef struct MMStreamData
+{
+	const double *criteria;		/* cfg->ncriteria values per arrival, in [0, 1];
+								 * required when cfg->ncriteria > 0 */
+	const int32_t *party;		/* optimize: premade number (>= 0), -1 solo */
+	const float *ping;			/* optimize: nregions pings in ms per arrival
+								 * (0 to 1e9, NAN unknown), as MMPool.ping */
+	int			nregions;
+} MMStreamData;
+
+/*
  * Run the algorithm over n arrivals sorted by (arrival, id), deciding at
  * each arrival and at each deadline (mm_next_deadline) in between, exactly
- * as a step would live.  criteria (with cfg->ncriteria > 0, else NULL)
- * holds each arrival's further criteria, ncriteria values per arrival in
- * arrival order, normalised to [0, 1].  outcomes (n entries, may be NULL)
- * and summary (may be NULL) are filled.
+ * as a step would live.  data (may be NULL) gives the arrivals' further
+ * criteria, parties and pings.  outcomes (n entries, may be NULL) and
+ * summary (may be NULL) are filled.
  */
 extern MMStatus mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
-							const double *criteria, int n,
+							const MMStreamData *data, int n,
 							MMOutcome *outcomes, MMSimSummary *summary);
 
 /* ----------------------------------------------------------------

@@ -193,9 +193,14 @@ sim_drain(Sim *s, double t, double *last)
 /* Simulate the queue over n arrivals; see mm_core.h. */
 MMStatus
 mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
-			const double *criteria, int n, MMOutcome *outcomes,
+			const MMStreamData *data, int n, MMOutcome *outcomes,
 			MMSimSummary *summary)
 {
+	const double *criteria = data ? data->criteria : NULL;
+	const int32_t *party = data ? data->party : NULL;
+	const float *ping = data ? data->ping : NULL;
+	int			nregions = ping != NULL ? data->nregions : 0;
+
 	Sim			s = {0};
 	double		last = -INFINITY;
 	MMStatus	st;
@@ -213,11 +218,21 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 			if (!(criteria[j] >= 0.0 && criteria[j] <= 1.0))
 				return MM_ERR_ARGUMENT;
 	}
+	for (int j = 0; party != NULL && j < n; j++)
+		if (party[j] < -1)
+			return MM_ERR_ARGUMENT;
+	if (ping != NULL && nregions < 0)
+		return MM_ERR_ARGUMENT;
+	for (size_t j = 0; ping != NULL && j < (size_t) n * nregions; j++)
+		if (!isnan(ping[j]) && !(ping[j] >= 0 && ping[j] <= 1e9f))
+			return MM_ERR_ARGUMENT;
 
 	s.cfg = *cfg;
 	s.arrivals = arrivals;
 	s.pool.criteria = cfg->ncriteria > 0 ? criteria : NULL;
 	s.pool.ncrows = cfg->ncriteria > 0 ? n : 0;
+	s.pool.ping = nregions > 0 ? ping : NULL;
+	s.pool.nregions = nregions > 0 ? nregions : 0;
 	s.outcomes = outcomes;
 	s.sum.players = n;
 	for (int j = 0; outcomes != NULL && j < n; j++)
@@ -249,8 +264,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 			tk->rating = arrivals[i].rating;
 			tk->arrival = arrivals[i].arrival;
 			tk->group = -1;
-			tk->party = -1;
-			tk->attr = -1;
+			tk->party = party != NULL ? party[i] : -1;
+			tk->attr = nregions > 0 ? i : -1;
 			tk->crow = i;
 		}
 		st = sim_step(&s, t);

@@ -654,6 +654,7 @@ test_sim_criteria_one_range(void)
 					MMOutcome  *o2 = malloc(sizeof(MMOutcome) * n);
 					MMSimSummary s1;
 					MMSimSummary s2;
+					MMStreamData data = {c, NULL, NULL, 0};
 
 					one.ranges = (int) (2 + seed);
 					two = one;
@@ -661,7 +662,7 @@ test_sim_criteria_one_range(void)
 					two.criterion_ranges[1] = 1;
 					CHECK(a != NULL && c != NULL && o1 != NULL && o2 != NULL);
 					CHECK_INT(mm_simulate(&one, a, NULL, n, o1, &s1), MM_OK);
-					CHECK_INT(mm_simulate(&two, a, c, n, o2, &s2), MM_OK);
+					CHECK_INT(mm_simulate(&two, a, &data, n, o2, &s2), MM_OK);
 					for (int i = 0; i < n; i++)
 						if (o1[i].match_no != o2[i].match_no ||
 							o1[i].team != o2[i].team ||
@@ -704,6 +705,7 @@ test_sim_criteria_cost(void)
 	MMArrival  *a = make_stream(n, 10.0, 42);
 	double	   *c = make_criteria(n, 1, 43);
 	MMSimSummary s;
+	MMStreamData data = {c, NULL, NULL, 0};
 	double		eq7 = 2.0 / 9.0 + 9.0 * 2.0 / 100.0;
 	double		fixed;
 	double		cost;
@@ -711,7 +713,7 @@ test_sim_criteria_cost(void)
 	CHECK(a != NULL && c != NULL);
 	cfg.ncriteria = 1;
 	cfg.ranges = 3;
-	CHECK_INT(mm_simulate(&cfg, a, c, n, NULL, &s), MM_OK);
+	CHECK_INT(mm_simulate(&cfg, a, &data, n, NULL, &s), MM_OK);
 	fixed = s.cost / s.games;
 	printf("     multi_queue 3 x 3: %.4f per game (criteria %.4f, wait %.4f; eq. 7 for D = 2: %.4f), %lld bots\n",
 		   fixed, s.criteria_cost / s.games, s.wait_cost / s.games, eq7,
@@ -720,7 +722,7 @@ test_sim_criteria_cost(void)
 
 	cfg.ranges = 0;
 	cfg.arrival_rate = 10.0;
-	CHECK_INT(mm_simulate(&cfg, a, c, n, NULL, &s), MM_OK);
+	CHECK_INT(mm_simulate(&cfg, a, &data, n, NULL, &s), MM_OK);
 	cost = s.cost / s.games;
 	printf("     multi_queue auto (3 x 2): %.4f per game\n", cost);
 	CHECK(cost <= fixed * 1.01);
@@ -728,15 +730,66 @@ test_sim_criteria_cost(void)
 	/* greedy ignores both criteria: eq. 2 per criterion, f = 1 each */
 	cfg = sim_cfg(MM_ALGO_GREEDY, 2, 1, 5.0, MM_TIMEOUT_BOTS);
 	cfg.ncriteria = 1;
-	CHECK_INT(mm_simulate(&cfg, a, c, n, NULL, &s), MM_OK);
+	CHECK_INT(mm_simulate(&cfg, a, &data, n, NULL, &s), MM_OK);
 	printf("     greedy, two criteria: %.4f per game (eq. 2: %.4f)\n",
 		   s.cost / s.games, 2.0 / 3.0 + 2.0 / 100.0);
 	CHECK_NEAR(s.cost / s.games, 2.0 / 3.0 + 2.0 / 100.0, 0.03 * 0.6867);
 
 	/* a value outside [0, 1], or no criteria at all, is refused */
 	c[7] = 1.5;
-	CHECK_INT(mm_simulate(&cfg, a, c, n, NULL, &s), MM_ERR_ARGUMENT);
+	CHECK_INT(mm_simulate(&cfg, a, &data, n, NULL, &s), MM_ERR_ARGUMENT);
 	CHECK_INT(mm_simulate(&cfg, a, NULL, n, NULL, &s), MM_ERR_ARGUMENT);
 	free(a);
 	free(c);
+}
+
+/*
+ * optimize in a simulation reads the stream's parties and pings as a live
+ * round reads them from the tickets: a premade is never split, and
+ * opponents with a region in common are preferred.
+ */
+void
+test_sim_optimize_stream_data(void)
+{
+	MMConfig	cfg = sim_cfg(MM_ALGO_OPTIMIZE, 2, 2, 10.0, MM_TIMEOUT_BOTS);
+	MMArrival	a[4] = {{0, 0.9, 0.1}, {1, 0.9, 0.2}, {2, 0.1, 0.3}, {3, 0.1, 0.4}};
+	int32_t		party[4] = {7, 7, -1, -1};
+	MMStreamData data = {NULL, party, NULL, 0};
+	MMOutcome	o[4];
+	MMSimSummary s;
+	/* 1v1, two regions: 0 and 2 are near eu, 1 and 3 near us */
+	MMArrival	b[4] = {{0, 0.5, 0.1}, {1, 0.5, 0.2}, {2, 0.5, 0.3}, {3, 0.5, 0.4}};
+	float		ping[8] = {10, 200, 200, 10, 10, 200, 200, 10};
+	MMStreamData pdata = {NULL, NULL, ping, 2};
+
+	cfg.recheck = 1.0;
+	cfg.w_variation = cfg.w_hosts = 0;
+	/* without the party, the balanced split puts one 0.9 in each team */
+	CHECK_INT(mm_simulate(&cfg, a, NULL, 4, o, &s), MM_OK);
+	CHECK_INT(s.games, 1);
+	CHECK(o[0].team != o[1].team);
+	/* with it, 0 and 1 play together (and the match forms at the round, 1 s) */
+	CHECK_INT(mm_simulate(&cfg, a, &data, 4, o, &s), MM_OK);
+	CHECK_INT(s.games, 1);
+	CHECK_INT(o[0].team, o[1].team);
+	CHECK(o[2].team == o[3].team && o[2].team != o[0].team);
+	CHECK_NEAR(o[0].matched_at, 1.0, 1e-9);
+
+	cfg = sim_cfg(MM_ALGO_OPTIMIZE, 2, 1, 10.0, MM_TIMEOUT_BOTS);
+	cfg.recheck = 1.0;
+	cfg.w_variation = cfg.w_hosts = 0;
+	CHECK_INT(mm_simulate(&cfg, b, NULL, 4, o, &s), MM_OK);
+	CHECK_INT(s.games, 2);
+	CHECK(o[0].match_no != o[2].match_no);	/* without pings: any pairs, here 0-1 */
+	CHECK_INT(mm_simulate(&cfg, b, &pdata, 4, o, &s), MM_OK);
+	CHECK_INT(s.games, 2);
+	CHECK_INT(o[0].match_no, o[2].match_no);
+	CHECK_INT(o[1].match_no, o[3].match_no);
+
+	/* out-of-domain data is refused */
+	party[2] = -2;
+	CHECK_INT(mm_simulate(&cfg, a, &data, 4, o, &s), MM_ERR_ARGUMENT);
+	party[2] = -1;
+	ping[1] = -5;
+	CHECK_INT(mm_simulate(&cfg, b, &pdata, 4, o, &s), MM_ERR_ARGUMENT);
 }

@@ -43,6 +43,7 @@ extern void test_sim_periodic_cost(void);
 extern void test_sim_multi_queue_cost(void);
 extern void test_sim_criteria_one_range(void);
 extern void test_sim_criteria_cost(void);
+extern void test_sim_optimize_stream_data(void);
 
 /* test_criteria.c */
 extern void test_criteria_cost(void);
