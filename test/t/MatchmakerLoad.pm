@@ -13,7 +13,8 @@ use Test::More;
 our @QUEUES = qw(duel batch ranges squad trio widen clump rounds);
 
 # Eight queues with max_wait of a second or so, so that timeouts happen
-# while the load runs; the log tables.
+# while the load runs (the multi_queue one on a second criterion, "lat",
+# which every enqueue sends); the log tables.
 sub setup
 {
 	my ($node) = @_;
@@ -24,7 +25,8 @@ sub setup
 		SELECT matchmaker.create_queue('batch', algorithm => 'periodic', max_wait => '1 s',
 			tick => '100 ms', params => '{"batch": 8}');
 		SELECT matchmaker.create_queue('ranges', algorithm => 'multi_queue', max_wait => '1 s',
-			tick => '100 ms', params => '{"ranges": 4, "on_timeout": "expire"}');
+			tick => '100 ms', params => '{"ranges": 4, "on_timeout": "expire",
+				"criteria": {"lat": {"min": 0, "max": 1000, "ranges": 2}}}');
 		SELECT matchmaker.create_queue('squad', team_size => 2, teams => 2, algorithm => 'greedy',
 			max_wait => '1 s', tick => '100 ms');
 		SELECT matchmaker.create_queue('trio', team_size => 1, teams => 3,
@@ -55,10 +57,11 @@ sub scripts
 	my $pick = q{\set q random(1, 8)
 \set p random(1, 300)
 \set r random(0, 1000)
+\set l random(0, 1000)
 };
 	my $queue = q{(ARRAY['duel', 'batch', 'ranges', 'squad', 'trio', 'widen', 'clump', 'rounds'])[:q]};
 	my $enqueue = "INSERT INTO enqueue_log (ticket, queue, player)
-  SELECT matchmaker.enqueue($queue, 'p' || :p, :r / 1000.0), $queue, 'p' || :p
+  SELECT matchmaker.enqueue($queue, 'p' || :p, :r / 1000.0, jsonb_build_object('lat', :l)), $queue, 'p' || :p
   RETURNING ticket \\gset\n";
 	my %script = (
 		# a player asks to play
@@ -66,7 +69,7 @@ sub scripts
 		# the same call again, as after a lost reply
 		retry => $pick . $enqueue
 		  . "INSERT INTO enqueue_log (ticket, queue, player, retry_of)
-  SELECT matchmaker.enqueue($queue, 'p' || :p, :r / 1000.0), $queue, 'p' || :p, :ticket;\n",
+  SELECT matchmaker.enqueue($queue, 'p' || :p, :r / 1000.0, jsonb_build_object('lat', :l)), $queue, 'p' || :p, :ticket;\n",
 		# a player asks to play and gives up a moment later
 		cancel => $pick . $enqueue
 		  . "\\set w random(0, 40)\n\\sleep :w ms\n"
