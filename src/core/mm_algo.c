@@ -1107,7 +1107,8 @@ mm_criteria_ranges(const MMConfig *cfg, int *ranges)
 	double		fixed = 1;
 	double		logf = 0;
 	double		lambda;
-	double		lo[MM_MAX_CRITERIA];
+	double		lo[MM_MAX_CRITERIA];	/* per free criterion: floor and ceil */
+	double		hi[MM_MAX_CRITERIA];
 	double		best = INFINITY;
 
 	mm_criteria_factors(cfg, f);
@@ -1137,9 +1138,10 @@ mm_criteria_ranges(const MMConfig *cfg, int *ranges)
 	{
 		double		v = exp(lambda + log(f[freed[j]]));
 
-		lo[j] = floor(v < MM_AUTO_MAX ? v : MM_AUTO_MAX);
-		if (lo[j] < 1)
-			lo[j] = 1;
+		if (v > MM_AUTO_MAX)
+			v = MM_AUTO_MAX;
+		lo[j] = floor(v) < 1 ? 1 : floor(v);
+		hi[j] = ceil(v) < 1 ? 1 : ceil(v);
 	}
 
 	for (int combo = 0; combo < (1 << m); combo++)
@@ -1151,12 +1153,7 @@ mm_criteria_ranges(const MMConfig *cfg, int *ranges)
 		for (int d = 0; d < dims; d++)
 			r[d] = ranges[d];
 		for (int j = 0; j < m; j++)
-		{
-			double		v = exp(lambda + log(f[freed[j]]));
-			double		hi = ceil(v < MM_AUTO_MAX ? v : MM_AUTO_MAX);
-
-			r[freed[j]] = (combo >> j) & 1 ? (hi < 1 ? 1 : hi) : lo[j];
-		}
+			r[freed[j]] = (combo >> j) & 1 ? hi[j] : lo[j];
 		for (int d = 0; d < dims; d++)
 			cells *= r[d];
 		if (cells > MM_MAX_CELLS && combo > 0)

@@ -192,6 +192,9 @@ extern int	mm_auto_ranges(const MMConfig *cfg);
  */
 extern void mm_criteria_ranges(const MMConfig *cfg, int *ranges);
 
+/* The cells of the criteria's fixed ranges: their product, "auto" counting 1. */
+extern double mm_criteria_cells(const MMConfig *cfg);
+
 /* The cost factors f_d of the ncriteria + 1 criteria (see MMConfig.weight). */
 extern void mm_criteria_factors(const MMConfig *cfg, double *f);
 

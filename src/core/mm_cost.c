@@ -92,28 +92,13 @@ mm_config_check(const MMConfig *cfg)
 		(cfg->ncriteria > 0 && cfg->algorithm != MM_ALGO_GREEDY &&
 		 cfg->algorithm != MM_ALGO_MULTI_QUEUE))
 		return MM_ERR_ARGUMENT;
-	{
-		double		cells = cfg->ranges > 0 ? cfg->ranges : 1;
-
-		for (int d = 0; d <= cfg->ncriteria; d++)
-		{
-			if (!(cfg->weight[d] >= 0 && cfg->weight[d] <= 1e6))
-				return MM_ERR_ARGUMENT;
-			if (d > 0)
-			{
-				int			r = cfg->criterion_ranges[d];
-
-				if (r < 0 || r > 1000000000)
-					return MM_ERR_ARGUMENT;
-				if (r == 0)
-					r = cfg->ranges;
-				cells *= r > 0 ? r : 1;
-			}
-		}
-		/* the cells a multi_queue step numbers must fit its counters */
-		if (cells > MM_MAX_CELLS)
+	for (int d = 0; d <= cfg->ncriteria; d++)
+		if (!(cfg->weight[d] >= 0 && cfg->weight[d] <= 1e6) ||
+			(d > 0 && (cfg->criterion_ranges[d] < 0 || cfg->criterion_ranges[d] > 1000000000)))
 			return MM_ERR_ARGUMENT;
-	}
+	/* the cells a multi_queue step numbers must fit its counters */
+	if (mm_criteria_cells(cfg) > MM_MAX_CELLS)
+		return MM_ERR_ARGUMENT;
 	if (cfg->algorithm == MM_ALGO_OPTIMIZE)
 	{
 		const double w[6] = {cfg->w_balance, cfg->w_spread, cfg->w_premades,
@@ -138,6 +123,21 @@ mm_config_check(const MMConfig *cfg)
 			return MM_ERR_ARGUMENT;
 	}
 	return MM_OK;
+}
+
+/* The product of the fixed ranges of every criterion ("auto" counting 1). */
+double
+mm_criteria_cells(const MMConfig *cfg)
+{
+	double		cells = cfg->ranges > 0 ? cfg->ranges : 1;
+
+	for (int d = 1; d <= cfg->ncriteria; d++)
+	{
+		int			r = cfg->criterion_ranges[d] > 0 ? cfg->criterion_ranges[d] : cfg->ranges;
+
+		cells *= r > 0 ? r : 1;
+	}
+	return cells;
 }
 
 /* f_d = k * weight[d] / sum(weight), or k / D when every weight is 0. */

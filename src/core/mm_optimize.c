@@ -236,18 +236,31 @@ premades_factor(int sizes[KMAX][KMAX], const int *nsz, int T, int ts)
 }
 
 /*
- * The weighted average of the factors that apply, from the team means'
- * range [lo, hi], the premades factor, the sums of the ping terms of pcnt
- * known opponent pairs and of the variation terms; 0 when the weights of
- * the factors that apply sum to 0.
+ * The weighted average of the factors that apply, from the teams' rating
+ * sums and player counts (balance: the range of the team means), the
+ * premades factor, the sums of the ping terms of pcnt known opponent pairs
+ * and of the variation terms; 0 when the weights of the factors that apply
+ * sum to 0.
  */
 static double
-weighted_score(const MMConfig *cfg, const Local *L, double lo, double hi,
-			   double prem, double psum, int pcnt, double vsum)
+weighted_score(const MMConfig *cfg, const Local *L, const double *tsum,
+			   const int *tcnt, double prem, double psum, int pcnt, double vsum)
 {
 	int			n = L->n;
+	double		hi = -INFINITY;
+	double		lo = INFINITY;
 	double		wsum = cfg->w_balance + cfg->w_spread + cfg->w_premades;
-	double		ssum = cfg->w_balance * (hi >= lo ? 1.0 - (hi - lo) : 1.0) +
+	double		ssum;
+
+	for (int t = 0; t < cfg->teams; t++)
+		if (tcnt[t] > 0)
+		{
+			double		m = tsum[t] / tcnt[t];
+
+			hi = m > hi ? m : hi;
+			lo = m < lo ? m : lo;
+		}
+	ssum = cfg->w_balance * (hi >= lo ? 1.0 - (hi - lo) : 1.0) +
 		cfg->w_spread * L->spread + cfg->w_premades * prem;
 
 	if (pcnt > 0)
@@ -281,14 +294,12 @@ local_score(const MMConfig *cfg, const Local *L, const int *team)
 	int			n = L->n;
 	double		tsum[KMAX];
 	int			tcnt[KMAX];
-	double		hi = -INFINITY;
-	double		lo = INFINITY;
 	double		prem = 1.0;
 	double		psum = 0;
 	int			pcnt = 0;
 	double		vsum = 0;
 
-	/* balance: the range of the team means */
+	/* balance: the teams' rating sums and sizes */
 	for (int t = 0; t < T; t++)
 	{
 		tsum[t] = 0;
@@ -299,14 +310,6 @@ local_score(const MMConfig *cfg, const Local *L, const int *team)
 		tsum[team[i]] += L->c[i];
 		tcnt[team[i]]++;
 	}
-	for (int t = 0; t < T; t++)
-		if (tcnt[t] > 0)
-		{
-			double		m = tsum[t] / tcnt[t];
-
-			hi = m > hi ? m : hi;
-			lo = m < lo ? m : lo;
-		}
 
 	/* premades: the party sizes of each team */
 	if (cfg->w_premades > 0 && ts > 1 && !L->solo)
@@ -355,7 +358,7 @@ local_score(const MMConfig *cfg, const Local *L, const int *team)
 			if (L->rel[i][j] >= 0)
 				vsum += (L->rel[i][j] == 1) == same ? 1.0 : 0.5;
 		}
-	return weighted_score(cfg, L, lo, hi, prem, psum, pcnt, vsum);
+	return weighted_score(cfg, L, tsum, tcnt, prem, psum, pcnt, vsum);
 }
 
 /* See mm_core.h. */
@@ -457,18 +460,8 @@ split_leaf(const Split *S, double psum, int pcnt, double vsum)
 	const Local *L = S->L;
 	int			T = cfg->teams;
 	int			ts = cfg->team_size;
-	double		hi = -INFINITY;
-	double		lo = INFINITY;
 	double		prem = 1.0;
 
-	for (int t = 0; t < T; t++)
-		if (S->fill[t] > 0)
-		{
-			double		m = S->tsum[t] / S->fill[t];
-
-			hi = m > hi ? m : hi;
-			lo = m < lo ? m : lo;
-		}
 	if (cfg->w_premades > 0 && ts > 1 && !L->solo)
 	{
 		int			sizes[KMAX][KMAX];
@@ -484,7 +477,7 @@ split_leaf(const Split *S, double psum, int pcnt, double vsum)
 		}
 		prem = premades_factor(sizes, nsz, T, ts);
 	}
-	return weighted_score(cfg, L, lo, hi, prem, psum, pcnt, vsum);
+	return weighted_score(cfg, L, S->tsum, S->fill, prem, psum, pcnt, vsum);
 }
 
 static void

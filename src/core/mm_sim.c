@@ -210,22 +210,9 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		return MM_ERR_ARGUMENT;
 	if (mm_check_arrivals(arrivals, n) != MM_OK)
 		return MM_ERR_ARGUMENT;
-	if (cfg->ncriteria > 0)
-	{
-		if (n > 0 && criteria == NULL)
-			return MM_ERR_ARGUMENT;
-		for (size_t j = 0; j < (size_t) n * cfg->ncriteria; j++)
-			if (!(criteria[j] >= 0.0 && criteria[j] <= 1.0))
-				return MM_ERR_ARGUMENT;
-	}
-	for (int j = 0; party != NULL && j < n; j++)
-		if (party[j] < -1)
-			return MM_ERR_ARGUMENT;
-	if (ping != NULL && nregions < 0)
+	/* each step checks the criteria, parties and pings of its pool */
+	if (nregions < 0)
 		return MM_ERR_ARGUMENT;
-	for (size_t j = 0; ping != NULL && j < (size_t) n * nregions; j++)
-		if (!isnan(ping[j]) && !(ping[j] >= 0 && ping[j] <= 1e9f))
-			return MM_ERR_ARGUMENT;
 
 	s.cfg = *cfg;
 	s.arrivals = arrivals;
