@@ -105,6 +105,18 @@ mm_normalise_rating(const MMQueue *queue, double rating, const char *what)
 	return (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
 }
 
+/* A top-level key of a jsonb object, or NULL. */
+static JsonbValue *
+attribute(Jsonb *attributes, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	return findJsonbValueFromContainer(&attributes->root, JB_FOBJECT, &k);
+}
+
 /*
  * A ticket's further criteria (queue->criteria) from its attributes, each
  * normalised to [0, 1] into out[0 .. ncriteria).  Returns 0 when all are
@@ -117,15 +129,9 @@ mm_criteria_read(const MMQueue *queue, Jsonb *attributes, double *out,
 {
 	for (int d = 1; d <= queue->cfg.ncriteria; d++)
 	{
-		const char *key = queue->criteria.attribute[d];
-		JsonbValue	k;
-		JsonbValue *v;
+		JsonbValue *v = attribute(attributes, queue->criteria.attribute[d]);
 		double		x;
 
-		k.type = jbvString;
-		k.val.string.val = (char *) key;
-		k.val.string.len = strlen(key);
-		v = findJsonbValueFromContainer(&attributes->root, JB_FOBJECT, &k);
 		*got = NAN;
 		if (v == NULL)
 			*problem = MM_CRITERION_MISSING;
@@ -213,15 +219,8 @@ mm_criteria_values(const MMQueue *queue, Jsonb *attributes, double *out,
 void
 mm_optimize_attributes(Jsonb *attributes, JsonbValue **party, JsonbValue **ping)
 {
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = "party";
-	k.val.string.len = 5;
-	*party = findJsonbValueFromContainer(&attributes->root, JB_FOBJECT, &k);
-	k.val.string.val = "ping";
-	k.val.string.len = 4;
-	*ping = findJsonbValueFromContainer(&attributes->root, JB_FOBJECT, &k);
+	*party = attribute(attributes, "party");
+	*ping = attribute(attributes, "ping");
 
 	if (*party != NULL &&
 		((*party)->type != jbvString || (*party)->val.string.len == 0 || (*party)->val.string.len > 64))

@@ -731,23 +731,12 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 		}
 	}
 
-	if (cfg->algorithm == MM_ALGO_MULTI_QUEUE && cfg->ncriteria > 0)
-	{
-		double		cells = cfg->ranges > 0 ? cfg->ranges : 1;
-
-		for (int d = 1; d <= cfg->ncriteria; d++)
-		{
-			int			r = cfg->criterion_ranges[d] > 0 ? cfg->criterion_ranges[d] : cfg->ranges;
-
-			cells *= r > 0 ? r : 1;
-		}
-		if (cells > MM_MAX_CELLS)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("multi_queue can keep at most %.0f cells", MM_MAX_CELLS),
-					 errdetail("The criteria's ranges multiply to %g.", cells),
-					 errhint("Use fewer ranges per criterion, or \"auto\".")));
-	}
+	if (cfg->algorithm == MM_ALGO_MULTI_QUEUE && mm_criteria_cells(cfg) > MM_MAX_CELLS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("multi_queue can keep at most %.0f cells", MM_MAX_CELLS),
+				 errdetail("The criteria's ranges multiply to %g.", mm_criteria_cells(cfg)),
+				 errhint("Use fewer ranges per criterion, or \"auto\".")));
 	if (cfg->algorithm == MM_ALGO_OPTIMIZE)
 	{
 		if (cfg->teams < 2 || k > MM_OPTIMIZE_MAX_K)

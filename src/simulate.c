@@ -233,7 +233,7 @@ arrival_error_context(void *arg)
 	errcontext("attributes of arrival %lld", (long long) *(const int64 *) arg);
 }
 
-/* Order (name, arrival) pairs by name. */
+/* A party's or a region's name with an arrival (and its ping to the region). */
 typedef struct NamedRow
 {
 	const char *name;
@@ -242,6 +242,7 @@ typedef struct NamedRow
 	float		ms;
 } NamedRow;
 
+/* Order NamedRow by name. */
 static int
 named_row_cmp(const void *a, const void *b)
 {
@@ -268,10 +269,10 @@ optimize_stream(Jsonb **attrs, const MMArrival *arr, int n, MMStreamData *data)
 {
 	int32	   *party = palloc_extended(sizeof(int32) * Max(n, 1), MCXT_ALLOC_HUGE);
 	NamedRow   *names = palloc_extended(sizeof(NamedRow) * Max(n, 1), MCXT_ALLOC_HUGE);
-	List	   *pings = NIL;
 	int			nnames = 0;
+	NamedRow   *rows = palloc(sizeof(NamedRow) * 64);	/* (region, arrival, ms) */
 	int			npings = 0;
-	NamedRow   *rows;
+	int			cap = 64;
 	int			nregions = 0;
 	float	   *table;
 	int64		id = 0;
@@ -301,24 +302,23 @@ optimize_stream(Jsonb **attrs, const MMArrival *arr, int n, MMStreamData *data)
 			JsonbIterator *it = JsonbIteratorInit(g->val.binary.data);
 			JsonbValue	v;
 			JsonbIteratorToken tok;
-			NamedRow   *cur = NULL;
 
 			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 			{
 				if (tok == WJB_KEY)
 				{
-					cur = palloc(sizeof(NamedRow));
-					cur->name = v.val.string.val;
-					cur->len = v.val.string.len;
-					cur->row = i;
+					if (npings == cap)
+					{
+						cap *= 2;
+						rows = repalloc_huge(rows, sizeof(NamedRow) * cap);
+					}
+					rows[npings].name = v.val.string.val;
+					rows[npings].len = v.val.string.len;
+					rows[npings].row = i;
 				}
-				else if (tok == WJB_VALUE && cur != NULL)
-				{
-					cur->ms = (float) DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
-																		 NumericGetDatum(v.val.numeric)));
-					pings = lappend(pings, cur);
-					npings++;
-				}
+				else if (tok == WJB_VALUE)
+					rows[npings++].ms = (float) DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+																				   NumericGetDatum(v.val.numeric)));
 			}
 		}
 	}
@@ -337,14 +337,6 @@ optimize_stream(Jsonb **attrs, const MMArrival *arr, int n, MMStreamData *data)
 	/* pings: regions numbered by name */
 	if (npings == 0)
 		return;
-	rows = palloc_extended(sizeof(NamedRow) * npings, MCXT_ALLOC_HUGE);
-	{
-		int			j = 0;
-		ListCell   *lc;
-
-		foreach(lc, pings)
-			rows[j++] = *(NamedRow *) lfirst(lc);
-	}
 	qsort(rows, npings, sizeof(NamedRow), named_row_cmp);
 	for (int i = 0; i < npings; i++)
 		if (i == 0 || named_row_cmp(&rows[i - 1], &rows[i]) != 0)

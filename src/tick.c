@@ -249,14 +249,19 @@ pool_index_of(const int64 *byid, int n, int64 id)
 	return -1;
 }
 
-/* Order (id, index) pairs by id. */
-static int
-id_pair_cmp(const void *a, const void *b)
+/* The pool's (id, index) pairs sorted by id, for pool_index_of. */
+static int64 *
+pool_by_id(const MMPool *pool)
 {
-	int64		x = ((const int64 *) a)[0];
-	int64		y = ((const int64 *) b)[0];
+	int64	   *byid = palloc(sizeof(int64) * 2 * Max(pool->ntickets, 1));
 
-	return (x > y) - (x < y);
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		byid[2 * i] = pool->tickets[i].id;
+		byid[2 * i + 1] = i;
+	}
+	qsort(byid, pool->ntickets, 2 * sizeof(int64), id_index_cmp);
+	return byid;
 }
 
 /*
@@ -272,17 +277,11 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 	static SPIPlanPtr ping_plan;
 	Oid			argtypes[2] = {TEXTOID, TIMESTAMPTZOID};
 	Datum		values[2];
-	int64	   *byid = palloc(sizeof(int64) * 2 * Max(pool->ntickets, 1));
+	int64	   *byid = pool_by_id(pool);
 	int			nrows = 0;
 	int			last_ticket = -1;
 	float	   *ping;
 
-	for (int i = 0; i < pool->ntickets; i++)
-	{
-		byid[2 * i] = pool->tickets[i].id;
-		byid[2 * i + 1] = i;
-	}
-	qsort(byid, pool->ntickets, 2 * sizeof(int64), id_pair_cmp);
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(now);
 
@@ -451,7 +450,7 @@ load_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
 	static SPIPlanPtr plan;
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		values[1];
-	int64	   *index;				/* (id, pool index) pairs sorted by id */
+	int64	   *byid;				/* (id, pool index) pairs sorted by id */
 	int			k = mm_config_k(&queue->cfg);
 
 	pool->ngroups = 0;
@@ -468,13 +467,7 @@ load_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
 	if (SPI_processed == 0 || pool->ntickets == 0)
 		return;
 
-	index = palloc(sizeof(int64) * 2 * pool->ntickets);
-	for (int i = 0; i < pool->ntickets; i++)
-	{
-		index[2 * i] = pool->tickets[i].id;
-		index[2 * i + 1] = i;
-	}
-	qsort(index, pool->ntickets, sizeof(int64) * 2, id_index_cmp);
+	byid = pool_by_id(pool);
 
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
@@ -492,13 +485,12 @@ load_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
 		complete = (nids == k);
 		for (int m = 0; complete && m < nids; m++)
 		{
-			int64		key[2] = {DatumGetInt64(ids[m]), 0};
-			int64	   *hit = bsearch(key, index, pool->ntickets, sizeof(int64) * 2, id_index_cmp);
+			int			hit = pool_index_of(byid, pool->ntickets, DatumGetInt64(ids[m]));
 
-			if (hit == NULL || pool->tickets[hit[1]].group != -1)
+			if (hit < 0 || pool->tickets[hit].group != -1)
 				complete = false;
 			else
-				members[m] = (int) hit[1];
+				members[m] = hit;
 		}
 		if (!complete)
 			continue;
