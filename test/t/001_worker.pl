@@ -5,9 +5,12 @@
 # (periodic batches, optimize, multi_queue with a second criterion).
 use strict;
 use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use MatchmakerLoad;
 
 my $node = PostgreSQL::Test::Cluster->new('worker');
 $node->init;
@@ -18,16 +21,6 @@ matchmaker.naptime = '200ms'
 restart_after_crash = on
 });
 $node->start;
-
-# The worker's pid, once it shows in pg_stat_activity.
-sub worker_pid
-{
-	$node->poll_query_until('postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'matchmaker worker'")
-	  or die "no matchmaker worker in pg_stat_activity";
-	return $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'matchmaker worker'");
-}
 
 # Matches with a ticket count other than k, or a ticket in two places: none.
 sub check_matches
@@ -69,7 +62,7 @@ sub matched_count_reaches
 }
 
 # 1. The extension is absent: the worker runs and logs nothing about it.
-my $pid = worker_pid();
+my $pid = MatchmakerLoad::worker_pid($node);
 ok($pid > 0, 'worker starts with the server');
 is($node->safe_psql('postgres',
 	"SELECT wait_event_type FROM pg_stat_activity WHERE pid = $pid"), 'Extension',
@@ -103,7 +96,7 @@ $node->wait_for_log(qr/matchmaker worker: naptime is now 350 ms/, $offset);
 pass('reload changes naptime');
 
 # 5. pg_terminate_backend does not disable the worker for good.
-$pid = worker_pid();
+$pid = MatchmakerLoad::worker_pid($node);
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($pid)");
 $node->poll_query_until('postgres',
 	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'matchmaker worker' AND pid <> $pid")
@@ -117,7 +110,7 @@ ok(matched_count_reaches(6),
 
 # 6. kill -9 of the worker: crash restart, committed matches survive, no
 # ticket is matched twice, matching resumes.
-$pid = worker_pid();
+$pid = MatchmakerLoad::worker_pid($node);
 my $before = $node->safe_psql('postgres',
 	"SELECT string_agg(id || ':' || match_id, ',' ORDER BY id) FROM matchmaker.tickets WHERE state = 'matched'");
 kill 'KILL', $pid;
@@ -136,11 +129,11 @@ ok(matched_count_reaches(8),
 check_matches('after kill -9');
 
 # 7. DROP and CREATE EXTENSION while the worker runs.
-$pid = worker_pid();
+$pid = MatchmakerLoad::worker_pid($node);
 $offset = -s $node->logfile;
 $node->safe_psql('postgres', 'DROP EXTENSION matchmaker');
 sleep 1;
-is(worker_pid(), $pid, 'the worker lives on after DROP EXTENSION');
+is(MatchmakerLoad::worker_pid($node), $pid, 'the worker lives on after DROP EXTENSION');
 create_duel();
 ok(matched_count_reaches(2), 'the worker matches again after CREATE EXTENSION');
 ok(!$node->log_contains('ERROR', $offset), 'no error in the log around DROP and CREATE EXTENSION');

@@ -32,16 +32,6 @@ $node->safe_psql('postgres', q{
 		max_wait => '1 hour', tick => '100 ms');
 });
 
-# The worker's pid, once it shows in pg_stat_activity.
-sub worker_pid
-{
-	$node->poll_query_until('postgres',
-		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'matchmaker worker'")
-	  or die "no matchmaker worker in pg_stat_activity";
-	return $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'matchmaker worker'");
-}
-
 # Wait until at least n more enqueues than now are logged.
 sub load_runs
 {
@@ -84,7 +74,7 @@ sub matching_resumes
 # enqueue, with the load running.
 my ($pgbench, $out, $err) = MatchmakerLoad::start_pgbench($node, $clients, 120);
 load_runs(4000);
-my $worker = worker_pid();
+my $worker = MatchmakerLoad::worker_pid($node);
 my $ghost_session = $node->background_psql('postgres', on_error_stop => 0);
 $ghost_session->query_safe('BEGIN');
 my $ghost = $ghost_session->query_safe(q{SELECT matchmaker.enqueue('duel', 'ghost', 0.5)});
@@ -102,7 +92,7 @@ ok($node->log_contains(qr/server process \(PID $ghost_pid\) was terminated by si
 $ghost_session->quit;
 $pgbench->finish;
 like($$err, qr/aborted/, 'the crash cut the pgbench clients off mid-load');
-isnt(worker_pid(), $worker, 'a new worker runs after the restart');
+isnt(MatchmakerLoad::worker_pid($node), $worker, 'a new worker runs after the restart');
 is( $node->safe_psql('postgres', q{
 		SELECT (SELECT count(*) FROM matchmaker.tickets WHERE player = 'ghost')
 		     + (SELECT count(*) FROM enqueue_log WHERE player = 'ghost')}),
@@ -172,7 +162,7 @@ $node->safe_psql('postgres', q{
 $node->poll_query_until('postgres', "SELECT current_setting('matchmaker.test_hold_tick') = ''")
   or die 'the setting was not cleared';
 
-$worker = worker_pid();
+$worker = MatchmakerLoad::worker_pid($node);
 my $kill_time = $node->safe_psql('postgres', 'SELECT now()');
 $offset = -s $node->logfile;
 kill 'KILL', $worker;
@@ -197,7 +187,7 @@ is( $node->safe_psql('postgres', qq{
 is( $node->safe_psql('postgres',
 		"SELECT count(*) FROM matchmaker.tickets WHERE id = $h1 AND state = 'cancelled'"),
 	'0', 'the cancel that waited for the held tick left no trace');
-isnt(worker_pid(), $worker, 'a new worker runs after the restart');
+isnt(MatchmakerLoad::worker_pid($node), $worker, 'a new worker runs after the restart');
 MatchmakerLoad::wait_drained($node, 'worker kill');
 MatchmakerLoad::check_log($node, 'worker kill');
 matching_resumes('worker kill');

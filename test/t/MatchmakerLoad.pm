@@ -1,7 +1,8 @@
-# Shared by the load and crash tests: eight queues of different shapes and
-# algorithms with short waits, pgbench scripts that enqueue, retry and
-# cancel while logging every committed call in side tables (in the same
-# transaction as the call), and the checks of the tickets against that log.
+# Shared by the TAP tests: eight queues of different shapes and algorithms
+# with short waits, pgbench scripts that enqueue, retry and cancel while
+# logging every committed call in side tables (in the same transaction as
+# the call), the checks of the tickets against that log, and the worker's
+# pid.
 package MatchmakerLoad;
 
 use strict;
@@ -11,6 +12,17 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @QUEUES = qw(duel batch ranges squad trio widen clump rounds);
+
+# The worker's pid, once it shows in pg_stat_activity.
+sub worker_pid
+{
+	my ($node) = @_;
+	$node->poll_query_until('postgres',
+		"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'matchmaker worker'")
+	  or die "no matchmaker worker in pg_stat_activity";
+	return $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'matchmaker worker'");
+}
 
 # Eight queues with max_wait of a second or so, so that timeouts happen
 # while the load runs (the multi_queue one on a second criterion, "lat",
