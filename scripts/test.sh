@@ -2,7 +2,9 @@
 # Run every test of matchmaker: the core's unit tests (also under
 # AddressSanitizer and UndefinedBehaviorSanitizer, and under valgrind), then the pg_regress,
 # isolation and TAP suites, a dump/restore test and a fuzzing run against throw-away
-# clusters run by a non-root user.  Installs what it needs.  Prints
+# clusters run by a non-root user, the SQL blocks of the README, and a check
+# that every command the documentation names is stored executable.  Installs
+# what it needs.  Prints
 # "N passed, N failed" (one count per suite) and exits non-zero when any
 # test fails.
 set -euo pipefail
@@ -72,6 +74,7 @@ suite "dump and restore" bash test/dump_restore.sh
 # (MM_FUZZ_SEED=<seed> repeats a run).  Debian's interpreter has psycopg2.
 suite "fuzzing" /usr/bin/python3 test/fuzz.py
 suite "README Getting started" bash test/readme.sh
+suite "documented commands are executable" bash test/commands.sh
 mm_stop_cluster
 if [ "$work" != "$PWD" ] && [ "${MM_KEEP:-0}" != 1 ]; then
 	rm -rf "$(dirname "$work")"
