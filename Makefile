@@ -3,7 +3,13 @@ EXTENSION = matchmaker
 MODULE_big = matchmaker
 CORE_OBJS = $(patsubst %.c,%.o,$(wildcard src/core/*.c))
 OBJS = src/matchmaker.o src/queue.o src/ticket.o src/cost.o src/tick.o src/worker.o src/simulate.o $(CORE_OBJS)
-DATA = $(wildcard sql/matchmaker--*.sql)
+# Install and update scripts live in extension/ (sql/ and expected/ hold the
+# pg_regress tests).  The current version's install script is built from the
+# one source file extension/matchmaker.sql; older versions' full scripts and
+# the update scripts are kept frozen.
+EXTVERSION := $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" matchmaker.control)
+DATA = $(filter-out extension/matchmaker--$(EXTVERSION).sql,$(wildcard extension/matchmaker--*.sql))
+DATA_built = extension/matchmaker--$(EXTVERSION).sql
 PGFILEDESC = "matchmaker - game matchmaking inside PostgreSQL"
 
 REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick simulate criteria check dump_config \
@@ -21,6 +27,9 @@ EXTRA_CLEAN = results output_iso tmp_check log test/core/test_core test/core/tes
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+extension/matchmaker--$(EXTVERSION).sql: extension/matchmaker.sql
+	cp $< $@
 
 # The core's unit tests: plain C, no server needed.
 CORE_SRCS = $(wildcard src/core/*.c)

@@ -1,5 +1,9 @@
 \echo Use "CREATE EXTENSION matchmaker" to load this file. \quit
 
+-- The source of the current version's install script: the Makefile copies it
+-- to matchmaker--<default_version>.sql (DATA_built).  Edit this file, never
+-- the built copy; released versions' full scripts stay frozen beside it.
+
 -- The schema matchmaker is created by CREATE EXTENSION (see matchmaker.control).
 -- When it existed already, it must belong to the role installing the
 -- extension: objects another role could put in it would sit beside ours.
