@@ -108,6 +108,7 @@ mm_match_cost(PG_FUNCTION_ARGS)
 	int			bots;
 	int			k;
 	MMCost		cost;
+	MMStatus	st;
 	int			dims;
 	double	   *crit;
 	double		f[MM_MAX_CRITERIA];
@@ -170,8 +171,10 @@ mm_match_cost(PG_FUNCTION_ARGS)
 		}
 	}
 	mm_criteria_factors(&queue->cfg, f);
-	if (mm_game_cost(k, nratings, dims, crit, f, waits, queue->cfg.max_wait, &cost) != MM_OK)
-		elog(ERROR, "core refused the cost arguments");
+	st = mm_game_cost(k, nratings, dims, crit, f, waits, queue->cfg.max_wait, &cost);
+	if (st != MM_OK)
+		mm_status_error(st, psprintf("computing a match cost of queue \"%s\"", queue->name),
+						NULL, "core refused the cost arguments");
 	if (!isfinite(cost.total))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),

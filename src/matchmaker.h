@@ -89,8 +89,14 @@ extern bool mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue);
 extern MMQueue *mm_get_queue(text *name, MMQueueLock lock);
 extern double mm_interval_seconds(const Interval *iv);
 
-/* worker.c */
+/* settings.c */
+extern char *mm_database;
+extern int	mm_naptime;
+extern bool mm_enabled;
 extern char *mm_test_hold_tick;
+extern void mm_settings_init(void);
+
+/* worker.c */
 extern void mm_worker_init(void);
 extern void mm_wake_on_commit(const char *queue);
 extern void mm_arrival_on_commit(const char *queue);
@@ -112,20 +118,24 @@ extern double mm_history_window(const MMQueue *queue, TimestampTz now);
 /* Longest caller's string an error message repeats (see mm_shorten). */
 #define MM_MESSAGE_MAX_BYTES	64
 
-/* matchmaker.c */
+/* util.c */
 extern const char *mm_shorten(const char *s);
 extern const char *mm_float_text(double d);
 extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
+extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+extern void mm_status_error(MMStatus st, const char *doing,
+							const char *interrupted, const char *refused) pg_attribute_noreturn();
+
+/* criteria.c */
 extern double mm_normalise_rating(const MMQueue *queue, double rating, const char *what);
 extern int	mm_criteria_read(const MMQueue *queue, Jsonb *attributes, double *out,
 							 MMCriterionProblem *problem, double *got);
 extern void mm_criteria_report(const MMQueue *queue, int d, MMCriterionProblem problem,
 							   double got, const char *whose);
 extern char *mm_criteria_names(const MMQueue *queue);
-extern void mm_optimize_attributes(Jsonb *attributes, JsonbValue **party, JsonbValue **ping);
 extern void mm_criteria_values(const MMQueue *queue, Jsonb *attributes, double *out,
 							   const char *whose);
-extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+extern void mm_optimize_attributes(Jsonb *attributes, JsonbValue **party, JsonbValue **ping);
 
 #endif							/* MATCHMAKER_H */

@@ -802,6 +802,7 @@ validate_settings(QueueSettings *s, MMConfig *cfg, MMCriteria *criteria)
 	double		max_wait = mm_interval_seconds(s->max_wait);
 	double		tick = mm_interval_seconds(s->tick);
 	bool		wait_factor_set;
+	MMStatus	st;
 
 	if (s->team_size < 1 || s->teams < 1)
 		ereport(ERROR,
@@ -868,8 +869,10 @@ validate_settings(QueueSettings *s, MMConfig *cfg, MMCriteria *criteria)
 	cfg->max_wait = max_wait;
 	cfg->arrival_rate = 0;
 	mm_parse_params(s->params, cfg, criteria, &wait_factor_set);
-	if (mm_config_check(cfg) != MM_OK)
-		elog(ERROR, "queue configuration failed the core's check");
+	st = mm_config_check(cfg);
+	if (st != MM_OK)
+		mm_status_error(st, "checking the queue's configuration", NULL,
+						"queue configuration failed the core's check");
 }
 
 /* The error for a queue that does not exist. */

@@ -601,19 +601,9 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 	if (outcomes != NULL)
 		*outcomes = palloc(sizeof(MMOutcome) * Max(n, 1));
 	st = mm_simulate(&queue->cfg, arr, &data, n, outcomes ? *outcomes : NULL, summary);
-	if (st == MM_ERR_INTERRUPTED)
-	{
-		CHECK_FOR_INTERRUPTS();
-		ereport(ERROR,
-				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg("simulation of queue \"%s\" was interrupted", queue->name)));
-	}
-	if (st == MM_ERR_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory while simulating queue \"%s\"", queue->name)));
 	if (st != MM_OK)
-		elog(ERROR, "simulating queue \"%s\" failed with status %d", queue->name, (int) st);
+		mm_status_error(st, psprintf("simulating queue \"%s\"", queue->name),
+						psprintf("simulation of queue \"%s\" was interrupted", queue->name), NULL);
 	*queue_out = queue;
 	*n_out = n;
 	return arr;
@@ -726,13 +716,9 @@ optimal_of(MMQueue *queue, MMArrival *arr, int n)
 				 errdetail("The stream has %d players.", n),
 				 errhint("Compute it over a shorter period, and add up the costs of the periods.")));
 	st = mm_optimal_pairs(arr, n, queue->cfg.max_wait, MM_OPT_BOT_COST, NULL, &total);
-
-	if (st == MM_ERR_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory while computing the optimum of queue \"%s\"", queue->name)));
 	if (st != MM_OK)
-		elog(ERROR, "computing the optimum of queue \"%s\" failed with status %d", queue->name, (int) st);
+		mm_status_error(st, psprintf("computing the optimum of queue \"%s\"", queue->name),
+						NULL, NULL);
 	return total;
 }
 

@@ -902,12 +902,8 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	res.nexpired = 0;
 
 	st = mm_step(&queue->cfg, &pool, 0.0, &res);
-	if (st == MM_ERR_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory while matching queue \"%s\"", name)));
 	if (st != MM_OK)
-		elog(ERROR, "matching queue \"%s\" failed with status %d", name, (int) st);
+		mm_status_error(st, psprintf("matching queue \"%s\"", name), NULL, NULL);
 
 	write_matches(queue, now, &pool, &res);
 	write_expired(now, &pool, &res);

@@ -1,6 +1,6 @@
 /*
  * worker.c
- *		The background worker, its settings and its wake-ups.
+ *		The background worker and its wake-ups.
  *
  * With shared_preload_libraries = 'matchmaker', one worker per database in
  * matchmaker.database ticks every queue of that database when the queue's
@@ -55,12 +55,6 @@ typedef struct MMShared
 {
 	MMWorkerSlot slots[MM_MAX_DATABASES];
 } MMShared;
-
-/* Settings. */
-static char *mm_database = NULL;
-static int	mm_naptime = 1000;
-static bool mm_enabled = true;
-char	   *mm_test_hold_tick = NULL;
 
 static MMShared *mm_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -190,8 +184,9 @@ mm_xact_callback(XactEvent event, void *arg)
 }
 
 /*
- * Define the settings and, when loaded by shared_preload_libraries,
- * reserve shared memory and register one worker per database.
+ * Watch this backend's commits for wake-ups and, when loaded by
+ * shared_preload_libraries, reserve shared memory and register one worker
+ * per database of matchmaker.database (mm_settings_init has run).
  */
 void
 mm_worker_init(void)
@@ -199,28 +194,6 @@ mm_worker_init(void)
 	char	   *rawlist;
 	List	   *names = NIL;
 	int			slot = 0;
-
-	/* A server-start setting can only be defined while preloading. */
-	if (process_shared_preload_libraries_in_progress)
-		DefineCustomStringVariable("matchmaker.database",
-								   "Databases whose queues the background worker runs (comma-separated).",
-								   NULL, &mm_database, "postgres",
-								   PGC_POSTMASTER, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("matchmaker.naptime",
-							"Longest time the worker sleeps before it looks at the queues again.",
-							"Each queue also runs when its tick interval is due and when a ticket arrives or leaves.",
-							&mm_naptime, 1000, 10, 3600 * 1000,
-							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
-	DefineCustomBoolVariable("matchmaker.enabled",
-							 "Whether the background worker runs queues.",
-							 NULL, &mm_enabled, true,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomStringVariable("matchmaker.test_hold_tick",
-							   "For tests only: a tick of this queue that makes matches waits before it commits.",
-							   "The tick waits, its matches written and not committed, until its process is cancelled, terminated or killed.",
-							   &mm_test_hold_tick, "",
-							   PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
-	MarkGUCPrefixReserved("matchmaker");
 
 	RegisterXactCallback(mm_xact_callback, NULL);
 
