@@ -838,14 +838,91 @@ hold_tick(MMQueue *queue, int nmatches)
 }
 
 /*
+ * Load what the queue's algorithm needs into pool: the waiting tickets,
+ * the measured "auto" parameters (into queue->cfg), the recent opponents,
+ * optimize's parties and pings, difference_wait's provisional groups.
+ * prev_step is when the worker last ran the queue (0: unknown).
+ */
+static void
+load_pool(MMQueue *queue, TimestampTz now, TimestampTz prev_step, MMPool *pool)
+{
+	memset(pool, 0, sizeof(MMPool));
+	/* times are seconds relative to now; the recheck grid is on Unix time */
+	pool->epoch = (double) now / USECS_PER_SEC +
+		(double) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
+	load_tickets(queue, now, pool);
+	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.batch == 0) ||
+		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.ranges == 0))
+		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, pool);
+	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.shift_auto)
+		queue->cfg.shift = Min(measure_mean_wait(queue, now), 1e9);
+	if (queue->cfg.algorithm == MM_ALGO_WINDOW && queue->cfg.rematch_last > 0)
+		load_met_pairs(queue, now, pool, queue->cfg.rematch_last, false);
+	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+	{
+		load_met_pairs(queue, now, pool, 1, true);
+		load_optimize_data(queue, now, pool);
+		/*
+		 * optimize holds rounds at the recheck instants after its previous
+		 * step: the worker knows when that was; a manual tick holds the
+		 * round of the last instant.
+		 */
+		pool->stepped_at = prev_step != 0 ? seconds_since(prev_step, now) : -INFINITY;
+	}
+	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
+		load_groups(queue, now, pool);
+	else
+	{
+		pool->ngroups_cap = Max(pool->ntickets, 1);
+		pool->groups = palloc(sizeof(MMGroup) * pool->ngroups_cap);
+	}
+}
+
+/*
+ * What the worker learns from a tick that made res (info->wrote,
+ * next_deadline and need_arrivals); compacts the pool.
+ */
+static void
+tick_info(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res, MMTickInfo *info)
+{
+	double		due;
+	int			k = mm_config_k(&queue->cfg);
+
+	info->wrote = res->nmatches > 0 || res->nexpired > 0 ||
+		queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT;
+	mm_pool_compact(pool, res);
+	due = mm_next_deadline(&queue->cfg, pool);
+	info->next_deadline = isfinite(due) ? seconds_after(due, now) : DT_NOEND;
+
+	/*
+	 * greedy (without patience) and periodic only match once k, or a
+	 * batch, wait: until then an arrival needs no tick (a cancel never
+	 * does), only the timers do.  The batch is the one this tick used.
+	 * optimize matches at its rounds and timeouts only: once k wait, its
+	 * timers (the next round) cover them; before, the k-th arrival sets
+	 * the next round as a timer.
+	 */
+	info->need_arrivals = 0;
+	if (queue->cfg.algorithm == MM_ALGO_GREEDY &&
+		queue->cfg.team_policy == MM_TEAMS_GREEDY)
+		info->need_arrivals = Max(k - pool->ntickets, 1);
+	else if (queue->cfg.algorithm == MM_ALGO_PERIODIC)
+		info->need_arrivals = Max((queue->cfg.batch > 0 ? queue->cfg.batch :
+								   mm_auto_batch(&queue->cfg)) - pool->ntickets, 1);
+	else if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+		info->need_arrivals = pool->ntickets >= k ? PG_INT32_MAX : k - pool->ntickets;
+}
+
+/*
  * Run one queue's algorithm at time now (SPI connected) and write the
  * outcome.  Returns the number of matches made, or -1 when lock is
- * MM_LOCK_SKIP and another transaction holds the queue; *next_deadline
- * (when not NULL) gets the time at which the queue's next timer falls due
- * without new arrivals (a timeout or a provisional group's finalisation),
- * or DT_NOEND when none is pending.  *wrote (when not NULL) tells whether
- * the tick changed any row besides locking the queue's: matches, expiries
- * or (difference_wait) provisional groups.
+ * MM_LOCK_SKIP and another transaction holds the queue.  info, when not
+ * NULL, gives when the worker last ran the queue and gets what it needs
+ * to know after the tick (see MMTickInfo): whether the tick changed any
+ * row besides locking the queue's (matches, expiries or difference_wait's
+ * provisional groups), when the queue's next timer falls due without new
+ * arrivals (a timeout or a provisional group's finalisation; DT_NOEND when
+ * none is pending), and how many arrivals it needs before it can match.
  *
  * A tick needs READ COMMITTED: it must see the tickets as they are once it
  * holds the queue's row, not as a snapshot taken before it waited for it.
@@ -877,37 +954,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 				 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
 	}
 
-	memset(&pool, 0, sizeof(pool));
-	/* times are seconds relative to now; the recheck grid is on Unix time */
-	pool.epoch = (double) now / USECS_PER_SEC +
-		(double) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
-	load_tickets(queue, now, &pool);
-	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.batch == 0) ||
-		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.ranges == 0))
-		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, &pool);
-	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.shift_auto)
-		queue->cfg.shift = Min(measure_mean_wait(queue, now), 1e9);
-	if (queue->cfg.algorithm == MM_ALGO_WINDOW && queue->cfg.rematch_last > 0)
-		load_met_pairs(queue, now, &pool, queue->cfg.rematch_last, false);
-	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
-	{
-		load_met_pairs(queue, now, &pool, 1, true);
-		load_optimize_data(queue, now, &pool);
-		/*
-		 * optimize holds rounds at the recheck instants after its previous
-		 * step: the worker knows when that was; a manual tick holds the
-		 * round of the last instant.
-		 */
-		pool.stepped_at = (info != NULL && info->prev_step != 0) ?
-			seconds_since(info->prev_step, now) : -INFINITY;
-	}
-	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
-		load_groups(queue, now, &pool);
-	else
-	{
-		pool.ngroups_cap = Max(pool.ntickets, 1);
-		pool.groups = palloc(sizeof(MMGroup) * pool.ngroups_cap);
-	}
+	load_pool(queue, now, info != NULL ? info->prev_step : 0, &pool);
 
 	n = Max(pool.ntickets, 1);
 	res.matches = palloc(sizeof(MMMatch) * n);
@@ -928,34 +975,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	hold_tick(queue, res.nmatches);
 
 	if (info != NULL)
-	{
-		double		due;
-		int			k = mm_config_k(&queue->cfg);
-
-		info->wrote = res.nmatches > 0 || res.nexpired > 0 ||
-			queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT;
-		mm_pool_compact(&pool, &res);
-		due = mm_next_deadline(&queue->cfg, &pool);
-		info->next_deadline = isfinite(due) ? seconds_after(due, now) : DT_NOEND;
-
-		/*
-		 * greedy (without patience) and periodic only match once k, or a
-		 * batch, wait: until then an arrival needs no tick (a cancel never
-		 * does), only the timers do.  The batch is the one this tick used.
-		 * optimize matches at its rounds and timeouts only: once k wait, its
-		 * timers (the next round) cover them; before, the k-th arrival sets
-		 * the next round as a timer.
-		 */
-		info->need_arrivals = 0;
-		if (queue->cfg.algorithm == MM_ALGO_GREEDY &&
-			queue->cfg.team_policy == MM_TEAMS_GREEDY)
-			info->need_arrivals = Max(k - pool.ntickets, 1);
-		else if (queue->cfg.algorithm == MM_ALGO_PERIODIC)
-			info->need_arrivals = Max((queue->cfg.batch > 0 ? queue->cfg.batch :
-									   mm_auto_batch(&queue->cfg)) - pool.ntickets, 1);
-		else if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
-			info->need_arrivals = pool.ntickets >= k ? PG_INT32_MAX : k - pool.ntickets;
-	}
+		tick_info(queue, now, &pool, &res, info);
 	return res.nmatches;
 }
 
