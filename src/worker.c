@@ -452,6 +452,80 @@ take_wake_bits(uint32 *bits)
 	return any;
 }
 
+/* Re-read the configuration file after SIGHUP, logging the worker's changed settings. */
+static void
+reload_settings(void)
+{
+	int			old_naptime = mm_naptime;
+	bool		old_enabled = mm_enabled;
+
+	ConfigReloadPending = false;
+	ProcessConfigFile(PGC_SIGHUP);
+	if (mm_naptime != old_naptime)
+		ereport(LOG, (errmsg("matchmaker worker: naptime is now %d ms", mm_naptime)));
+	if (mm_enabled != old_enabled)
+		ereport(LOG, (errmsg("matchmaker worker: %s", mm_enabled ? "enabled" : "disabled")));
+}
+
+/*
+ * Run the queues that are due: their timer has fallen due, or a wake-up
+ * bit of theirs is set (woken: bits holds the wake-ups) and they are not
+ * backing off after a failure.  Returns how long to sleep until the next
+ * queue is due, timeout (the naptime) at most, in milliseconds.
+ */
+static long
+run_due_queues(HTAB *queues, bool woken, const uint32 *bits, long timeout,
+			   MemoryContext loopcxt)
+{
+	HASH_SEQ_STATUS seq;
+	WorkerQueue *wq;
+	TimestampTz now = GetCurrentTimestamp();
+	WorkerQueue **due;
+	int			ndue = 0;
+
+	/*
+	 * Collect the due queues first: a hash scan must not stay open across
+	 * the transactions that run them.
+	 */
+	due = palloc(sizeof(WorkerQueue *) * Max(hash_get_num_entries(queues), 1));
+	hash_seq_init(&seq, queues);
+	while ((wq = hash_seq_search(&seq)) != NULL)
+	{
+		uint32		bit = wake_bit(wq->name);
+		bool		wake = woken && (bits[bit / 32] & ((uint32) 1 << (bit % 32)));
+
+		/*
+		 * A queue that its last tick left needing more arrivals runs on a
+		 * wake-up only once that many have come (the counter is shared by
+		 * queues of the same name hash, so at worst it runs early, never
+		 * late).
+		 */
+		if (wake && wq->need_arrivals > 0 &&
+			pg_atomic_read_u32(&my_slot->arrivals[bit]) - wq->arrivals_base <
+			(uint32) wq->need_arrivals)
+			wake = false;
+		if (now >= wq->next_run || (wake && now >= wq->failed_until))
+			due[ndue++] = wq;
+	}
+	for (int i = 0; i < ndue; i++)
+	{
+		run_queue(due[i], loopcxt);
+		MemoryContextSwitchTo(loopcxt);
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	/* Sleep until the next queue is due, naptime at most. */
+	now = GetCurrentTimestamp();
+	hash_seq_init(&seq, queues);
+	while ((wq = hash_seq_search(&seq)) != NULL)
+	{
+		long		ms = (long) ((wq->next_run - now) / 1000);
+
+		timeout = Min(timeout, Max(ms, 1));
+	}
+	return timeout;
+}
+
 /* The worker's entry point. */
 void
 mm_worker_main(Datum main_arg)
@@ -491,77 +565,18 @@ mm_worker_main(Datum main_arg)
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
-		{
-			int			old_naptime = mm_naptime;
-			bool		old_enabled = mm_enabled;
-
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-			if (mm_naptime != old_naptime)
-				ereport(LOG, (errmsg("matchmaker worker: naptime is now %d ms", mm_naptime)));
-			if (mm_enabled != old_enabled)
-				ereport(LOG, (errmsg("matchmaker worker: %s", mm_enabled ? "enabled" : "disabled")));
-		}
+			reload_settings();
 
 		MemoryContextSwitchTo(loopcxt);
 		if (mm_enabled)
 		{
 			bool		woken = take_wake_bits(bits);
-
 			bool		have_queues = refresh_queues(queues, loopcxt);
 
 			/* the transactions above leave TopMemoryContext current */
 			MemoryContextSwitchTo(loopcxt);
 			if (have_queues)
-			{
-				HASH_SEQ_STATUS seq;
-				WorkerQueue *wq;
-				TimestampTz now = GetCurrentTimestamp();
-
-				WorkerQueue **due;
-				int			ndue = 0;
-
-				/*
-				 * Collect the due queues first: a hash scan must not stay
-				 * open across the transactions that run them.
-				 */
-				due = palloc(sizeof(WorkerQueue *) * Max(hash_get_num_entries(queues), 1));
-				hash_seq_init(&seq, queues);
-				while ((wq = hash_seq_search(&seq)) != NULL)
-				{
-					uint32		bit = wake_bit(wq->name);
-					bool		wake = woken && (bits[bit / 32] & ((uint32) 1 << (bit % 32)));
-
-					/*
-					 * A queue that its last tick left needing more arrivals
-					 * runs on a wake-up only once that many have come (the
-					 * counter is shared by queues of the same name hash, so
-					 * at worst it runs early, never late).
-					 */
-					if (wake && wq->need_arrivals > 0 &&
-						pg_atomic_read_u32(&my_slot->arrivals[bit]) - wq->arrivals_base <
-						(uint32) wq->need_arrivals)
-						wake = false;
-					if (now >= wq->next_run || (wake && now >= wq->failed_until))
-						due[ndue++] = wq;
-				}
-				for (int i = 0; i < ndue; i++)
-				{
-					run_queue(due[i], loopcxt);
-					MemoryContextSwitchTo(loopcxt);
-					CHECK_FOR_INTERRUPTS();
-				}
-
-				/* Sleep until the next queue is due, naptime at most. */
-				now = GetCurrentTimestamp();
-				hash_seq_init(&seq, queues);
-				while ((wq = hash_seq_search(&seq)) != NULL)
-				{
-					long		ms = (long) ((wq->next_run - now) / 1000);
-
-					timeout = Min(timeout, Max(ms, 1));
-				}
-			}
+				timeout = run_due_queues(queues, woken, bits, timeout, loopcxt);
 		}
 		pgstat_report_activity(STATE_IDLE, NULL);
 		MemoryContextReset(loopcxt);
