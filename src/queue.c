@@ -332,9 +332,72 @@ criterion_number(JsonbValue *v, const char *name, const char *field, double lo, 
 }
 
 /*
+ * One criterion's settings, val: an object {"min": lo, "max": hi,
+ * "weight": w, "ranges": r} for criterion d named name, with min and max
+ * required; the rating (is_rating, d 0) takes only a weight.
+ */
+static void
+parse_criterion(JsonbValue *val, const char *name, bool is_rating, int d,
+				MMConfig *cfg, MMCriteria *crit)
+{
+	bool		has_min = false;
+	bool		has_max = false;
+	JsonbIterator *eit;
+	JsonbValue	ek;
+	JsonbValue	ev;
+	JsonbIteratorToken etok;
+
+	if (val->type != jbvBinary || !JsonContainerIsObject(val->val.binary.data))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("criterion \"%s\" must be a JSON object", mm_shorten(name)),
+				 errdetail("Got %s.", jsonb_value_text(val)),
+				 errhint("%s", param_hint("criteria"))));
+	eit = JsonbIteratorInit(val->val.binary.data);
+	while ((etok = JsonbIteratorNext(&eit, &ek, true)) != WJB_DONE)
+	{
+		char	   *key;
+
+		if (etok != WJB_KEY)
+			continue;
+		key = pnstrdup(ek.val.string.val, ek.val.string.len);
+		etok = JsonbIteratorNext(&eit, &ev, true);
+		if (strcmp(key, "weight") == 0)
+			cfg->weight[d] = criterion_number(&ev, name, key, 0, 1e6, false);
+		else if (!is_rating && strcmp(key, "min") == 0)
+		{
+			crit->lo[d] = criterion_number(&ev, name, key, -1e15, 1e15, false);
+			has_min = true;
+		}
+		else if (!is_rating && strcmp(key, "max") == 0)
+		{
+			crit->hi[d] = criterion_number(&ev, name, key, -1e15, 1e15, false);
+			has_max = true;
+		}
+		else if (!is_rating && strcmp(key, "ranges") == 0 &&
+				 cfg->algorithm == MM_ALGO_MULTI_QUEUE)
+			cfg->criterion_ranges[d] = (int) criterion_number(&ev, name, key, 1, 10000, true);
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("key \"%s\" does not apply to criterion \"%s\" of algorithm \"%s\"",
+							mm_shorten(key), mm_shorten(name), mm_algorithm_name(cfg->algorithm)),
+					 errhint(is_rating ? "The rating's range is the queue's rating_min and rating_max, its ranges the params key \"ranges\"; it takes only a weight." :
+							 cfg->algorithm == MM_ALGO_MULTI_QUEUE ?
+							 "A criterion takes min and max (both required), weight and ranges." :
+							 "A criterion takes min and max (both required) and weight; ranges is for multi_queue.")));
+	}
+	if (!is_rating && (!has_min || !has_max || !(crit->lo[d] < crit->hi[d])))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("criterion \"%s\" needs a min below its max", mm_shorten(name)),
+				 errhint("Give the lowest and highest value the attribute takes, for example {\"min\": 0, \"max\": 300}.")));
+}
+
+/*
  * params.criteria (greedy, multi_queue): an object of attributes keys,
- * each {"min": lo, "max": hi, "weight": w, "ranges": r} with min and max
- * required; the key "rating" takes only the rating's weight.
+ * each with its settings (see parse_criterion); the key "rating" takes
+ * only the rating's weight.
  */
 static void
 parse_criteria(JsonbValue *v, MMConfig *cfg, MMCriteria *crit)
@@ -357,12 +420,6 @@ parse_criteria(JsonbValue *v, MMConfig *cfg, MMCriteria *crit)
 		char	   *name;
 		bool		is_rating;
 		int			d = 0;
-		bool		has_min = false;
-		bool		has_max = false;
-		JsonbIterator *eit;
-		JsonbValue	ek;
-		JsonbValue	ev;
-		JsonbIteratorToken etok;
 
 		if (tok != WJB_KEY)
 			continue;
@@ -385,51 +442,7 @@ parse_criteria(JsonbValue *v, MMConfig *cfg, MMCriteria *crit)
 			crit->attribute[d] = name;
 		}
 		tok = JsonbIteratorNext(&it, &val, true);
-		if (val.type != jbvBinary || !JsonContainerIsObject(val.val.binary.data))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("criterion \"%s\" must be a JSON object", mm_shorten(name)),
-					 errdetail("Got %s.", jsonb_value_text(&val)),
-					 errhint("%s", param_hint("criteria"))));
-		eit = JsonbIteratorInit(val.val.binary.data);
-		while ((etok = JsonbIteratorNext(&eit, &ek, true)) != WJB_DONE)
-		{
-			char	   *key;
-
-			if (etok != WJB_KEY)
-				continue;
-			key = pnstrdup(ek.val.string.val, ek.val.string.len);
-			etok = JsonbIteratorNext(&eit, &ev, true);
-			if (strcmp(key, "weight") == 0)
-				cfg->weight[d] = criterion_number(&ev, name, key, 0, 1e6, false);
-			else if (!is_rating && strcmp(key, "min") == 0)
-			{
-				crit->lo[d] = criterion_number(&ev, name, key, -1e15, 1e15, false);
-				has_min = true;
-			}
-			else if (!is_rating && strcmp(key, "max") == 0)
-			{
-				crit->hi[d] = criterion_number(&ev, name, key, -1e15, 1e15, false);
-				has_max = true;
-			}
-			else if (!is_rating && strcmp(key, "ranges") == 0 &&
-					 cfg->algorithm == MM_ALGO_MULTI_QUEUE)
-				cfg->criterion_ranges[d] = (int) criterion_number(&ev, name, key, 1, 10000, true);
-			else
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("key \"%s\" does not apply to criterion \"%s\" of algorithm \"%s\"",
-								mm_shorten(key), mm_shorten(name), mm_algorithm_name(cfg->algorithm)),
-						 errhint(is_rating ? "The rating's range is the queue's rating_min and rating_max, its ranges the params key \"ranges\"; it takes only a weight." :
-								 cfg->algorithm == MM_ALGO_MULTI_QUEUE ?
-								 "A criterion takes min and max (both required), weight and ranges." :
-								 "A criterion takes min and max (both required) and weight; ranges is for multi_queue.")));
-		}
-		if (!is_rating && (!has_min || !has_max || !(crit->lo[d] < crit->hi[d])))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("criterion \"%s\" needs a min below its max", mm_shorten(name)),
-					 errhint("Give the lowest and highest value the attribute takes, for example {\"min\": 0, \"max\": 300}.")));
+		parse_criterion(&val, name, is_rating, d, cfg, crit);
 	}
 	wsum = 0;
 	for (int d = 0; d <= cfg->ncriteria; d++)
