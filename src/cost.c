@@ -53,7 +53,7 @@ criteria_of(const MMQueue *queue, ArrayType *arr, int n)
 	Datum	   *elems;
 	bool	   *nulls;
 	int			nattrs;
-	int			nc = queue->cfg.ncriteria;
+	int			nc = queue->cfg.criteria.n;
 	double	   *out = palloc(sizeof(double) * Max(n, 1) * nc);
 
 	if (ARR_NDIM(arr) > 1)
@@ -147,7 +147,7 @@ mm_match_cost(PG_FUNCTION_ARGS)
 					 errhint("Give each player's time in the queue in seconds.")));
 	}
 
-	dims = queue->cfg.ncriteria + 1;
+	dims = queue->cfg.criteria.n + 1;
 	crit = ratings;
 	if (dims > 1)
 	{

@@ -63,7 +63,7 @@ int
 mm_criteria_read(const MMQueue *queue, Jsonb *attributes, double *out,
 				 MMCriterionProblem *problem, double *got)
 {
-	for (int d = 1; d <= queue->cfg.ncriteria; d++)
+	for (int d = 1; d <= queue->cfg.criteria.n; d++)
 	{
 		JsonbValue *v = attribute(attributes, queue->criteria.attribute[d]);
 		double		x;
@@ -127,7 +127,7 @@ mm_criteria_names(const MMQueue *queue)
 	StringInfoData buf;
 
 	initStringInfo(&buf);
-	for (int d = 1; d <= queue->cfg.ncriteria; d++)
+	for (int d = 1; d <= queue->cfg.criteria.n; d++)
 		appendStringInfo(&buf, "%s\"%s\"", d > 1 ? ", " : "",
 						 mm_shorten(queue->criteria.attribute[d]));
 	return buf.data;

@@ -15,7 +15,7 @@
 
 /*
  * The criteria beyond the rating that a queue reads from the tickets'
- * attributes (params.criteria): entry d (1 .. cfg.ncriteria) is an
+ * attributes (params.criteria): entry d (1 .. cfg.criteria.n) is an
  * attributes key with the range its numbers are normalised from.
  */
 typedef struct MMCriteria

@@ -20,9 +20,6 @@ PG_FUNCTION_INFO_V1(mm_drop_queue);
 
 /* Largest match: the team split and the tick's arrays are sized for it. */
 #define MM_MAX_PLAYERS	1000
-/* window algorithm: default half-width on arrival and cap, fractions of the rating range */
-#define MM_DEFAULT_WINDOW		0.05
-#define MM_DEFAULT_MAX_WINDOW	0.5
 
 /* Bounds of the intervals, in seconds. */
 #define MM_MAX_MAX_WAIT	(365.0 * SECS_PER_DAY)
@@ -235,12 +232,12 @@ parse_weights(JsonbValue *v, MMConfig *cfg)
 	JsonbValue	val;
 	JsonbIteratorToken tok;
 
-	slots[0] = &cfg->w_balance;
-	slots[1] = &cfg->w_spread;
-	slots[2] = &cfg->w_premades;
-	slots[3] = &cfg->w_ping;
-	slots[4] = &cfg->w_variation;
-	slots[5] = &cfg->w_hosts;
+	slots[0] = &cfg->optimize.weights.balance;
+	slots[1] = &cfg->optimize.weights.spread;
+	slots[2] = &cfg->optimize.weights.premades;
+	slots[3] = &cfg->optimize.weights.ping;
+	slots[4] = &cfg->optimize.weights.variation;
+	slots[5] = &cfg->optimize.weights.hosts;
 	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -266,8 +263,9 @@ parse_weights(JsonbValue *v, MMConfig *cfg)
 		tok = JsonbIteratorNext(&it, &val, true);
 		*slots[i] = param_number(&val, "weights", 0, 1e6, "an object of numbers from 0 to 1e6");
 	}
-	if (cfg->w_balance + cfg->w_spread + cfg->w_premades + cfg->w_ping +
-		cfg->w_variation + cfg->w_hosts <= 0)
+	if (cfg->optimize.weights.balance + cfg->optimize.weights.spread +
+		cfg->optimize.weights.premades + cfg->optimize.weights.ping +
+		cfg->optimize.weights.variation + cfg->optimize.weights.hosts <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("params key \"weights\" must not make every weight 0"),
@@ -307,8 +305,8 @@ parse_skill_cap(JsonbValue *v, MMConfig *cfg)
 				 errmsg("params key \"skill_cap\" must be [low, high] with 0 <= low < high <= 1"),
 				 errdetail("Got %s.", jsonb_value_text(v)),
 				 errhint("%s", param_hint("skill_cap"))));
-	cfg->skill_lo = b[0];
-	cfg->skill_hi = b[1];
+	cfg->optimize.skill_lo = b[0];
+	cfg->optimize.skill_hi = b[1];
 }
 
 /* A number of a criterion's settings in [lo, hi] (whole with whole), or raise an error. */
@@ -363,7 +361,7 @@ parse_criterion(JsonbValue *val, const char *name, bool is_rating, int d,
 		key = pnstrdup(ek.val.string.val, ek.val.string.len);
 		etok = JsonbIteratorNext(&eit, &ev, true);
 		if (strcmp(key, "weight") == 0)
-			cfg->weight[d] = criterion_number(&ev, name, key, 0, 1e6, false);
+			cfg->criteria.weight[d] = criterion_number(&ev, name, key, 0, 1e6, false);
 		else if (!is_rating && strcmp(key, "min") == 0)
 		{
 			crit->lo[d] = criterion_number(&ev, name, key, -1e15, 1e15, false);
@@ -376,7 +374,7 @@ parse_criterion(JsonbValue *val, const char *name, bool is_rating, int d,
 		}
 		else if (!is_rating && strcmp(key, "ranges") == 0 &&
 				 cfg->algorithm == MM_ALGO_MULTI_QUEUE)
-			cfg->criterion_ranges[d] = (int) criterion_number(&ev, name, key, 1, 10000, true);
+			cfg->criteria.ranges[d] = (int) criterion_number(&ev, name, key, 1, 10000, true);
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -433,20 +431,20 @@ parse_criteria(JsonbValue *v, MMConfig *cfg, MMCriteria *crit)
 					 errhint("%s", param_hint("criteria"))));
 		if (!is_rating)
 		{
-			if (cfg->ncriteria >= MM_MAX_CRITERIA - 1)
+			if (cfg->criteria.n >= MM_MAX_CRITERIA - 1)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("params key \"criteria\" can name at most %d attributes", MM_MAX_CRITERIA - 1),
 						 errhint("Match on the %d attributes that matter most.", MM_MAX_CRITERIA - 1)));
-			d = ++cfg->ncriteria;
+			d = ++cfg->criteria.n;
 			crit->attribute[d] = name;
 		}
 		tok = JsonbIteratorNext(&it, &val, true);
 		parse_criterion(&val, name, is_rating, d, cfg, crit);
 	}
 	wsum = 0;
-	for (int d = 0; d <= cfg->ncriteria; d++)
-		wsum += cfg->weight[d];
+	for (int d = 0; d <= cfg->criteria.n; d++)
+		wsum += cfg->criteria.weight[d];
 	if (wsum <= 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -457,8 +455,9 @@ parse_criteria(JsonbValue *v, MMConfig *cfg, MMCriteria *crit)
 /*
  * Validate params against cfg's algorithm and k and store them in cfg.
  * Unknown keys, keys of another algorithm and ill-typed values are errors.
- * Absent keys keep their defaults: batch and ranges "auto", on_timeout
- * "bots", wait_factor the queue's max_wait in seconds.
+ * Absent keys keep the core's defaults (mm_config_init and
+ * mm_config_set_max_wait for cfg's max_wait): batch and ranges "auto",
+ * on_timeout "bots", wait_factor the queue's max_wait in seconds.
  */
 void
 mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
@@ -470,44 +469,15 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 	const char *algo = mm_algorithm_name(cfg->algorithm);
 	int			k = mm_config_k(cfg);
 	bool		widen_auto = true;
-	bool		round_set = false;
+	MMConfig	shape;
 
-	cfg->batch = 0;
-	cfg->ranges = 0;
-	cfg->wait_factor = cfg->max_wait;
-	cfg->on_timeout = MM_TIMEOUT_BOTS;
-	cfg->team_policy = MM_TEAMS_GREEDY;
-	cfg->window = MM_DEFAULT_WINDOW;
-	cfg->window_max = MM_DEFAULT_MAX_WINDOW;
-	cfg->widen = 0;
-	cfg->recheck = 1;
-	cfg->percentile = 0;
-	cfg->rematch_last = 0;
-	cfg->rematch_penalty = INFINITY;
-	cfg->midpoint = cfg->max_wait / 2;
-	cfg->steepness = Min(10.0 / cfg->max_wait, 1000.0);
-	cfg->threshold = MM_DEFAULT_WINDOW;
-	cfg->shift = 0;
-	cfg->shift_auto = 1;
-	cfg->w_balance = 1;
-	cfg->w_spread = 1;
-	cfg->w_premades = 0.5;
-	cfg->w_ping = 1;
-	cfg->w_variation = 0.2;
-	cfg->w_hosts = 0;
-	cfg->skill_lo = 0;
-	cfg->skill_hi = 1;
-	cfg->ping_max = 300;
-	cfg->host_ping = 150;
-	cfg->restarts = 4;
-	cfg->budget_ms = 200;
-	cfg->seed = 1;
-	cfg->ncriteria = 0;
-	for (int d = 0; d < MM_MAX_CRITERIA; d++)
-	{
-		cfg->weight[d] = 1;
-		cfg->criterion_ranges[d] = 0;
-	}
+	/* the core's defaults, keeping the algorithm, shape and max_wait set before */
+	shape = *cfg;
+	mm_config_init(cfg, shape.algorithm);
+	cfg->teams = shape.teams;
+	cfg->team_size = shape.team_size;
+	cfg->arrival_rate = shape.arrival_rate;
+	mm_config_set_max_wait(cfg, shape.max_wait);
 	memset(criteria, 0, sizeof(MMCriteria));
 	*wait_factor_set = false;
 
@@ -610,48 +580,47 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 		{
 			case MM_PARAM_BATCH:
 				if (param_is_string(&v, "auto"))
-					cfg->batch = 0;
+					cfg->periodic.batch = 0;
 				else
 				{
 					char	   *expect = psprintf("\"auto\" or a positive multiple of %d (players per match)", k);
 
-					cfg->batch = param_int(&v, key, k, 1000000, expect);
-					if (cfg->batch % k != 0)
+					cfg->periodic.batch = param_int(&v, key, k, 1000000, expect);
+					if (cfg->periodic.batch % k != 0)
 						ereport(ERROR,
 								(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 								 errmsg("params key \"%s\" must be %s", key, expect),
-								 errdetail("Got %d.", cfg->batch),
+								 errdetail("Got %d.", cfg->periodic.batch),
 								 errhint("%s", param_hint(key))));
 				}
 				break;
 			case MM_PARAM_RANGES:
 				if (param_is_string(&v, "auto"))
-					cfg->ranges = 0;
+					cfg->multi_queue.ranges = 0;
 				else
-					cfg->ranges = param_int(&v, key, 1, 10000,
+					cfg->multi_queue.ranges = param_int(&v, key, 1, 10000,
 											"\"auto\" or a whole number from 1 to 10000");
 				break;
 			case MM_PARAM_WAIT_FACTOR:
-				cfg->wait_factor = param_number(&v, key, 0, 1e9, "a number of seconds from 0 to 1e9");
+				cfg->difference_wait.wait_factor = param_number(&v, key, 0, 1e9, "a number of seconds from 0 to 1e9");
 				*wait_factor_set = true;
 				break;
 			case MM_PARAM_WINDOW:
-				cfg->window = param_number(&v, key, 0, 1, "a number from 0 to 1");
+				cfg->window.width = param_number(&v, key, 0, 1, "a number from 0 to 1");
 				break;
 			case MM_PARAM_WIDEN:
 				widen_auto = param_is_string(&v, "auto");
 				if (!widen_auto)
-					cfg->widen = param_number(&v, key, 0, 1, "\"auto\" or a number from 0 to 1 (per second)");
+					cfg->window.widen = param_number(&v, key, 0, 1, "\"auto\" or a number from 0 to 1 (per second)");
 				break;
 			case MM_PARAM_MAX_WINDOW:
-				cfg->window_max = param_number(&v, key, 0, 1, "a number from 0 to 1");
+				cfg->window.max = param_number(&v, key, 0, 1, "a number from 0 to 1");
 				break;
 			case MM_PARAM_RECHECK:
 				cfg->recheck = param_number(&v, key, 0.001, 86400, "a number of seconds from 0.001 to 86400");
 				break;
 			case MM_PARAM_ROUND:
 				cfg->recheck = param_number(&v, key, 0.001, 86400, "a number of seconds from 0.001 to 86400");
-				round_set = true;
 				break;
 			case MM_PARAM_WEIGHTS:
 				parse_weights(&v, cfg);
@@ -663,42 +632,42 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 				parse_criteria(&v, cfg, criteria);
 				break;
 			case MM_PARAM_PING_MAX:
-				cfg->ping_max = param_number(&v, key, 1e-3, 1e6, "a number of milliseconds above 0 and at most 1e6");
+				cfg->optimize.ping_max = param_number(&v, key, 1e-3, 1e6, "a number of milliseconds above 0 and at most 1e6");
 				break;
 			case MM_PARAM_HOST_PING:
-				cfg->host_ping = param_number(&v, key, 1e-3, 1e6, "a number of milliseconds above 0 and at most 1e6");
+				cfg->optimize.host_ping = param_number(&v, key, 1e-3, 1e6, "a number of milliseconds above 0 and at most 1e6");
 				break;
 			case MM_PARAM_RESTARTS:
-				cfg->restarts = param_int(&v, key, 0, 100000, "a whole number from 0 to 100000");
+				cfg->optimize.restarts = param_int(&v, key, 0, 100000, "a whole number from 0 to 100000");
 				break;
 			case MM_PARAM_BUDGET_MS:
-				cfg->budget_ms = param_number(&v, key, 1e-3, 600000, "a number of milliseconds above 0 and at most 600000");
+				cfg->optimize.budget_ms = param_number(&v, key, 1e-3, 600000, "a number of milliseconds above 0 and at most 600000");
 				break;
 			case MM_PARAM_SEED:
-				cfg->seed = (uint64_t) param_int(&v, key, 0, PG_INT32_MAX, "a whole number from 0 to 2147483647");
+				cfg->optimize.seed = (uint64_t) param_int(&v, key, 0, PG_INT32_MAX, "a whole number from 0 to 2147483647");
 				break;
 			case MM_PARAM_REMATCH_LAST:
-				cfg->rematch_last = param_int(&v, key, 0, 100, "a whole number from 0 to 100");
+				cfg->window.rematch_last = param_int(&v, key, 0, 100, "a whole number from 0 to 100");
 				break;
 			case MM_PARAM_REMATCH_PENALTY:
 				if (param_is_string(&v, "ban"))
-					cfg->rematch_penalty = INFINITY;
+					cfg->window.rematch_penalty = INFINITY;
 				else
-					cfg->rematch_penalty = param_number(&v, key, 0, 1, "\"ban\" or a number from 0 to 1");
+					cfg->window.rematch_penalty = param_number(&v, key, 0, 1, "\"ban\" or a number from 0 to 1");
 				break;
 			case MM_PARAM_MIDPOINT:
-				cfg->midpoint = param_number(&v, key, 0, 1e9, "a number of seconds from 0 to 1e9");
+				cfg->cluster.midpoint = param_number(&v, key, 0, 1e9, "a number of seconds from 0 to 1e9");
 				break;
 			case MM_PARAM_STEEPNESS:
-				cfg->steepness = param_number(&v, key, 1e-9, 1000, "a number above 0 and at most 1000 (per second)");
+				cfg->cluster.steepness = param_number(&v, key, 1e-9, 1000, "a number above 0 and at most 1000 (per second)");
 				break;
 			case MM_PARAM_THRESHOLD:
-				cfg->threshold = param_number(&v, key, 1e-4, 1, "a number from 0.0001 to 1");
+				cfg->cluster.threshold = param_number(&v, key, 1e-4, 1, "a number from 0.0001 to 1");
 				break;
 			case MM_PARAM_SHIFT:
-				cfg->shift_auto = param_is_string(&v, "auto") ? 1 : 0;
-				if (!cfg->shift_auto)
-					cfg->shift = param_number(&v, key, 0, 1e9, "\"auto\" or a number of seconds from 0 to 1e9");
+				cfg->cluster.shift_auto = param_is_string(&v, "auto") ? 1 : 0;
+				if (!cfg->cluster.shift_auto)
+					cfg->cluster.shift = param_number(&v, key, 0, 1e9, "\"auto\" or a number of seconds from 0 to 1e9");
 				break;
 			case MM_PARAM_PERCENTILE:
 				if (v.type != jbvBool)
@@ -707,20 +676,20 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 							 errmsg("params key \"%s\" must be true or false", key),
 							 errdetail("Got %s.", jsonb_value_text(&v)),
 							 errhint("%s", param_hint(key))));
-				cfg->percentile = v.val.boolean ? 1 : 0;
+				cfg->window.percentile = v.val.boolean ? 1 : 0;
 				break;
 			case MM_PARAM_TEAM_POLICY:
 				if (param_is_string(&v, "greedy"))
-					cfg->team_policy = MM_TEAMS_GREEDY;
+					cfg->greedy.team_policy = MM_TEAMS_GREEDY;
 				else if (param_is_string(&v, "patient"))
-					cfg->team_policy = MM_TEAMS_PATIENT;
+					cfg->greedy.team_policy = MM_TEAMS_PATIENT;
 				else
 					ereport(ERROR,
 							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 							 errmsg("params key \"%s\" must be \"greedy\" or \"patient\"", key),
 							 errdetail("Got %s.", jsonb_value_text(&v)),
 							 errhint("%s", param_hint(key))));
-				if (cfg->team_policy == MM_TEAMS_PATIENT &&
+				if (cfg->greedy.team_policy == MM_TEAMS_PATIENT &&
 					(cfg->teams < 2 || cfg->team_size < 2 || k > MM_PATIENT_MAX_K))
 					ereport(ERROR,
 							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -759,21 +728,18 @@ mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 							MM_OPTIMIZE_MAX_K),
 					 errdetail("The queue has %d teams of %d.", cfg->teams, cfg->team_size),
 					 errhint("optimize splits every match into teams by trying every split.")));
-		/* default: four rounds within max_wait */
-		if (!round_set)
-			cfg->recheck = Min(Max(cfg->max_wait / 4, 0.001), 86400);
 	}
 	if (cfg->algorithm == MM_ALGO_WINDOW)
 	{
-		if (cfg->window_max < cfg->window)
+		if (cfg->window.max < cfg->window.width)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("params key \"max_window\" must not be below window"),
-					 errdetail("Got window %g and max_window %g.", cfg->window, cfg->window_max),
+					 errdetail("Got window %g and max_window %g.", cfg->window.width, cfg->window.max),
 					 errhint("%s", param_hint("max_window"))));
 		/* auto: the window reaches its cap at max_wait */
 		if (widen_auto)
-			cfg->widen = Min((cfg->window_max - cfg->window) / cfg->max_wait, 1.0);
+			cfg->window.widen = Min((cfg->window.max - cfg->window.width) / cfg->max_wait, 1.0);
 	}
 }
 
@@ -1149,7 +1115,7 @@ check_waiting_criteria(const char *name, const MMConfig *cfg, const MMCriteria *
 	MMCriterionProblem first_problem = MM_CRITERION_OK;
 	double		first_got = NAN;
 
-	if (cfg->ncriteria == 0)
+	if (cfg->criteria.n == 0)
 		return;
 	memset(&queue, 0, sizeof(queue));
 	queue.name = (char *) name;

@@ -87,7 +87,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 	Datum		values[2];
 	Portal		portal;
 	int			cap = 1024;
-	int			nc = queue->cfg.ncriteria;
+	int			nc = queue->cfg.criteria.n;
 	double	   *criteria = NULL;
 
 	/*
@@ -851,13 +851,13 @@ load_pool(MMQueue *queue, TimestampTz now, TimestampTz prev_step, MMPool *pool)
 	pool->epoch = (double) now / USECS_PER_SEC +
 		(double) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
 	load_tickets(queue, now, pool);
-	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.batch == 0) ||
-		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.ranges == 0))
+	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.periodic.batch == 0) ||
+		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.multi_queue.ranges == 0))
 		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, pool);
-	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.shift_auto)
-		queue->cfg.shift = Min(measure_mean_wait(queue, now), 1e9);
-	if (queue->cfg.algorithm == MM_ALGO_WINDOW && queue->cfg.rematch_last > 0)
-		load_met_pairs(queue, now, pool, queue->cfg.rematch_last, false);
+	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.cluster.shift_auto)
+		queue->cfg.cluster.shift = Min(measure_mean_wait(queue, now), 1e9);
+	if (queue->cfg.algorithm == MM_ALGO_WINDOW && queue->cfg.window.rematch_last > 0)
+		load_met_pairs(queue, now, pool, queue->cfg.window.rematch_last, false);
 	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
 	{
 		load_met_pairs(queue, now, pool, 1, true);
@@ -904,10 +904,10 @@ tick_info(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res, MMTickIn
 	 */
 	info->need_arrivals = 0;
 	if (queue->cfg.algorithm == MM_ALGO_GREEDY &&
-		queue->cfg.team_policy == MM_TEAMS_GREEDY)
+		queue->cfg.greedy.team_policy == MM_TEAMS_GREEDY)
 		info->need_arrivals = Max(k - pool->ntickets, 1);
 	else if (queue->cfg.algorithm == MM_ALGO_PERIODIC)
-		info->need_arrivals = Max((queue->cfg.batch > 0 ? queue->cfg.batch :
+		info->need_arrivals = Max((queue->cfg.periodic.batch > 0 ? queue->cfg.periodic.batch :
 								   mm_auto_batch(&queue->cfg)) - pool->ntickets, 1);
 	else if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
 		info->need_arrivals = pool->ntickets >= k ? PG_INT32_MAX : k - pool->ntickets;

@@ -191,7 +191,7 @@ queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *att
 	(void) mm_normalise_rating(queue, rating, "rating");
 	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
 		check_optimize_attributes(queue, player, attributes);
-	if (queue->cfg.ncriteria > 0)
+	if (queue->cfg.criteria.n > 0)
 	{
 		double		crit[MM_MAX_CRITERIA];
 
