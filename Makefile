@@ -2,7 +2,7 @@
 EXTENSION = matchmaker
 MODULE_big = matchmaker
 CORE_OBJS = $(patsubst %.c,%.o,$(wildcard src/core/*.c))
-OBJS = src/matchmaker.o src/settings.o src/util.o src/criteria.o src/queue.o src/ticket.o src/cost.o src/tick.o src/worker.o src/simulate.o $(CORE_OBJS)
+OBJS = src/matchmaker.o src/settings.o src/util.o src/criteria.o src/params.o src/queue.o src/ticket.o src/cost.o src/tick.o src/worker.o src/simulate.o $(CORE_OBJS)
 DATA = $(wildcard sql/matchmaker--*.sql)
 PGFILEDESC = "matchmaker - game matchmaking inside PostgreSQL"
 

@@ -55,36 +55,11 @@ typedef enum MMQueueLock
 	MM_LOCK_SKIP				/* FOR UPDATE SKIP LOCKED: give up when it is held */
 } MMQueueLock;
 
-/* Known params keys, as a bit set, for validation. */
-#define MM_PARAM_BATCH			(1 << 0)
-#define MM_PARAM_RANGES			(1 << 1)
-#define MM_PARAM_WAIT_FACTOR	(1 << 2)
-#define MM_PARAM_ON_TIMEOUT		(1 << 3)
-#define MM_PARAM_TEAM_POLICY	(1 << 4)
-#define MM_PARAM_WINDOW			(1 << 5)
-#define MM_PARAM_WIDEN			(1 << 6)
-#define MM_PARAM_MAX_WINDOW		(1 << 7)
-#define MM_PARAM_RECHECK		(1 << 8)
-#define MM_PARAM_PERCENTILE		(1 << 9)
-#define MM_PARAM_MIDPOINT		(1 << 10)
-#define MM_PARAM_STEEPNESS		(1 << 11)
-#define MM_PARAM_THRESHOLD		(1 << 12)
-#define MM_PARAM_SHIFT			(1 << 13)
-#define MM_PARAM_REMATCH_LAST	(1 << 14)
-#define MM_PARAM_REMATCH_PENALTY	(1 << 15)
-#define MM_PARAM_ROUND			(1 << 16)
-#define MM_PARAM_WEIGHTS		(1 << 17)
-#define MM_PARAM_SKILL_CAP		(1 << 18)
-#define MM_PARAM_PING_MAX		(1 << 19)
-#define MM_PARAM_HOST_PING		(1 << 20)
-#define MM_PARAM_RESTARTS		(1 << 21)
-#define MM_PARAM_BUDGET_MS		(1 << 22)
-#define MM_PARAM_SEED			(1 << 23)
-#define MM_PARAM_CRITERIA		(1 << 24)
-
-/* queue.c */
+/* params.c */
 extern void mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 							bool *wait_factor_set);
+
+/* queue.c */
 extern bool mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue);
 extern MMQueue *mm_get_queue(text *name, MMQueueLock lock);
 extern double mm_interval_seconds(const Interval *iv);
