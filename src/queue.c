@@ -1,7 +1,8 @@
 /*
  * queue.c
  *		Queues: create_queue, alter_queue, drop_queue, the validation of
- *		their settings and params, and loading a queue for matching.
+ *		their settings (their params: params.c), and loading a queue for
+ *		matching.
  */
 #include "matchmaker.h"
 
