@@ -1,6 +1,6 @@
 /*
  * util.c
- *		Small helpers shared by the SQL functions: their arguments, the
+ *		What the SQL functions share: checks of their arguments, the
  *		caller's values in messages, kept plans and the core's failures.
  */
 #include "matchmaker.h"
