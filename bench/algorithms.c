@@ -146,66 +146,64 @@ main(int argc, char **argv)
 				Outcome		r;
 				char		param[96] = "-";
 
-				memset(&c, 0, sizeof(c));
-				c.algorithm = (MMAlgorithm) alg;
+				mm_config_init(&c, (MMAlgorithm) alg);
 				c.teams = S->teams;
 				c.team_size = S->team_size;
-				c.max_wait = S->max_wait;
-				c.on_timeout = MM_TIMEOUT_BOTS;
+				mm_config_set_max_wait(&c, S->max_wait);
 				c.recheck = 1.0;
 				if (alg == MM_ALGO_PERIODIC)
 				{
-					c.batch = k << g;
-					snprintf(param, sizeof(param), "batch %d", c.batch);
+					c.periodic.batch = k << g;
+					snprintf(param, sizeof(param), "batch %d", c.periodic.batch);
 				}
 				else if (alg == MM_ALGO_MULTI_QUEUE)
 				{
 					static const int r[] = {1, 2, 3, 4, 6, 8, 12, 16};
 
-					c.ranges = r[g];
-					snprintf(param, sizeof(param), "ranges %d", c.ranges);
+					c.multi_queue.ranges = r[g];
+					snprintf(param, sizeof(param), "ranges %d", c.multi_queue.ranges);
 				}
 				else if (alg == MM_ALGO_DIFFERENCE_WAIT)
 				{
-					c.wait_factor = S->max_wait * pow(2.0, g - 4);
-					snprintf(param, sizeof(param), "wait_factor %g", c.wait_factor);
+					c.difference_wait.wait_factor = S->max_wait * pow(2.0, g - 4);
+					snprintf(param, sizeof(param), "wait_factor %g", c.difference_wait.wait_factor);
 				}
 				else if (alg == MM_ALGO_WINDOW)
 				{
 					static const double w0[] = {0.01, 0.02, 0.05, 0.1};
 					static const double cap[] = {0.2, 0.5, 1.0};
 
-					c.window = w0[g % 4];
-					c.window_max = cap[(g / 4) % 3];
-					c.percentile = g / 12;
-					c.widen = (c.window_max - c.window) / S->max_wait;
+					c.window.width = w0[g % 4];
+					c.window.max = cap[(g / 4) % 3];
+					c.window.percentile = g / 12;
+					c.window.widen = (c.window.max - c.window.width) / S->max_wait;
 					snprintf(param, sizeof(param), "window %g, max_window %g%s",
-							 c.window, c.window_max, c.percentile ? ", percentile" : "");
+							 c.window.width, c.window.max, c.window.percentile ? ", percentile" : "");
 				}
 				else if (alg == MM_ALGO_CLUSTER)
 				{
 					static const double th[] = {0.01, 0.02, 0.05, 0.1, 0.2};
 					static const double mid[] = {0.25, 0.5, 1.0};
 
-					c.threshold = th[g % 5];
-					c.midpoint = S->max_wait * mid[g / 5];
-					c.steepness = 10.0 / S->max_wait;
-					c.shift_auto = 1;
+					c.cluster.threshold = th[g % 5];
+					c.cluster.midpoint = S->max_wait * mid[g / 5];
+					c.cluster.steepness = 10.0 / S->max_wait;
+					c.cluster.shift_auto = 1;
 					snprintf(param, sizeof(param), "threshold %g, midpoint %g s",
-							 c.threshold, c.midpoint);
+							 c.cluster.threshold, c.cluster.midpoint);
 				}
 				else if (alg == MM_ALGO_OPTIMIZE)
 				{
 					/* skill factors only (no pings or parties in this traffic) */
 					c.recheck = S->max_wait / (double) (4 << g);
-					c.w_balance = 1;
-					c.w_spread = 1;
-					c.skill_hi = 1;
-					c.ping_max = 300;
-					c.host_ping = 150;
-					c.restarts = 0;
-					c.budget_ms = 1e6;
-					c.seed = 1;
+					c.optimize.weights.balance = 1;
+					c.optimize.weights.spread = 1;
+					c.optimize.weights.premades = 0;
+					c.optimize.weights.ping = 0;
+					c.optimize.weights.variation = 0;
+					c.optimize.restarts = 0;
+					c.optimize.budget_ms = 1e6;
+					c.optimize.seed = 1;
 					snprintf(param, sizeof(param), "round %g s", c.recheck);
 				}
 				if (run(&c, a, n, o, waits, &r) && r.per_game < best.per_game)

@@ -49,18 +49,14 @@ main(int argc, char **argv)
 		MMSimSummary s;
 		double		best = INFINITY;
 
-		memset(&c, 0, sizeof(c));
-		c.algorithm = (MMAlgorithm) alg;
-		c.teams = 2;
-		c.team_size = 1;
-		c.max_wait = 5.0;
-		c.on_timeout = MM_TIMEOUT_BOTS;
+		mm_config_init(&c, (MMAlgorithm) alg);
+		mm_config_set_max_wait(&c, 5.0);
 		if (alg == MM_ALGO_PERIODIC)
-			c.batch = 8;
+			c.periodic.batch = 8;
 		if (alg == MM_ALGO_MULTI_QUEUE)
-			c.ranges = 6;
+			c.multi_queue.ranges = 6;
 		if (alg == MM_ALGO_DIFFERENCE_WAIT)
-			c.wait_factor = 2.0;
+			c.difference_wait.wait_factor = 2.0;
 		for (int rep = 0; rep < 3; rep++)
 		{
 			double		t0 = now_seconds();

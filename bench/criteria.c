@@ -38,13 +38,10 @@ config(MMAlgorithm algo, int k, int ncrit, double max_wait)
 {
 	MMConfig	c;
 
-	memset(&c, 0, sizeof(c));
-	c.algorithm = algo;
+	mm_config_init(&c, algo);
 	c.teams = k;
-	c.team_size = 1;
-	c.max_wait = max_wait;
-	c.on_timeout = MM_TIMEOUT_BOTS;
-	c.ncriteria = ncrit;
+	mm_config_set_max_wait(&c, max_wait);
+	c.criteria.n = ncrit;
 	return c;
 }
 
@@ -116,7 +113,7 @@ speed(int n, int dims)
 	double		best = INFINITY;
 
 	make_stream(a, crit, n, dims - 1, 10.0, 7);
-	c.ranges = 3;
+	c.multi_queue.ranges = 3;
 	for (int rep = 0; rep < 5; rep++)
 	{
 		double		dt;
@@ -169,18 +166,18 @@ main(int argc, char **argv)
 
 				/* multi_queue on the rating alone, costed on every criterion */
 				c = config(MM_ALGO_MULTI_QUEUE, k, nc, max_wait);
-				c.criterion_ranges[1] = 1;
+				c.criteria.ranges[1] = 1;
 				if (nc > 1)
-					c.criterion_ranges[2] = 1;
-				c.ranges = 0;
+					c.criteria.ranges[2] = 1;
+				c.multi_queue.ranges = 0;
 				c.arrival_rate = rate;
 				{
 					MMConfig	one = config(MM_ALGO_MULTI_QUEUE, k, 0, max_wait);
 
 					one.arrival_rate = rate;
-					c.ranges = mm_auto_ranges(&one);
+					c.multi_queue.ranges = mm_auto_ranges(&one);
 				}
-				snprintf(param, sizeof(param), "rating only: %d", c.ranges);
+				snprintf(param, sizeof(param), "rating only: %d", c.multi_queue.ranges);
 				row("multi_queue", param, &c, a, crit, n, NAN);
 
 				/* the same grid side in every criterion */
@@ -190,7 +187,7 @@ main(int argc, char **argv)
 					MMStreamData data = {crit, NULL, NULL, 0};
 
 					c = config(MM_ALGO_MULTI_QUEUE, k, nc, max_wait);
-					c.ranges = side;
+					c.multi_queue.ranges = side;
 					if (mm_simulate(&c, a, &data, n, NULL, &s) != MM_OK)
 						return 1;
 					if (s.cost / s.games < best)
@@ -200,7 +197,7 @@ main(int argc, char **argv)
 					}
 				}
 				c = config(MM_ALGO_MULTI_QUEUE, k, nc, max_wait);
-				c.ranges = best_r;
+				c.multi_queue.ranges = best_r;
 				for (int d = 0; d < dims; d++)
 					r[d] = best_r;
 				snprintf(param, sizeof(param), "best of 1..6 per side: %d", best_r);

@@ -206,26 +206,23 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: optimize [ROUNDS 1..64 [VARIANTS 4..%d]]\n", NVARIANTS);
 		return 2;
 	}
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.algorithm = MM_ALGO_OPTIMIZE;
-	cfg.teams = 2;
+	mm_config_init(&cfg, MM_ALGO_OPTIMIZE);
 	cfg.team_size = 3;
-	cfg.max_wait = 600;
-	cfg.on_timeout = MM_TIMEOUT_BOTS;
+	mm_config_set_max_wait(&cfg, 600);
 	cfg.recheck = 120;
 	/* ping and balance weigh most, premades react strongly so weigh less, variation least */
-	cfg.w_balance = 2.0;
-	cfg.w_spread = 1.0;
-	cfg.w_premades = 0.5;
-	cfg.w_ping = 2.0;
-	cfg.w_variation = 0.3;
-	cfg.w_hosts = 0.5;
-	cfg.skill_lo = 0.1;
-	cfg.skill_hi = 0.9;
-	cfg.ping_max = 250;
-	cfg.host_ping = 150;
-	cfg.budget_ms = 1e9;		/* no cut: every variant does all its restarts */
-	cfg.seed = 20240601;
+	cfg.optimize.weights.balance = 2.0;
+	cfg.optimize.weights.spread = 1.0;
+	cfg.optimize.weights.premades = 0.5;
+	cfg.optimize.weights.ping = 2.0;
+	cfg.optimize.weights.variation = 0.3;
+	cfg.optimize.weights.hosts = 0.5;
+	cfg.optimize.skill_lo = 0.1;
+	cfg.optimize.skill_hi = 0.9;
+	cfg.optimize.ping_max = 250;
+	cfg.optimize.host_ping = 150;
+	cfg.optimize.budget_ms = 1e9;		/* no cut: every variant does all its restarts */
+	cfg.optimize.seed = 20240601;
 
 	for (int v = 0; v < nvar; v++)
 	{
@@ -252,7 +249,7 @@ main(int argc, char **argv)
 			double		t0;
 			MMStatus	st;
 
-			cfg.restarts = variants[v].restarts;
+			cfg.optimize.restarts = variants[v].restarts;
 			res.nmatches = res.nexpired = 0;
 			t0 = now_ms();
 			st = mm_optimize_search(&cfg, &pool, 1.2, &res, &s, &c, variants[v].max_swaps);
@@ -280,8 +277,8 @@ main(int argc, char **argv)
 		printf("%s%s %.0f %%", g ? ", " : "", region_names[g], 100 * region_share[g]);
 	printf(". Weights: balance %.1f, spread %.1f, premades %.1f, ping %.1f, variation %.1f, hosts %.1f; "
 		   "skill cap [%.1f, %.1f], ping_max %.0f ms, host_ping %.0f ms.\n\n",
-		   cfg.w_balance, cfg.w_spread, cfg.w_premades, cfg.w_ping, cfg.w_variation, cfg.w_hosts,
-		   cfg.skill_lo, cfg.skill_hi, cfg.ping_max, cfg.host_ping);
+		   cfg.optimize.weights.balance, cfg.optimize.weights.spread, cfg.optimize.weights.premades, cfg.optimize.weights.ping, cfg.optimize.weights.variation, cfg.optimize.weights.hosts,
+		   cfg.optimize.skill_lo, cfg.optimize.skill_hi, cfg.optimize.ping_max, cfg.optimize.host_ping);
 	printf("| search | mean round score | min | max | gain over start | below best of the round | matches | swaps | time per round (ms) |\n");
 	printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	for (int v = 0; v < nvar; v++)

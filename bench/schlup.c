@@ -68,12 +68,8 @@ config(MMAlgorithm algo)
 {
 	MMConfig	c;
 
-	memset(&c, 0, sizeof(c));
-	c.algorithm = algo;
-	c.teams = 2;
-	c.team_size = 1;
-	c.max_wait = MAX_WAIT;
-	c.on_timeout = MM_TIMEOUT_BOTS;
+	mm_config_init(&c, algo);
+	mm_config_set_max_wait(&c, MAX_WAIT);
 	return c;
 }
 
@@ -111,9 +107,9 @@ part_formulas(int players, const char *figure)
 		double		eq5 = 2.0 * 1 / (n + 1) + 2.0 * (n - 1) / (2 * aT);
 		double		eq7 = 2.0 * 1 / (r * 3.0) + r * 2.0 * 1 / (2 * aT);
 
-		p.batch = n;
-		m.ranges = r;
-		d.wait_factor = factors[i];
+		p.periodic.batch = n;
+		m.multi_queue.ranges = r;
+		d.difference_wait.wait_factor = factors[i];
 		sim_cost(&p, a, players, &ps);
 		sim_cost(&m, a, players, &ms);
 		sim_cost(&d, a, players, &ds);
@@ -173,13 +169,13 @@ part_table3(int players, int seeds)
 					MMConfig	c = config((MMAlgorithm) alg);
 					double		cost;
 
-					c.batch = batches[i];
-					c.ranges = ranges[i];
-					c.wait_factor = factors[i];
+					c.periodic.batch = batches[i];
+					c.multi_queue.ranges = ranges[i];
+					c.difference_wait.wait_factor = factors[i];
 					if (alg != MM_ALGO_PERIODIC)
-						c.batch = 0;
+						c.periodic.batch = 0;
 					if (alg != MM_ALGO_MULTI_QUEUE)
-						c.ranges = 0;
+						c.multi_queue.ranges = 0;
 					cost = sim_cost(&c, a, players, NULL);
 					if (cost < best[alg])
 					{

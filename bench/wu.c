@@ -42,13 +42,10 @@ simulate_policy(int n, double q, MMTeamPolicy policy, long periods, uint64_t see
 	WuCost		cost = {0.0, 0.0};
 	uint64_t	state = seed;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.algorithm = MM_ALGO_GREEDY;
-	cfg.teams = 2;
+	mm_config_init(&cfg, MM_ALGO_GREEDY);
 	cfg.team_size = n;
-	cfg.max_wait = 1e12;		/* Wu's model has no timeout */
-	cfg.on_timeout = MM_TIMEOUT_BOTS;
-	cfg.team_policy = policy;
+	mm_config_set_max_wait(&cfg, 1e12);	/* Wu's model has no timeout */
+	cfg.greedy.team_policy = policy;
 
 	for (long t = 1; t <= periods; t++)
 	{

@@ -75,6 +75,7 @@ suite "dump and restore" bash test/dump_restore.sh
 suite "fuzzing" /usr/bin/python3 test/fuzz.py
 suite "README Getting started" bash test/readme.sh
 suite "documented commands are executable" bash test/commands.sh
+suite "params keys documented" bash test/params_doc.sh
 mm_stop_cluster
 if [ "$work" != "$PWD" ] && [ "${MM_KEEP:-0}" != 1 ]; then
 	rm -rf "$(dirname "$work")"

@@ -53,7 +53,7 @@ criteria_of(const MMQueue *queue, ArrayType *arr, int n)
 	Datum	   *elems;
 	bool	   *nulls;
 	int			nattrs;
-	int			nc = queue->cfg.ncriteria;
+	int			nc = queue->cfg.criteria.n;
 	double	   *out = palloc(sizeof(double) * Max(n, 1) * nc);
 
 	if (ARR_NDIM(arr) > 1)
@@ -108,6 +108,7 @@ mm_match_cost(PG_FUNCTION_ARGS)
 	int			bots;
 	int			k;
 	MMCost		cost;
+	MMStatus	st;
 	int			dims;
 	double	   *crit;
 	double		f[MM_MAX_CRITERIA];
@@ -146,7 +147,7 @@ mm_match_cost(PG_FUNCTION_ARGS)
 					 errhint("Give each player's time in the queue in seconds.")));
 	}
 
-	dims = queue->cfg.ncriteria + 1;
+	dims = queue->cfg.criteria.n + 1;
 	crit = ratings;
 	if (dims > 1)
 	{
@@ -170,8 +171,10 @@ mm_match_cost(PG_FUNCTION_ARGS)
 		}
 	}
 	mm_criteria_factors(&queue->cfg, f);
-	if (mm_game_cost(k, nratings, dims, crit, f, waits, queue->cfg.max_wait, &cost) != MM_OK)
-		elog(ERROR, "core refused the cost arguments");
+	st = mm_game_cost(k, nratings, dims, crit, f, waits, queue->cfg.max_wait, &cost);
+	if (st != MM_OK)
+		mm_status_error(st, psprintf("computing a match cost of queue \"%s\"", queue->name),
+						NULL, "core refused the cost arguments");
 	if (!isfinite(cost.total))
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),

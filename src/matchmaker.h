@@ -15,7 +15,7 @@
 
 /*
  * The criteria beyond the rating that a queue reads from the tickets'
- * attributes (params.criteria): entry d (1 .. cfg.ncriteria) is an
+ * attributes (params.criteria): entry d (1 .. cfg.criteria.n) is an
  * attributes key with the range its numbers are normalised from.
  */
 typedef struct MMCriteria
@@ -55,42 +55,23 @@ typedef enum MMQueueLock
 	MM_LOCK_SKIP				/* FOR UPDATE SKIP LOCKED: give up when it is held */
 } MMQueueLock;
 
-/* Known params keys, as a bit set, for validation. */
-#define MM_PARAM_BATCH			(1 << 0)
-#define MM_PARAM_RANGES			(1 << 1)
-#define MM_PARAM_WAIT_FACTOR	(1 << 2)
-#define MM_PARAM_ON_TIMEOUT		(1 << 3)
-#define MM_PARAM_TEAM_POLICY	(1 << 4)
-#define MM_PARAM_WINDOW			(1 << 5)
-#define MM_PARAM_WIDEN			(1 << 6)
-#define MM_PARAM_MAX_WINDOW		(1 << 7)
-#define MM_PARAM_RECHECK		(1 << 8)
-#define MM_PARAM_PERCENTILE		(1 << 9)
-#define MM_PARAM_MIDPOINT		(1 << 10)
-#define MM_PARAM_STEEPNESS		(1 << 11)
-#define MM_PARAM_THRESHOLD		(1 << 12)
-#define MM_PARAM_SHIFT			(1 << 13)
-#define MM_PARAM_REMATCH_LAST	(1 << 14)
-#define MM_PARAM_REMATCH_PENALTY	(1 << 15)
-#define MM_PARAM_ROUND			(1 << 16)
-#define MM_PARAM_WEIGHTS		(1 << 17)
-#define MM_PARAM_SKILL_CAP		(1 << 18)
-#define MM_PARAM_PING_MAX		(1 << 19)
-#define MM_PARAM_HOST_PING		(1 << 20)
-#define MM_PARAM_RESTARTS		(1 << 21)
-#define MM_PARAM_BUDGET_MS		(1 << 22)
-#define MM_PARAM_SEED			(1 << 23)
-#define MM_PARAM_CRITERIA		(1 << 24)
-
-/* queue.c */
+/* params.c */
 extern void mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 							bool *wait_factor_set);
+
+/* queue.c */
 extern bool mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue);
 extern MMQueue *mm_get_queue(text *name, MMQueueLock lock);
 extern double mm_interval_seconds(const Interval *iv);
 
-/* worker.c */
+/* settings.c */
+extern char *mm_database;
+extern int	mm_naptime;
+extern bool mm_enabled;
 extern char *mm_test_hold_tick;
+extern void mm_settings_init(void);
+
+/* worker.c */
 extern void mm_worker_init(void);
 extern void mm_wake_on_commit(const char *queue);
 extern void mm_arrival_on_commit(const char *queue);
@@ -112,20 +93,24 @@ extern double mm_history_window(const MMQueue *queue, TimestampTz now);
 /* Longest caller's string an error message repeats (see mm_shorten). */
 #define MM_MESSAGE_MAX_BYTES	64
 
-/* matchmaker.c */
+/* util.c */
 extern const char *mm_shorten(const char *s);
 extern const char *mm_float_text(double d);
 extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
+extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+extern void mm_status_error(MMStatus st, const char *doing,
+							const char *interrupted, const char *refused) pg_attribute_noreturn();
+
+/* criteria.c */
 extern double mm_normalise_rating(const MMQueue *queue, double rating, const char *what);
 extern int	mm_criteria_read(const MMQueue *queue, Jsonb *attributes, double *out,
 							 MMCriterionProblem *problem, double *got);
 extern void mm_criteria_report(const MMQueue *queue, int d, MMCriterionProblem problem,
 							   double got, const char *whose);
 extern char *mm_criteria_names(const MMQueue *queue);
-extern void mm_optimize_attributes(Jsonb *attributes, JsonbValue **party, JsonbValue **ping);
 extern void mm_criteria_values(const MMQueue *queue, Jsonb *attributes, double *out,
 							   const char *whose);
-extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+extern void mm_optimize_attributes(Jsonb *attributes, JsonbValue **party, JsonbValue **ping);
 
 #endif							/* MATCHMAKER_H */

@@ -109,7 +109,7 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 		r->cap = Min(r->cap * 2, INT_MAX / 2);
 		r->arr = repalloc_huge(r->arr, sizeof(MMArrival) * r->cap);
 		if (r->crit != NULL)
-			r->crit = repalloc_huge(r->crit, sizeof(double) * r->cap * queue->cfg.ncriteria);
+			r->crit = repalloc_huge(r->crit, sizeof(double) * r->cap * queue->cfg.criteria.n);
 		if (r->attrs != NULL)
 			r->attrs = repalloc_huge(r->attrs, sizeof(Jsonb *) * r->cap);
 	}
@@ -151,7 +151,7 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 	if (r->crit != NULL)
 	{
 		r->bad_criterion = mm_criteria_read(queue, DatumGetJsonbP(v[3]),
-											r->crit + (Size) r->n * queue->cfg.ncriteria,
+											r->crit + (Size) r->n * queue->cfg.criteria.n,
 											&r->bad_problem, &r->bad_got);
 		if (r->bad_criterion > 0)
 		{
@@ -396,8 +396,8 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 	r.natts = natts;
 	r.cap = 1024;
 	r.arr = palloc(sizeof(MMArrival) * r.cap);
-	if (natts > 3 && queue->cfg.ncriteria > 0)
-		r.crit = palloc(sizeof(double) * r.cap * queue->cfg.ncriteria);
+	if (natts > 3 && queue->cfg.criteria.n > 0)
+		r.crit = palloc(sizeof(double) * r.cap * queue->cfg.criteria.n);
 	if (natts > 3 && queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
 		r.attrs = palloc(sizeof(Jsonb *) * r.cap);
 	opts.params = params;
@@ -427,7 +427,7 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 	if (r.crit != NULL || r.attrs != NULL)
 	{
 		/* the criteria and attributes follow their arrivals through the sort */
-		int			nc = queue->cfg.ncriteria;
+		int			nc = queue->cfg.criteria.n;
 		int		   *rows = palloc(sizeof(int) * Max(n, 1));
 		MMArrival  *sorted = palloc_extended(sizeof(MMArrival) * Max(n, 1), MCXT_ALLOC_HUGE);
 
@@ -518,7 +518,7 @@ read_arrivals(MMQueue *queue, const char *query, MMStreamData *data, int *n_out)
 				 errdetail("The query's fourth column is of type %s.",
 						   format_type_be(TupleDescAttr(source->resultDesc, 3)->atttypid)),
 				 errhint("Return (id, rating, arrival, attributes), the attributes as enqueue would get them.")));
-	if (natts == 3 && queue->cfg.ncriteria > 0)
+	if (natts == 3 && queue->cfg.criteria.n > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("arrivals must return the players' attributes for queue \"%s\"", queue->name),
@@ -601,19 +601,9 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 	if (outcomes != NULL)
 		*outcomes = palloc(sizeof(MMOutcome) * Max(n, 1));
 	st = mm_simulate(&queue->cfg, arr, &data, n, outcomes ? *outcomes : NULL, summary);
-	if (st == MM_ERR_INTERRUPTED)
-	{
-		CHECK_FOR_INTERRUPTS();
-		ereport(ERROR,
-				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg("simulation of queue \"%s\" was interrupted", queue->name)));
-	}
-	if (st == MM_ERR_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory while simulating queue \"%s\"", queue->name)));
 	if (st != MM_OK)
-		elog(ERROR, "simulating queue \"%s\" failed with status %d", queue->name, (int) st);
+		mm_status_error(st, psprintf("simulating queue \"%s\"", queue->name),
+						psprintf("simulation of queue \"%s\" was interrupted", queue->name), NULL);
 	*queue_out = queue;
 	*n_out = n;
 	return arr;
@@ -693,7 +683,7 @@ mm_simulate_summary(PG_FUNCTION_ARGS)
 static void
 require_pairs(MMQueue *queue, const char *what)
 {
-	if (queue->cfg.ncriteria > 0)
+	if (queue->cfg.criteria.n > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s needs a queue that matches on the rating alone", what),
@@ -726,13 +716,9 @@ optimal_of(MMQueue *queue, MMArrival *arr, int n)
 				 errdetail("The stream has %d players.", n),
 				 errhint("Compute it over a shorter period, and add up the costs of the periods.")));
 	st = mm_optimal_pairs(arr, n, queue->cfg.max_wait, MM_OPT_BOT_COST, NULL, &total);
-
-	if (st == MM_ERR_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory while computing the optimum of queue \"%s\"", queue->name)));
 	if (st != MM_OK)
-		elog(ERROR, "computing the optimum of queue \"%s\" failed with status %d", queue->name, (int) st);
+		mm_status_error(st, psprintf("computing the optimum of queue \"%s\"", queue->name),
+						NULL, NULL);
 	return total;
 }
 

@@ -87,7 +87,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 	Datum		values[2];
 	Portal		portal;
 	int			cap = 1024;
-	int			nc = queue->cfg.ncriteria;
+	int			nc = queue->cfg.criteria.n;
 	double	   *criteria = NULL;
 
 	/*
@@ -505,58 +505,41 @@ load_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
 	}
 }
 
-/* Build a one-dimensional array of int8 from C values. */
+/*
+ * A one-dimensional SQL array from n C values: int64 for INT8OID, int for
+ * INT4OID, double for FLOAT8OID, and for TIMESTAMPTZOID doubles that are
+ * seconds relative to now.
+ */
 static Datum
-int8_array(const int64 *v, int n)
+sql_array(Oid elemtype, const void *v, int n, TimestampTz now)
 {
 	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
 	ArrayType  *a;
 
 	for (int i = 0; i < n; i++)
-		d[i] = Int64GetDatum(v[i]);
-	a = construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	pfree(d);
-	return PointerGetDatum(a);
-}
-
-/* Build a one-dimensional array of int4 from C values. */
-static Datum
-int4_array(const int *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-	ArrayType  *a;
-
-	for (int i = 0; i < n; i++)
-		d[i] = Int32GetDatum(v[i]);
-	a = construct_array(d, n, INT4OID, 4, true, TYPALIGN_INT);
-	pfree(d);
-	return PointerGetDatum(a);
-}
-
-/* Build a one-dimensional array of float8 from C values. */
-static Datum
-float8_array(const double *v, int n)
-{
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-	ArrayType  *a;
-
-	for (int i = 0; i < n; i++)
-		d[i] = Float8GetDatum(v[i]);
-	a = construct_array(d, n, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-	pfree(d);
-	return PointerGetDatum(a);
-}
-
-/* Build a one-dimensional array of timestamptz from times relative to now. */
-static Datum
-timestamptz_array(const double *v, int n, TimestampTz now)
-{
-	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
-	ArrayType  *a;
-
-	for (int i = 0; i < n; i++)
-		d[i] = TimestampTzGetDatum(seconds_after(v[i], now));
-	a = construct_array(d, n, TIMESTAMPTZOID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	{
+		switch (elemtype)
+		{
+			case INT8OID:
+				d[i] = Int64GetDatum(((const int64 *) v)[i]);
+				break;
+			case INT4OID:
+				d[i] = Int32GetDatum(((const int *) v)[i]);
+				break;
+			case FLOAT8OID:
+				d[i] = Float8GetDatum(((const double *) v)[i]);
+				break;
+			case TIMESTAMPTZOID:
+				d[i] = TimestampTzGetDatum(seconds_after(((const double *) v)[i], now));
+				break;
+			default:
+				elog(ERROR, "no array of type %u", elemtype);
+		}
+	}
+	if (elemtype == INT4OID)
+		a = construct_array(d, n, elemtype, 4, true, TYPALIGN_INT);
+	else
+		a = construct_array(d, n, elemtype, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 	pfree(d);
 	return PointerGetDatum(a);
 }
@@ -569,75 +552,67 @@ run_plan(SPIPlanPtr plan, Datum *values, int expect, const char *what)
 		elog(ERROR, "could not %s", what);
 }
 
-/*
- * Write the matches of a step: match rows with ids taken in order from the
- * sequence, the members' ticket rows, and one NOTIFY per match.  Returns
- * the match ids (palloc'd, one per match).
- */
+/* Take n match ids, in order, from the matches' sequence. */
 static int64 *
-write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
+next_match_ids(int n)
 {
-	static SPIPlanPtr ids_plan;
-	static SPIPlanPtr insert_plan;
-	static SPIPlanPtr update_plan;
+	static SPIPlanPtr plan;
+	Oid			argtypes[1] = {INT4OID};
+	Datum		values[1];
+	int64	   *ids = palloc(sizeof(int64) * Max(n, 1));
+
+	mm_keep_plan(&plan,
+				 "SELECT pg_catalog.nextval('matchmaker.matches_id_seq'::pg_catalog.regclass) "
+				 "FROM pg_catalog.generate_series(1, $1)",
+				 1, argtypes);
+	values[0] = Int32GetDatum(n);
+	if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != (uint64) n)
+		elog(ERROR, "could not allocate match ids");
+	for (int j = 0; j < n; j++)
+	{
+		bool		isnull;
+
+		ids[j] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[j], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return ids;
+}
+
+/* Insert the step's match rows, with the ids match_ids. */
+static void
+insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *match_ids)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[7] = {TEXTOID, TIMESTAMPTZOID, INT8ARRAYOID, INT4ARRAYOID,
+	FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
+	Datum		values[7];
 	int			nm = res->nmatches;
-	int			nmembers = 0;
-	int64	   *match_ids = palloc(sizeof(int64) * Max(nm, 1));
 	int		   *bots = palloc(sizeof(int) * Max(nm, 1));
 	double	   *cost = palloc(sizeof(double) * Max(nm, 1));
 	double	   *criteria = palloc(sizeof(double) * Max(nm, 1));
 	double	   *wait = palloc(sizeof(double) * Max(nm, 1));
-	int64	   *member_ids;
-	int64	   *member_match;
-	Datum		values[7];
-	StringInfoData payload;
 
-	if (nm == 0)
-		return match_ids;
-
-	{
-		Oid			argtypes[1] = {INT4OID};
-
-		mm_keep_plan(&ids_plan,
-					 "SELECT pg_catalog.nextval('matchmaker.matches_id_seq'::pg_catalog.regclass) "
-					 "FROM pg_catalog.generate_series(1, $1)",
-					 1, argtypes);
-	}
-	values[0] = Int32GetDatum(nm);
-	if (SPI_execute_plan(ids_plan, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != (uint64) nm)
-		elog(ERROR, "could not allocate match ids");
 	for (int j = 0; j < nm; j++)
 	{
-		bool		isnull;
-
-		match_ids[j] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[j], SPI_tuptable->tupdesc, 1, &isnull));
 		bots[j] = res->matches[j].bots;
 		cost[j] = res->matches[j].cost.total;
 		criteria[j] = res->matches[j].cost.criteria;
 		wait[j] = res->matches[j].cost.wait;
-		nmembers += res->matches[j].nmembers;
 	}
-	SPI_freetuptable(SPI_tuptable);
-
-	{
-		Oid			argtypes[7] = {TEXTOID, TIMESTAMPTZOID, INT8ARRAYOID, INT4ARRAYOID,
-		FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
-
-		mm_keep_plan(&insert_plan,
-					 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost) "
-					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost "
-					 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
-					 "pg_catalog.unnest($6), pg_catalog.unnest($7)) AS m(id, bots, cost, criteria_cost, wait_cost)",
-					 7, argtypes);
-	}
+	mm_keep_plan(&plan,
+				 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost) "
+				 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost "
+				 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+				 "pg_catalog.unnest($6), pg_catalog.unnest($7)) AS m(id, bots, cost, criteria_cost, wait_cost)",
+				 7, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(now);
-	values[2] = int8_array(match_ids, nm);
-	values[3] = int4_array(bots, nm);
-	values[4] = float8_array(cost, nm);
-	values[5] = float8_array(criteria, nm);
-	values[6] = float8_array(wait, nm);
-	run_plan(insert_plan, values, SPI_OK_INSERT, "insert matches");
+	values[2] = sql_array(INT8OID, match_ids, nm, 0);
+	values[3] = sql_array(INT4OID, bots, nm, 0);
+	values[4] = sql_array(FLOAT8OID, cost, nm, 0);
+	values[5] = sql_array(FLOAT8OID, criteria, nm, 0);
+	values[6] = sql_array(FLOAT8OID, wait, nm, 0);
+	run_plan(plan, values, SPI_OK_INSERT, "insert matches");
 	/* the match rows are written: free their columns before the next statement */
 	for (int i = 2; i < 7; i++)
 		pfree(DatumGetPointer(values[i]));
@@ -645,10 +620,27 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
 	pfree(cost);
 	pfree(criteria);
 	pfree(wait);
+}
 
+/*
+ * Mark the matches' members matched, with their match and team.  Returns
+ * the members' ticket ids, in the order of res->members.
+ */
+static int64 *
+mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_ids)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[4] = {TIMESTAMPTZOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID};
+	Datum		values[4];
+	int			nmembers = 0;
+	int64	   *member_ids;
+	int64	   *member_match;
+
+	for (int j = 0; j < res->nmatches; j++)
+		nmembers += res->matches[j].nmembers;
 	member_ids = palloc(sizeof(int64) * Max(nmembers, 1));
 	member_match = palloc(sizeof(int64) * Max(nmembers, 1));
-	for (int j = 0; j < nm; j++)
+	for (int j = 0; j < res->nmatches; j++)
 		for (int m = 0; m < res->matches[j].nmembers; m++)
 		{
 			int			slot = res->matches[j].first + m;
@@ -657,31 +649,38 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
 			member_match[slot] = match_ids[j];
 		}
 
-	{
-		Oid			argtypes[4] = {TIMESTAMPTZOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID};
-
-		mm_keep_plan(&update_plan,
-					 "UPDATE matchmaker.tickets AS t SET state = 'matched', matched_at = $1, "
-					 "match_id = u.match_id, team = u.team "
-					 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "
-					 "WHERE t.id OPERATOR(pg_catalog.=) u.id",
-					 4, argtypes);
-	}
+	mm_keep_plan(&plan,
+				 "UPDATE matchmaker.tickets AS t SET state = 'matched', matched_at = $1, "
+				 "match_id = u.match_id, team = u.team "
+				 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "
+				 "WHERE t.id OPERATOR(pg_catalog.=) u.id",
+				 4, argtypes);
 	values[0] = TimestampTzGetDatum(now);
-	values[1] = int8_array(member_ids, nmembers);
-	values[2] = int8_array(member_match, nmembers);
-	values[3] = int4_array(res->teams, nmembers);
-	run_plan(update_plan, values, SPI_OK_UPDATE, "mark matched tickets");
+	values[1] = sql_array(INT8OID, member_ids, nmembers, 0);
+	values[2] = sql_array(INT8OID, member_match, nmembers, 0);
+	values[3] = sql_array(INT4OID, res->teams, nmembers, 0);
+	run_plan(plan, values, SPI_OK_UPDATE, "mark matched tickets");
 	if (SPI_processed != (uint64) nmembers)
 		elog(ERROR, "marked %llu tickets matched, expected %d",
 			 (unsigned long long) SPI_processed, nmembers);
 	for (int i = 1; i < 4; i++)
 		pfree(DatumGetPointer(values[i]));
 	pfree(member_match);
+	return member_ids;
+}
 
-	/* One NOTIFY per match; sent when the transaction commits. */
+/*
+ * One NOTIFY per match, sent when the transaction commits: the match id,
+ * the queue and the members' tickets (left out when the payload would be
+ * too long).
+ */
+static void
+notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int64 *member_ids)
+{
+	StringInfoData payload;
+
 	initStringInfo(&payload);
-	for (int j = 0; j < nm; j++)
+	for (int j = 0; j < res->nmatches; j++)
 	{
 		int			head;
 
@@ -702,7 +701,24 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
 		}
 		Async_Notify("matchmaker", payload.data);
 	}
-	return match_ids;
+}
+
+/*
+ * Write the matches of a step: match rows with ids taken in order from the
+ * sequence, the members' ticket rows, and one NOTIFY per match.
+ */
+static void
+write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
+{
+	int64	   *match_ids;
+	int64	   *member_ids;
+
+	if (res->nmatches == 0)
+		return;
+	match_ids = next_match_ids(res->nmatches);
+	insert_matches(queue, now, res, match_ids);
+	member_ids = mark_matched(now, pool, res, match_ids);
+	notify_matches(queue, res, match_ids, member_ids);
 }
 
 /* End the tickets the step expired. */
@@ -724,7 +740,7 @@ write_expired(TimestampTz now, MMPool *pool, MMResult *res)
 				 "WHERE id OPERATOR(pg_catalog.=) ANY ($2)",
 				 2, argtypes);
 	values[0] = TimestampTzGetDatum(now);
-	values[1] = int8_array(ids, res->nexpired);
+	values[1] = sql_array(INT8OID, ids, res->nexpired, 0);
 	run_plan(plan, values, SPI_OK_UPDATE, "mark expired tickets");
 	if (SPI_processed != (uint64) res->nexpired)
 		elog(ERROR, "marked %llu tickets expired, expected %d",
@@ -789,11 +805,11 @@ write_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
 				 "g.n OPERATOR(pg_catalog.*) $3], $4[g.n], $5[g.n], $6[g.n] "
 				 "FROM pg_catalog.generate_series(1, pg_catalog.cardinality($4)) AS g(n)",
 				 6, argtypes);
-	values[1] = int8_array(ids, ng * k);
+	values[1] = sql_array(INT8OID, ids, ng * k, 0);
 	values[2] = Int32GetDatum(k);
-	values[3] = float8_array(q, ng);
-	values[4] = timestamptz_array(formed, ng, now);
-	values[5] = timestamptz_array(finalize, ng, now);
+	values[3] = sql_array(FLOAT8OID, q, ng, 0);
+	values[4] = sql_array(TIMESTAMPTZOID, formed, ng, now);
+	values[5] = sql_array(TIMESTAMPTZOID, finalize, ng, now);
 	run_plan(insert_plan, values, SPI_OK_INSERT, "store provisional groups");
 }
 
@@ -822,14 +838,91 @@ hold_tick(MMQueue *queue, int nmatches)
 }
 
 /*
+ * Load what the queue's algorithm needs into pool: the waiting tickets,
+ * the measured "auto" parameters (into queue->cfg), the recent opponents,
+ * optimize's parties and pings, difference_wait's provisional groups.
+ * prev_step is when the worker last ran the queue (0: unknown).
+ */
+static void
+load_pool(MMQueue *queue, TimestampTz now, TimestampTz prev_step, MMPool *pool)
+{
+	memset(pool, 0, sizeof(MMPool));
+	/* times are seconds relative to now; the recheck grid is on Unix time */
+	pool->epoch = (double) now / USECS_PER_SEC +
+		(double) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
+	load_tickets(queue, now, pool);
+	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.periodic.batch == 0) ||
+		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.multi_queue.ranges == 0))
+		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, pool);
+	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.cluster.shift_auto)
+		queue->cfg.cluster.shift = Min(measure_mean_wait(queue, now), 1e9);
+	if (queue->cfg.algorithm == MM_ALGO_WINDOW && queue->cfg.window.rematch_last > 0)
+		load_met_pairs(queue, now, pool, queue->cfg.window.rematch_last, false);
+	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+	{
+		load_met_pairs(queue, now, pool, 1, true);
+		load_optimize_data(queue, now, pool);
+		/*
+		 * optimize holds rounds at the recheck instants after its previous
+		 * step: the worker knows when that was; a manual tick holds the
+		 * round of the last instant.
+		 */
+		pool->stepped_at = prev_step != 0 ? seconds_since(prev_step, now) : -INFINITY;
+	}
+	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
+		load_groups(queue, now, pool);
+	else
+	{
+		pool->ngroups_cap = Max(pool->ntickets, 1);
+		pool->groups = palloc(sizeof(MMGroup) * pool->ngroups_cap);
+	}
+}
+
+/*
+ * What the worker learns from a tick that made res (info->wrote,
+ * next_deadline and need_arrivals); compacts the pool.
+ */
+static void
+tick_info(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res, MMTickInfo *info)
+{
+	double		due;
+	int			k = mm_config_k(&queue->cfg);
+
+	info->wrote = res->nmatches > 0 || res->nexpired > 0 ||
+		queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT;
+	mm_pool_compact(pool, res);
+	due = mm_next_deadline(&queue->cfg, pool);
+	info->next_deadline = isfinite(due) ? seconds_after(due, now) : DT_NOEND;
+
+	/*
+	 * greedy (without patience) and periodic only match once k, or a
+	 * batch, wait: until then an arrival needs no tick (a cancel never
+	 * does), only the timers do.  The batch is the one this tick used.
+	 * optimize matches at its rounds and timeouts only: once k wait, its
+	 * timers (the next round) cover them; before, the k-th arrival sets
+	 * the next round as a timer.
+	 */
+	info->need_arrivals = 0;
+	if (queue->cfg.algorithm == MM_ALGO_GREEDY &&
+		queue->cfg.greedy.team_policy == MM_TEAMS_GREEDY)
+		info->need_arrivals = Max(k - pool->ntickets, 1);
+	else if (queue->cfg.algorithm == MM_ALGO_PERIODIC)
+		info->need_arrivals = Max((queue->cfg.periodic.batch > 0 ? queue->cfg.periodic.batch :
+								   mm_auto_batch(&queue->cfg)) - pool->ntickets, 1);
+	else if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+		info->need_arrivals = pool->ntickets >= k ? PG_INT32_MAX : k - pool->ntickets;
+}
+
+/*
  * Run one queue's algorithm at time now (SPI connected) and write the
  * outcome.  Returns the number of matches made, or -1 when lock is
- * MM_LOCK_SKIP and another transaction holds the queue; *next_deadline
- * (when not NULL) gets the time at which the queue's next timer falls due
- * without new arrivals (a timeout or a provisional group's finalisation),
- * or DT_NOEND when none is pending.  *wrote (when not NULL) tells whether
- * the tick changed any row besides locking the queue's: matches, expiries
- * or (difference_wait) provisional groups.
+ * MM_LOCK_SKIP and another transaction holds the queue.  info, when not
+ * NULL, gives when the worker last ran the queue and gets what it needs
+ * to know after the tick (see MMTickInfo): whether the tick changed any
+ * row besides locking the queue's (matches, expiries or difference_wait's
+ * provisional groups), when the queue's next timer falls due without new
+ * arrivals (a timeout or a provisional group's finalisation; DT_NOEND when
+ * none is pending), and how many arrivals it needs before it can match.
  *
  * A tick needs READ COMMITTED: it must see the tickets as they are once it
  * holds the queue's row, not as a snapshot taken before it waited for it.
@@ -861,37 +954,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 				 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
 	}
 
-	memset(&pool, 0, sizeof(pool));
-	/* times are seconds relative to now; the recheck grid is on Unix time */
-	pool.epoch = (double) now / USECS_PER_SEC +
-		(double) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
-	load_tickets(queue, now, &pool);
-	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.batch == 0) ||
-		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.ranges == 0))
-		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, &pool);
-	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.shift_auto)
-		queue->cfg.shift = Min(measure_mean_wait(queue, now), 1e9);
-	if (queue->cfg.algorithm == MM_ALGO_WINDOW && queue->cfg.rematch_last > 0)
-		load_met_pairs(queue, now, &pool, queue->cfg.rematch_last, false);
-	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
-	{
-		load_met_pairs(queue, now, &pool, 1, true);
-		load_optimize_data(queue, now, &pool);
-		/*
-		 * optimize holds rounds at the recheck instants after its previous
-		 * step: the worker knows when that was; a manual tick holds the
-		 * round of the last instant.
-		 */
-		pool.stepped_at = (info != NULL && info->prev_step != 0) ?
-			seconds_since(info->prev_step, now) : -INFINITY;
-	}
-	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
-		load_groups(queue, now, &pool);
-	else
-	{
-		pool.ngroups_cap = Max(pool.ntickets, 1);
-		pool.groups = palloc(sizeof(MMGroup) * pool.ngroups_cap);
-	}
+	load_pool(queue, now, info != NULL ? info->prev_step : 0, &pool);
 
 	n = Max(pool.ntickets, 1);
 	res.matches = palloc(sizeof(MMMatch) * n);
@@ -902,12 +965,8 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	res.nexpired = 0;
 
 	st = mm_step(&queue->cfg, &pool, 0.0, &res);
-	if (st == MM_ERR_NOMEM)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("out of memory while matching queue \"%s\"", name)));
 	if (st != MM_OK)
-		elog(ERROR, "matching queue \"%s\" failed with status %d", name, (int) st);
+		mm_status_error(st, psprintf("matching queue \"%s\"", name), NULL, NULL);
 
 	write_matches(queue, now, &pool, &res);
 	write_expired(now, &pool, &res);
@@ -916,34 +975,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	hold_tick(queue, res.nmatches);
 
 	if (info != NULL)
-	{
-		double		due;
-		int			k = mm_config_k(&queue->cfg);
-
-		info->wrote = res.nmatches > 0 || res.nexpired > 0 ||
-			queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT;
-		mm_pool_compact(&pool, &res);
-		due = mm_next_deadline(&queue->cfg, &pool);
-		info->next_deadline = isfinite(due) ? seconds_after(due, now) : DT_NOEND;
-
-		/*
-		 * greedy (without patience) and periodic only match once k, or a
-		 * batch, wait: until then an arrival needs no tick (a cancel never
-		 * does), only the timers do.  The batch is the one this tick used.
-		 * optimize matches at its rounds and timeouts only: once k wait, its
-		 * timers (the next round) cover them; before, the k-th arrival sets
-		 * the next round as a timer.
-		 */
-		info->need_arrivals = 0;
-		if (queue->cfg.algorithm == MM_ALGO_GREEDY &&
-			queue->cfg.team_policy == MM_TEAMS_GREEDY)
-			info->need_arrivals = Max(k - pool.ntickets, 1);
-		else if (queue->cfg.algorithm == MM_ALGO_PERIODIC)
-			info->need_arrivals = Max((queue->cfg.batch > 0 ? queue->cfg.batch :
-									   mm_auto_batch(&queue->cfg)) - pool.ntickets, 1);
-		else if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
-			info->need_arrivals = pool.ntickets >= k ? PG_INT32_MAX : k - pool.ntickets;
-	}
+		tick_info(queue, now, &pool, &res, info);
 	return res.nmatches;
 }
 

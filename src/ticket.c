@@ -144,37 +144,10 @@ check_optimize_attributes(const MMQueue *queue, text *player, Jsonb *attributes)
 	}
 }
 
-/*
- * matchmaker.enqueue(queue, player, rating, attributes) returns the ticket
- * id.  While the player's ticket in that queue waits, a repeated call
- * returns the same id and changes nothing (the first call's rating and
- * attributes stand).  With owned (0.2.0 on), the ticket records the
- * calling role, and a repeated call from a role that may not act for the
- * waiting ticket's owner is refused rather than handed its id.
- */
-static Datum
-enqueue_internal(FunctionCallInfo fcinfo, bool owned)
+/* Refuse an empty or overlong player and attributes that are not an object. */
+static void
+check_ticket_args(text *player, Jsonb *attributes)
 {
-	static SPIPlanPtr insert_plan[2];
-	static SPIPlanPtr existing_plan[2];
-	char	   *queue_name = mm_text_arg(fcinfo, 0, "queue");
-	text	   *player;
-	double		rating;
-	Jsonb	   *attributes;
-	MMQueue    *queue;
-	Oid			argtypes[5] = {TEXTOID, TEXTOID, FLOAT8OID, JSONBOID, REGROLEOID};
-	Datum		values[5];
-	int64		id = 0;
-	bool		found = false;
-	MMCaller	caller = {GetUserId(), 0};
-
-	mm_require_arg(fcinfo, 1, "player");
-	mm_require_arg(fcinfo, 2, "rating");
-	mm_require_arg(fcinfo, 3, "attributes");
-	player = PG_GETARG_TEXT_PP(1);
-	rating = PG_GETARG_FLOAT8(2);
-	attributes = PG_GETARG_JSONB_P(3);
-
 	if (VARSIZE_ANY_EXHDR(player) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -192,10 +165,16 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("attributes must be a JSON object"),
 				 errhint("Pass '{}' when the player has no attributes.")));
+}
 
-	if (owned)
-		act_as_owner(&caller);
-	SPI_connect();
+/*
+ * The queue a ticket enters (SPI connected), once the rating and the
+ * attributes are seen to fit it.
+ */
+static MMQueue *
+queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *attributes)
+{
+	MMQueue    *queue;
 
 	/*
 	 * Take the tickets table's insert lock before looking the queue up, so
@@ -212,18 +191,29 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 	(void) mm_normalise_rating(queue, rating, "rating");
 	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
 		check_optimize_attributes(queue, player, attributes);
-	if (queue->cfg.ncriteria > 0)
+	if (queue->cfg.criteria.n > 0)
 	{
 		double		crit[MM_MAX_CRITERIA];
 
 		mm_criteria_values(queue, attributes, crit, "the player's");
 	}
+	return queue;
+}
 
-	values[0] = CStringGetTextDatum(queue_name);
-	values[1] = PointerGetDatum(player);
-	values[2] = Float8GetDatum(rating);
-	values[3] = JsonbPGetDatum(attributes);
-	values[4] = ObjectIdGetDatum(caller.role);
+/*
+ * Insert the player's waiting ticket (values: queue, player, rating,
+ * attributes, and with owned the calling role), or find the one that
+ * waits already; returns its id.
+ */
+static int64
+insert_ticket(Datum *values, bool owned, const MMCaller *caller, const char *queue_name,
+			  text *player)
+{
+	static SPIPlanPtr insert_plan[2];
+	static SPIPlanPtr existing_plan[2];
+	Oid			argtypes[5] = {TEXTOID, TEXTOID, FLOAT8OID, JSONBOID, REGROLEOID};
+	int64		id = 0;
+	bool		found = false;
 
 	if (owned)
 	{
@@ -270,8 +260,8 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 			id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 			found = true;
 			if (owned &&
-				!caller_owns(&caller, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-																	 SPI_tuptable->tupdesc, 2, &isnull))))
+				!caller_owns(caller, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
+																	SPI_tuptable->tupdesc, 2, &isnull))))
 				ereport(ERROR,
 						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 						 errmsg("player \"%s\" already waits in queue \"%s\" with a ticket of another role",
@@ -285,6 +275,47 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 				 errmsg("could not enqueue player in queue \"%s\"", queue_name),
 				 errdetail("The player's waiting ticket kept changing while enqueue ran."),
 				 errhint("Retry the call.")));
+	return id;
+}
+
+/*
+ * matchmaker.enqueue(queue, player, rating, attributes) returns the ticket
+ * id.  While the player's ticket in that queue waits, a repeated call
+ * returns the same id and changes nothing (the first call's rating and
+ * attributes stand).  With owned (0.2.0 on), the ticket records the
+ * calling role, and a repeated call from a role that may not act for the
+ * waiting ticket's owner is refused rather than handed its id.
+ */
+static Datum
+enqueue_internal(FunctionCallInfo fcinfo, bool owned)
+{
+	char	   *queue_name = mm_text_arg(fcinfo, 0, "queue");
+	text	   *player;
+	double		rating;
+	Jsonb	   *attributes;
+	Datum		values[5];
+	int64		id;
+	MMCaller	caller = {GetUserId(), 0};
+
+	mm_require_arg(fcinfo, 1, "player");
+	mm_require_arg(fcinfo, 2, "rating");
+	mm_require_arg(fcinfo, 3, "attributes");
+	player = PG_GETARG_TEXT_PP(1);
+	rating = PG_GETARG_FLOAT8(2);
+	attributes = PG_GETARG_JSONB_P(3);
+	check_ticket_args(player, attributes);
+
+	if (owned)
+		act_as_owner(&caller);
+	SPI_connect();
+	(void) queue_for_ticket(queue_name, player, rating, attributes);
+
+	values[0] = CStringGetTextDatum(queue_name);
+	values[1] = PointerGetDatum(player);
+	values[2] = Float8GetDatum(rating);
+	values[3] = JsonbPGetDatum(attributes);
+	values[4] = ObjectIdGetDatum(caller.role);
+	id = insert_ticket(values, owned, &caller, queue_name, player);
 	SPI_finish();
 	if (owned)
 		act_as_caller(&caller);

@@ -1,6 +1,6 @@
 /*
  * worker.c
- *		The background worker, its settings and its wake-ups.
+ *		The background worker and its wake-ups.
  *
  * With shared_preload_libraries = 'matchmaker', one worker per database in
  * matchmaker.database ticks every queue of that database when the queue's
@@ -55,12 +55,6 @@ typedef struct MMShared
 {
 	MMWorkerSlot slots[MM_MAX_DATABASES];
 } MMShared;
-
-/* Settings. */
-static char *mm_database = NULL;
-static int	mm_naptime = 1000;
-static bool mm_enabled = true;
-char	   *mm_test_hold_tick = NULL;
 
 static MMShared *mm_shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
@@ -190,8 +184,9 @@ mm_xact_callback(XactEvent event, void *arg)
 }
 
 /*
- * Define the settings and, when loaded by shared_preload_libraries,
- * reserve shared memory and register one worker per database.
+ * Watch this backend's commits for wake-ups and, when loaded by
+ * shared_preload_libraries, reserve shared memory and register one worker
+ * per database of matchmaker.database (mm_settings_init has run).
  */
 void
 mm_worker_init(void)
@@ -199,28 +194,6 @@ mm_worker_init(void)
 	char	   *rawlist;
 	List	   *names = NIL;
 	int			slot = 0;
-
-	/* A server-start setting can only be defined while preloading. */
-	if (process_shared_preload_libraries_in_progress)
-		DefineCustomStringVariable("matchmaker.database",
-								   "Databases whose queues the background worker runs (comma-separated).",
-								   NULL, &mm_database, "postgres",
-								   PGC_POSTMASTER, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("matchmaker.naptime",
-							"Longest time the worker sleeps before it looks at the queues again.",
-							"Each queue also runs when its tick interval is due and when a ticket arrives or leaves.",
-							&mm_naptime, 1000, 10, 3600 * 1000,
-							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
-	DefineCustomBoolVariable("matchmaker.enabled",
-							 "Whether the background worker runs queues.",
-							 NULL, &mm_enabled, true,
-							 PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomStringVariable("matchmaker.test_hold_tick",
-							   "For tests only: a tick of this queue that makes matches waits before it commits.",
-							   "The tick waits, its matches written and not committed, until its process is cancelled, terminated or killed.",
-							   &mm_test_hold_tick, "",
-							   PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
-	MarkGUCPrefixReserved("matchmaker");
 
 	RegisterXactCallback(mm_xact_callback, NULL);
 
@@ -479,6 +452,80 @@ take_wake_bits(uint32 *bits)
 	return any;
 }
 
+/* Re-read the configuration file after SIGHUP, logging the worker's changed settings. */
+static void
+reload_settings(void)
+{
+	int			old_naptime = mm_naptime;
+	bool		old_enabled = mm_enabled;
+
+	ConfigReloadPending = false;
+	ProcessConfigFile(PGC_SIGHUP);
+	if (mm_naptime != old_naptime)
+		ereport(LOG, (errmsg("matchmaker worker: naptime is now %d ms", mm_naptime)));
+	if (mm_enabled != old_enabled)
+		ereport(LOG, (errmsg("matchmaker worker: %s", mm_enabled ? "enabled" : "disabled")));
+}
+
+/*
+ * Run the queues that are due: their timer has fallen due, or a wake-up
+ * bit of theirs is set (woken: bits holds the wake-ups) and they are not
+ * backing off after a failure.  Returns how long to sleep until the next
+ * queue is due, timeout (the naptime) at most, in milliseconds.
+ */
+static long
+run_due_queues(HTAB *queues, bool woken, const uint32 *bits, long timeout,
+			   MemoryContext loopcxt)
+{
+	HASH_SEQ_STATUS seq;
+	WorkerQueue *wq;
+	TimestampTz now = GetCurrentTimestamp();
+	WorkerQueue **due;
+	int			ndue = 0;
+
+	/*
+	 * Collect the due queues first: a hash scan must not stay open across
+	 * the transactions that run them.
+	 */
+	due = palloc(sizeof(WorkerQueue *) * Max(hash_get_num_entries(queues), 1));
+	hash_seq_init(&seq, queues);
+	while ((wq = hash_seq_search(&seq)) != NULL)
+	{
+		uint32		bit = wake_bit(wq->name);
+		bool		wake = woken && (bits[bit / 32] & ((uint32) 1 << (bit % 32)));
+
+		/*
+		 * A queue that its last tick left needing more arrivals runs on a
+		 * wake-up only once that many have come (the counter is shared by
+		 * queues of the same name hash, so at worst it runs early, never
+		 * late).
+		 */
+		if (wake && wq->need_arrivals > 0 &&
+			pg_atomic_read_u32(&my_slot->arrivals[bit]) - wq->arrivals_base <
+			(uint32) wq->need_arrivals)
+			wake = false;
+		if (now >= wq->next_run || (wake && now >= wq->failed_until))
+			due[ndue++] = wq;
+	}
+	for (int i = 0; i < ndue; i++)
+	{
+		run_queue(due[i], loopcxt);
+		MemoryContextSwitchTo(loopcxt);
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	/* Sleep until the next queue is due, naptime at most. */
+	now = GetCurrentTimestamp();
+	hash_seq_init(&seq, queues);
+	while ((wq = hash_seq_search(&seq)) != NULL)
+	{
+		long		ms = (long) ((wq->next_run - now) / 1000);
+
+		timeout = Min(timeout, Max(ms, 1));
+	}
+	return timeout;
+}
+
 /* The worker's entry point. */
 void
 mm_worker_main(Datum main_arg)
@@ -518,77 +565,18 @@ mm_worker_main(Datum main_arg)
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
-		{
-			int			old_naptime = mm_naptime;
-			bool		old_enabled = mm_enabled;
-
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-			if (mm_naptime != old_naptime)
-				ereport(LOG, (errmsg("matchmaker worker: naptime is now %d ms", mm_naptime)));
-			if (mm_enabled != old_enabled)
-				ereport(LOG, (errmsg("matchmaker worker: %s", mm_enabled ? "enabled" : "disabled")));
-		}
+			reload_settings();
 
 		MemoryContextSwitchTo(loopcxt);
 		if (mm_enabled)
 		{
 			bool		woken = take_wake_bits(bits);
-
 			bool		have_queues = refresh_queues(queues, loopcxt);
 
 			/* the transactions above leave TopMemoryContext current */
 			MemoryContextSwitchTo(loopcxt);
 			if (have_queues)
-			{
-				HASH_SEQ_STATUS seq;
-				WorkerQueue *wq;
-				TimestampTz now = GetCurrentTimestamp();
-
-				WorkerQueue **due;
-				int			ndue = 0;
-
-				/*
-				 * Collect the due queues first: a hash scan must not stay
-				 * open across the transactions that run them.
-				 */
-				due = palloc(sizeof(WorkerQueue *) * Max(hash_get_num_entries(queues), 1));
-				hash_seq_init(&seq, queues);
-				while ((wq = hash_seq_search(&seq)) != NULL)
-				{
-					uint32		bit = wake_bit(wq->name);
-					bool		wake = woken && (bits[bit / 32] & ((uint32) 1 << (bit % 32)));
-
-					/*
-					 * A queue that its last tick left needing more arrivals
-					 * runs on a wake-up only once that many have come (the
-					 * counter is shared by queues of the same name hash, so
-					 * at worst it runs early, never late).
-					 */
-					if (wake && wq->need_arrivals > 0 &&
-						pg_atomic_read_u32(&my_slot->arrivals[bit]) - wq->arrivals_base <
-						(uint32) wq->need_arrivals)
-						wake = false;
-					if (now >= wq->next_run || (wake && now >= wq->failed_until))
-						due[ndue++] = wq;
-				}
-				for (int i = 0; i < ndue; i++)
-				{
-					run_queue(due[i], loopcxt);
-					MemoryContextSwitchTo(loopcxt);
-					CHECK_FOR_INTERRUPTS();
-				}
-
-				/* Sleep until the next queue is due, naptime at most. */
-				now = GetCurrentTimestamp();
-				hash_seq_init(&seq, queues);
-				while ((wq = hash_seq_search(&seq)) != NULL)
-				{
-					long		ms = (long) ((wq->next_run - now) / 1000);
-
-					timeout = Min(timeout, Max(ms, 1));
-				}
-			}
+				timeout = run_due_queues(queues, woken, bits, timeout, loopcxt);
 		}
 		pgstat_report_activity(STATE_IDLE, NULL);
 		MemoryContextReset(loopcxt);

@@ -226,7 +226,7 @@ step_greedy(const MMConfig *cfg, const MMPool *pool, double now, MMResult *res)
 	int		   *head;
 	int			nrem;
 
-	if (cfg->team_policy != MM_TEAMS_PATIENT)
+	if (cfg->greedy.team_policy != MM_TEAMS_PATIENT)
 	{
 		for (; n - i >= k; i += k)
 			add_match_range(res, i, k, k);
@@ -310,7 +310,7 @@ step_periodic(const MMConfig *cfg, const MMPool *pool, double now,
 {
 	int			k = mm_config_k(cfg);
 	int			n = pool->ntickets;
-	int			nb = cfg->batch > 0 ? cfg->batch : mm_auto_batch(cfg);
+	int			nb = cfg->periodic.batch > 0 ? cfg->periodic.batch : mm_auto_batch(cfg);
 	int			i = 0;
 	KeyedIndex *buf;
 
@@ -466,7 +466,7 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 {
 	int			k = mm_config_k(cfg);
 	int			n = pool->ntickets;
-	int			dims = cfg->ncriteria + 1;
+	int			dims = cfg->criteria.n + 1;
 	int			rd[MM_MAX_CRITERIA];
 	int64_t		stride[MM_MAX_CRITERIA];
 	int64_t		r = 1;			/* cells */
@@ -536,7 +536,7 @@ step_multi_queue(const MMConfig *cfg, const MMPool *pool, double now,
 		for (int d = 0; d < dims; d++)
 		{
 			double		v = d == 0 ? t->rating :
-				pool->criteria[(size_t) t->crow * cfg->ncriteria + d - 1];
+				pool->criteria[(size_t) t->crow * cfg->criteria.n + d - 1];
 			int64_t		q = (int64_t) floor(v * (double) rd[d]);
 
 			cellno += (q < rd[d] - 1 ? q : rd[d] - 1) * stride[d];
@@ -706,7 +706,7 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 			   MMResult *res)
 {
 	int			k = mm_config_k(cfg);
-	int			dims = cfg->ncriteria + 1;
+	int			dims = cfg->criteria.n + 1;
 	double		ratings[MM_MAX_K];
 	double		waits[MM_MAX_K];
 	double		f[MM_MAX_CRITERIA];
@@ -761,7 +761,7 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 				crit[(size_t) i * dims] = t->rating;
 				for (int d = 1; d < dims; d++)
 					crit[(size_t) i * dims + d] =
-						pool->criteria[(size_t) t->crow * cfg->ncriteria + d - 1];
+						pool->criteria[(size_t) t->crow * cfg->criteria.n + d - 1];
 			}
 		}
 		st = MM_OK;
@@ -808,13 +808,13 @@ check_pool(const MMConfig *cfg, const MMPool *pool, const MMResult *res,
 		if (!isfinite(t->arrival) || !isfinite(now - t->arrival) ||
 			!(t->rating >= 0.0 && t->rating <= 1.0))
 			return MM_ERR_ARGUMENT;
-		if (cfg->ncriteria > 0)
+		if (cfg->criteria.n > 0)
 		{
 			if (pool->criteria == NULL || t->crow < 0 || t->crow >= pool->ncrows)
 				return MM_ERR_ARGUMENT;
-			for (int d = 0; d < cfg->ncriteria; d++)
+			for (int d = 0; d < cfg->criteria.n; d++)
 			{
-				double		v = pool->criteria[(size_t) t->crow * cfg->ncriteria + d];
+				double		v = pool->criteria[(size_t) t->crow * cfg->criteria.n + d];
 
 				if (!(v >= 0.0 && v <= 1.0))
 					return MM_ERR_ARGUMENT;
@@ -1097,7 +1097,7 @@ multi_queue_cost(int k, int dims, const double *r, const double *f,
 void
 mm_criteria_ranges(const MMConfig *cfg, int *ranges)
 {
-	int			dims = cfg->ncriteria + 1;
+	int			dims = cfg->criteria.n + 1;
 	int			k = mm_config_k(cfg);
 	double		a = cfg->arrival_rate;
 	double		t = cfg->max_wait;
@@ -1114,8 +1114,8 @@ mm_criteria_ranges(const MMConfig *cfg, int *ranges)
 	mm_criteria_factors(cfg, f);
 	for (int d = 0; d < dims; d++)
 	{
-		int			r = d == 0 ? cfg->ranges :
-			(cfg->criterion_ranges[d] > 0 ? cfg->criterion_ranges[d] : cfg->ranges);
+		int			r = d == 0 ? cfg->multi_queue.ranges :
+			(cfg->criteria.ranges[d] > 0 ? cfg->criteria.ranges[d] : cfg->multi_queue.ranges);
 
 		ranges[d] = r > 0 ? r : 1;
 		if (r > 0)
@@ -1181,7 +1181,7 @@ mm_auto_ranges(const MMConfig *cfg)
 	if (cfg == NULL)
 		return 1;
 	c = *cfg;
-	c.ranges = 0;
+	c.multi_queue.ranges = 0;
 	mm_criteria_ranges(&c, ranges);
 	return ranges[0];
 }

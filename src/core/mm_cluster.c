@@ -36,8 +36,8 @@
 double
 mm_cluster_decay(const MMConfig *cfg, double tau)
 {
-	double		a = cfg->steepness;
-	double		m = cfg->midpoint;
+	double		a = cfg->cluster.steepness;
+	double		m = cfg->cluster.midpoint;
 
 	return (1.0 + exp(-a * m)) / (1.0 + exp(a * (tau - m)));
 }
@@ -49,8 +49,8 @@ decayed(const MMConfig *cfg, const MMPool *pool, const MMTicket *t,
 {
 	double		tau = mm_recheck_count(cfg, pool, t->arrival, now) * cfg->recheck;
 
-	if (tau < cfg->shift)
-		tau = cfg->shift;
+	if (tau < cfg->cluster.shift)
+		tau = cfg->cluster.shift;
 	return mean + (t->rating - mean) * mm_cluster_decay(cfg, tau);
 }
 
@@ -71,7 +71,7 @@ mm_cluster_step(const MMConfig *cfg, const MMPool *pool, double now,
 {
 	int			n = pool->ntickets;
 	int			k = mm_config_k(cfg);
-	double		theta = cfg->threshold;
+	double		theta = cfg->cluster.threshold;
 	int			nbuckets = (int) floor(1.0 / theta) + 1;
 	/* per cluster (at most n): centroid sum, size, bucket list, members */
 	double	   *sum = malloc(sizeof(double) * (size_t) n);

@@ -94,48 +94,89 @@ typedef enum MMTeamPolicy
 /* multi_queue keeps at most this many cells (the product of the criteria's ranges). */
 #define MM_MAX_CELLS 1e12
 
-typedef struct MMConfig
+/*
+ * Criteria beyond the rating (greedy, multi_queue): criterion 0 is the
+ * rating, criteria 1 .. n come from MMPool.criteria.  The cost's factor of
+ * criterion d is f_d = k * weight[d] / sum(weight), or k / D (D = n + 1)
+ * when every weight is 0.
+ */
+typedef struct MMCriteriaParams
 {
-	MMAlgorithm algorithm;
-	int			teams;			/* teams per match (>= 1) */
-	int			team_size;		/* players per team (>= 1); k = teams * team_size >= 2 */
-	double		max_wait;		/* tau_max, seconds, > 0 */
-	MMTimeout	on_timeout;
-	int			batch;			/* periodic: players per period n (multiple of k), 0 = auto */
-	int			ranges;			/* multi_queue: rating ranges r (>= 1), 0 = auto */
-	double		wait_factor;	/* difference_wait: seconds per unit of q (>= 0) */
-	double		arrival_rate;	/* players per second, measured by the caller; used by auto */
-	MMTeamPolicy team_policy;	/* greedy: patient needs teams >= 2, team_size >= 2, k <= MM_PATIENT_MAX_K */
-	/* window: a ticket accepts partners within its window, which widens with its wait */
-	double		window;			/* half-width on arrival, in [0, 1] (of the rating range, or of ranks) */
+	int			n;				/* 0 .. MM_MAX_CRITERIA - 1 */
+	double		weight[MM_MAX_CRITERIA];	/* relative weights, 0 to 1e6 */
+	int			ranges[MM_MAX_CRITERIA];	/* multi_queue: ranges of criterion
+											 * d >= 1, 0 to follow
+											 * multi_queue.ranges ([0] unused) */
+} MMCriteriaParams;
+
+/* greedy */
+typedef struct MMGreedyParams
+{
+	MMTeamPolicy team_policy;	/* patient needs teams >= 2, team_size >= 2, k <= MM_PATIENT_MAX_K */
+} MMGreedyParams;
+
+/* periodic */
+typedef struct MMPeriodicParams
+{
+	int			batch;			/* players per period n (multiple of k), 0 = auto */
+} MMPeriodicParams;
+
+/* multi_queue */
+typedef struct MMMultiQueueParams
+{
+	int			ranges;			/* rating ranges r (>= 1), 0 = auto */
+} MMMultiQueueParams;
+
+/* difference_wait */
+typedef struct MMDifferenceWaitParams
+{
+	double		wait_factor;	/* seconds per unit of q (>= 0) */
+} MMDifferenceWaitParams;
+
+/* window: a ticket accepts partners within its window, which widens with its wait */
+typedef struct MMWindowParams
+{
+	double		width;			/* half-width on arrival, in [0, 1] (of the rating range, or of ranks) */
 	double		widen;			/* added per second of wait (>= 0), applied at each recheck instant */
-	double		window_max;		/* cap, in [window, 1] */
-	double		recheck;		/* window, cluster: windows widen and waits count at the multiples
-								 * of recheck seconds on the absolute clock (MMPool.epoch);
-								 * optimize: its rounds are held there,
-								 * 0.001 to 86400 */
+	double		max;			/* cap of the half-width, in [width, 1] */
 	int			percentile;		/* 1: distances in rating rank among the waiting tickets */
-	double		rematch_penalty;	/* window: added to the distance of two tickets whose players
+	double		rematch_penalty;	/* added to the distance of two tickets whose players
 									 * met recently (MMPool.met), >= 0; INFINITY bans the pair */
-	int			rematch_last;	/* window: how many of a player's last matches the caller
-								 * reads for MMPool.met (0: none); not used by the core */
-	/* cluster: ratings decay toward the mean along a logistic curve of the wait */
+	int			rematch_last;	/* how many of a player's last matches the caller reads
+								 * for MMPool.met (0: none); not used by the core */
+} MMWindowParams;
+
+/* cluster: ratings decay toward the mean along a logistic curve of the wait */
+typedef struct MMClusterParams
+{
 	double		midpoint;		/* seconds at which the decay is about 1/2 (>= 0) */
 	double		steepness;		/* of the logistic, per second (> 0) */
 	double		threshold;		/* largest distance to a centroid to join it, [1e-4, 1] */
 	double		shift;			/* seconds a newcomer counts as having waited (>= 0) */
 	int			shift_auto;		/* 1: mm_simulate sets shift to the mean wait so far */
-	/*
-	 * optimize: rounds at the recheck instants (and at timeouts) score each
-	 * match as a weighted average of factors in [0, 1]; see
-	 * doc/algorithms.md.  Weights are >= 0, not all 0.
-	 */
-	double		w_balance;		/* equal team mean ratings */
-	double		w_spread;		/* equal ratings over all player pairs */
-	double		w_premades;		/* premades face premades of the same shape */
-	double		w_ping;			/* low ping between opponents */
-	double		w_variation;	/* not the same opponents/teammates as last match */
-	double		w_hosts;		/* two players who can host */
+} MMClusterParams;
+
+/*
+ * optimize: the weights of a match's factors, each factor in [0, 1]; see
+ * doc/algorithms.md.  Weights are >= 0, not all 0.
+ */
+typedef struct MMOptimizeWeights
+{
+	double		balance;		/* equal team mean ratings */
+	double		spread;			/* equal ratings over all player pairs */
+	double		premades;		/* premades face premades of the same shape */
+	double		ping;			/* low ping between opponents */
+	double		variation;		/* not the same opponents/teammates as last match */
+	double		hosts;			/* two players who can host */
+} MMOptimizeWeights;
+
+/*
+ * optimize: rounds at the recheck instants (and at timeouts) score each
+ * match as a weighted average of factors.
+ */
+typedef struct MMOptimizeParams
+{
+	MMOptimizeWeights weights;
 	double		skill_lo;		/* ratings are capped to [skill_lo, skill_hi] ... */
 	double		skill_hi;		/* ... and stretched to [0, 1]; 0 <= lo < hi <= 1 */
 	double		ping_max;		/* ms (> 0): a ping at or above scores 0 */
@@ -143,17 +184,33 @@ typedef struct MMConfig
 	int			restarts;		/* random restarts after the first start (>= 0) */
 	double		budget_ms;		/* wall-clock budget of a round's restarts (> 0) */
 	uint64_t	seed;			/* for the restarts' shuffles */
-	/*
-	 * Criteria beyond the rating (greedy, multi_queue): criterion 0 is the
-	 * rating, criteria 1 .. ncriteria come from MMPool.criteria.  The
-	 * cost's factor of criterion d is f_d = k * weight[d] / sum(weight),
-	 * or k / D (D = ncriteria + 1) when every weight is 0.
-	 */
-	int			ncriteria;		/* 0 .. MM_MAX_CRITERIA - 1 */
-	double		weight[MM_MAX_CRITERIA];	/* relative weights, 0 to 1e6 */
-	int			criterion_ranges[MM_MAX_CRITERIA];	/* multi_queue: ranges of
-													 * criterion d >= 1, 0 to
-													 * follow ranges ([0] unused) */
+} MMOptimizeParams;
+
+/*
+ * A queue's configuration: the shared fields at the top, then one struct
+ * per algorithm (a field of another algorithm than cfg->algorithm is
+ * ignored).  mm_config_init sets every field to its default.
+ */
+typedef struct MMConfig
+{
+	MMAlgorithm algorithm;
+	int			teams;			/* teams per match (>= 1) */
+	int			team_size;		/* players per team (>= 1); k = teams * team_size >= 2 */
+	double		max_wait;		/* tau_max, seconds, > 0 */
+	MMTimeout	on_timeout;
+	double		arrival_rate;	/* players per second, measured by the caller; used by auto */
+	double		recheck;		/* window, cluster: windows widen and waits count at the multiples
+								 * of recheck seconds on the absolute clock (MMPool.epoch);
+								 * optimize: its rounds are held there,
+								 * 0.001 to 86400 */
+	MMCriteriaParams criteria;	/* greedy, multi_queue */
+	MMGreedyParams greedy;
+	MMPeriodicParams periodic;
+	MMMultiQueueParams multi_queue;
+	MMDifferenceWaitParams difference_wait;
+	MMWindowParams window;
+	MMClusterParams cluster;
+	MMOptimizeParams optimize;
 } MMConfig;
 
 /* The patient policy compares exact team splits, so it is offered up to this k. */
@@ -161,6 +218,9 @@ typedef struct MMConfig
 
 /* optimize splits every match by brute force, so it is offered up to this k. */
 #define MM_OPTIMIZE_MAX_K 12
+
+/* The max_wait of mm_config_init, seconds (as create_queue's default, 5 minutes). */
+#define MM_DEFAULT_MAX_WAIT 300.0
 
 /* Team rating sums that differ by no more than this count as balanced. */
 #define MM_BALANCE_TOLERANCE 1e-9
@@ -171,6 +231,23 @@ mm_config_k(const MMConfig *cfg)
 {
 	return cfg->teams * cfg->team_size;
 }
+
+/*
+ * Set every field of cfg to its default for the algorithm: a one-on-one
+ * queue (teams 2, team_size 1) with max_wait MM_DEFAULT_MAX_WAIT, timeouts
+ * completed by bots, and each parameter as the SQL API takes it when a
+ * queue's params leave it out (doc/algorithms.md).  The defaults that
+ * follow max_wait are set by mm_config_set_max_wait.
+ */
+extern void mm_config_init(MMConfig *cfg, MMAlgorithm algorithm);
+
+/*
+ * Set max_wait and the defaults that follow it: difference_wait's
+ * wait_factor (max_wait), cluster's midpoint (max_wait / 2) and steepness
+ * (10 / max_wait, at most 1000), and optimize's recheck (max_wait / 4
+ * within [0.001, 86400]).  Overwrites those fields.
+ */
+extern void mm_config_set_max_wait(MMConfig *cfg, double max_wait);
 
 /* Validate a configuration; returns MM_ERR_ARGUMENT when a field is out of its domain. */
 extern MMStatus mm_config_check(const MMConfig *cfg);
@@ -186,7 +263,7 @@ extern int	mm_auto_batch(const MMConfig *cfg);
 extern int	mm_auto_ranges(const MMConfig *cfg);
 
 /*
- * multi_queue's ranges of every criterion (ncriteria + 1 entries): the
+ * multi_queue's ranges of every criterion (criteria.n + 1 entries): the
  * fixed ones as configured, the others (ranges 0 = auto) from eq. 9
  * generalised to D criteria (doc/algorithms.md).
  */
@@ -195,7 +272,7 @@ extern void mm_criteria_ranges(const MMConfig *cfg, int *ranges);
 /* The cells of the criteria's fixed ranges: their product, "auto" counting 1. */
 extern double mm_criteria_cells(const MMConfig *cfg);
 
-/* The cost factors f_d of the ncriteria + 1 criteria (see MMConfig.weight). */
+/* The cost factors f_d of the criteria.n + 1 criteria (see MMCriteriaParams). */
 extern void mm_criteria_factors(const MMConfig *cfg, double *f);
 
 /* The cluster algorithm's decay factor after tau seconds of wait, in (0, 1]. */
@@ -264,7 +341,7 @@ typedef struct MMPool
 	const float *ping;
 	int			nregions;
 	/*
-	 * With cfg->ncriteria > 0: criteria[crow * ncriteria + d - 1] is a
+	 * With cfg->criteria.n > 0: criteria[crow * criteria.n + d - 1] is a
 	 * ticket's criterion d, normalised to [0, 1]; ncrows rows.
 	 */
 	const double *criteria;
@@ -399,8 +476,8 @@ typedef struct MMSimSummary
  */
 typedef struct MMStreamData
 {
-	const double *criteria;		/* cfg->ncriteria values per arrival, in [0, 1];
-								 * required when cfg->ncriteria > 0 */
+	const double *criteria;		/* cfg->criteria.n values per arrival, in [0, 1];
+								 * required when cfg->criteria.n > 0 */
 	const int32_t *party;		/* optimize: premade number (>= 0), -1 solo */
 	const float *ping;			/* optimize: nregions pings in ms per arrival
 								 * (0 to 1e9, NAN unknown), as MMPool.ping */

@@ -44,6 +44,77 @@ mm_algorithm_parse(const char *name, MMAlgorithm *out)
 	return -1;
 }
 
+/*
+ * Every default of a configuration.  The SQL API starts from these and
+ * overwrites what a queue's params set.
+ */
+void
+mm_config_init(MMConfig *cfg, MMAlgorithm algorithm)
+{
+	memset(cfg, 0, sizeof(MMConfig));
+	cfg->algorithm = algorithm;
+	cfg->teams = 2;
+	cfg->team_size = 1;
+	cfg->on_timeout = MM_TIMEOUT_BOTS;
+	cfg->arrival_rate = 0;		/* measured by the caller when auto needs it */
+	cfg->recheck = 1;
+
+	/* criteria: only the rating, every weight 1 (f_d = k / D) */
+	cfg->criteria.n = 0;
+	for (int d = 0; d < MM_MAX_CRITERIA; d++)
+	{
+		cfg->criteria.weight[d] = 1;
+		cfg->criteria.ranges[d] = 0;	/* follow multi_queue.ranges */
+	}
+
+	cfg->greedy.team_policy = MM_TEAMS_GREEDY;
+	cfg->periodic.batch = 0;	/* auto */
+	cfg->multi_queue.ranges = 0;	/* auto */
+
+	/* window: +-5 % on arrival, at most +-50 %; widen is auto (set by the caller) */
+	cfg->window.width = 0.05;
+	cfg->window.widen = 0;
+	cfg->window.max = 0.5;
+	cfg->window.percentile = 0;
+	cfg->window.rematch_penalty = INFINITY;	/* a recent rematch is banned ... */
+	cfg->window.rematch_last = 0;	/* ... but no past match is read */
+
+	/* cluster: threshold as window's width; shift the mean wait */
+	cfg->cluster.threshold = 0.05;
+	cfg->cluster.shift = 0;
+	cfg->cluster.shift_auto = 1;
+
+	/* optimize */
+	cfg->optimize.weights.balance = 1;
+	cfg->optimize.weights.spread = 1;
+	cfg->optimize.weights.premades = 0.5;
+	cfg->optimize.weights.ping = 1;
+	cfg->optimize.weights.variation = 0.2;
+	cfg->optimize.weights.hosts = 0;
+	cfg->optimize.skill_lo = 0;
+	cfg->optimize.skill_hi = 1;
+	cfg->optimize.ping_max = 300;
+	cfg->optimize.host_ping = 150;
+	cfg->optimize.restarts = 4;
+	cfg->optimize.budget_ms = 200;
+	cfg->optimize.seed = 1;
+
+	mm_config_set_max_wait(cfg, MM_DEFAULT_MAX_WAIT);
+}
+
+/* max_wait, and the defaults derived from it. */
+void
+mm_config_set_max_wait(MMConfig *cfg, double max_wait)
+{
+	cfg->max_wait = max_wait;
+	cfg->difference_wait.wait_factor = max_wait;
+	cfg->cluster.midpoint = max_wait / 2;
+	cfg->cluster.steepness = fmin(10.0 / max_wait, 1000.0);
+	/* optimize: four rounds within max_wait */
+	if (cfg->algorithm == MM_ALGO_OPTIMIZE)
+		cfg->recheck = fmin(fmax(max_wait / 4, 0.001), 86400);
+}
+
 /* Check every field of a configuration against its domain. */
 MMStatus
 mm_config_check(const MMConfig *cfg)
@@ -59,50 +130,50 @@ mm_config_check(const MMConfig *cfg)
 		return MM_ERR_ARGUMENT;
 	if (cfg->on_timeout != MM_TIMEOUT_BOTS && cfg->on_timeout != MM_TIMEOUT_EXPIRE)
 		return MM_ERR_ARGUMENT;
-	if (cfg->batch < 0 || (cfg->batch > 0 && cfg->batch % mm_config_k(cfg) != 0))
+	if (cfg->periodic.batch < 0 || (cfg->periodic.batch > 0 && cfg->periodic.batch % mm_config_k(cfg) != 0))
 		return MM_ERR_ARGUMENT;
-	if (cfg->ranges < 0)
+	if (cfg->multi_queue.ranges < 0)
 		return MM_ERR_ARGUMENT;
-	if (!(cfg->wait_factor >= 0) || !isfinite(cfg->wait_factor))
+	if (!(cfg->difference_wait.wait_factor >= 0) || !isfinite(cfg->difference_wait.wait_factor))
 		return MM_ERR_ARGUMENT;
 	if (!(cfg->arrival_rate >= 0) || !isfinite(cfg->arrival_rate))
 		return MM_ERR_ARGUMENT;
-	if (cfg->team_policy != MM_TEAMS_GREEDY &&
-		(cfg->team_policy != MM_TEAMS_PATIENT || cfg->algorithm != MM_ALGO_GREEDY ||
+	if (cfg->greedy.team_policy != MM_TEAMS_GREEDY &&
+		(cfg->greedy.team_policy != MM_TEAMS_PATIENT || cfg->algorithm != MM_ALGO_GREEDY ||
 		 cfg->teams < 2 || cfg->team_size < 2 ||
 		 (int64_t) cfg->teams * cfg->team_size > MM_PATIENT_MAX_K))
 		return MM_ERR_ARGUMENT;
 	if (cfg->algorithm == MM_ALGO_WINDOW &&
-		(!(cfg->window >= 0 && cfg->window <= 1) ||
-		 !(cfg->window_max >= cfg->window && cfg->window_max <= 1) ||
-		 !(cfg->widen >= 0 && cfg->widen <= 1) ||
+		(!(cfg->window.width >= 0 && cfg->window.width <= 1) ||
+		 !(cfg->window.max >= cfg->window.width && cfg->window.max <= 1) ||
+		 !(cfg->window.widen >= 0 && cfg->window.widen <= 1) ||
 		 !(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
-		 (cfg->percentile != 0 && cfg->percentile != 1) ||
-		 !(cfg->rematch_penalty >= 0) || cfg->rematch_last < 0))
+		 (cfg->window.percentile != 0 && cfg->window.percentile != 1) ||
+		 !(cfg->window.rematch_penalty >= 0) || cfg->window.rematch_last < 0))
 		return MM_ERR_ARGUMENT;
 	if (cfg->algorithm == MM_ALGO_CLUSTER &&
-		(!(cfg->midpoint >= 0 && cfg->midpoint <= 1e9) ||
-		 !(cfg->steepness > 0 && cfg->steepness <= 1e3) ||
-		 !(cfg->threshold >= 1e-4 && cfg->threshold <= 1) ||
-		 !(cfg->shift >= 0 && cfg->shift <= 1e9) ||
+		(!(cfg->cluster.midpoint >= 0 && cfg->cluster.midpoint <= 1e9) ||
+		 !(cfg->cluster.steepness > 0 && cfg->cluster.steepness <= 1e3) ||
+		 !(cfg->cluster.threshold >= 1e-4 && cfg->cluster.threshold <= 1) ||
+		 !(cfg->cluster.shift >= 0 && cfg->cluster.shift <= 1e9) ||
 		 !(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
-		 (cfg->shift_auto != 0 && cfg->shift_auto != 1)))
+		 (cfg->cluster.shift_auto != 0 && cfg->cluster.shift_auto != 1)))
 		return MM_ERR_ARGUMENT;
-	if (cfg->ncriteria < 0 || cfg->ncriteria >= MM_MAX_CRITERIA ||
-		(cfg->ncriteria > 0 && cfg->algorithm != MM_ALGO_GREEDY &&
+	if (cfg->criteria.n < 0 || cfg->criteria.n >= MM_MAX_CRITERIA ||
+		(cfg->criteria.n > 0 && cfg->algorithm != MM_ALGO_GREEDY &&
 		 cfg->algorithm != MM_ALGO_MULTI_QUEUE))
 		return MM_ERR_ARGUMENT;
-	for (int d = 0; d <= cfg->ncriteria; d++)
-		if (!(cfg->weight[d] >= 0 && cfg->weight[d] <= 1e6) ||
-			(d > 0 && (cfg->criterion_ranges[d] < 0 || cfg->criterion_ranges[d] > 1000000000)))
+	for (int d = 0; d <= cfg->criteria.n; d++)
+		if (!(cfg->criteria.weight[d] >= 0 && cfg->criteria.weight[d] <= 1e6) ||
+			(d > 0 && (cfg->criteria.ranges[d] < 0 || cfg->criteria.ranges[d] > 1000000000)))
 			return MM_ERR_ARGUMENT;
 	/* the cells a multi_queue step numbers must fit its counters */
 	if (mm_criteria_cells(cfg) > MM_MAX_CELLS)
 		return MM_ERR_ARGUMENT;
 	if (cfg->algorithm == MM_ALGO_OPTIMIZE)
 	{
-		const double w[6] = {cfg->w_balance, cfg->w_spread, cfg->w_premades,
-		cfg->w_ping, cfg->w_variation, cfg->w_hosts};
+		const double w[6] = {cfg->optimize.weights.balance, cfg->optimize.weights.spread, cfg->optimize.weights.premades,
+		cfg->optimize.weights.ping, cfg->optimize.weights.variation, cfg->optimize.weights.hosts};
 		double		wsum = 0;
 
 		for (int i = 0; i < 6; i++)
@@ -114,11 +185,11 @@ mm_config_check(const MMConfig *cfg)
 		/* the split of a match is brute force, and a team must have opponents */
 		if (!(wsum > 0) || cfg->teams < 2 ||
 			cfg->teams * cfg->team_size > MM_OPTIMIZE_MAX_K ||
-			!(cfg->skill_lo >= 0 && cfg->skill_lo < cfg->skill_hi && cfg->skill_hi <= 1) ||
-			!(cfg->ping_max > 0 && cfg->ping_max <= 1e9) ||
-			!(cfg->host_ping > 0 && cfg->host_ping <= 1e9) ||
-			cfg->restarts < 0 ||
-			!(cfg->budget_ms > 0 && cfg->budget_ms <= 1e9) ||
+			!(cfg->optimize.skill_lo >= 0 && cfg->optimize.skill_lo < cfg->optimize.skill_hi && cfg->optimize.skill_hi <= 1) ||
+			!(cfg->optimize.ping_max > 0 && cfg->optimize.ping_max <= 1e9) ||
+			!(cfg->optimize.host_ping > 0 && cfg->optimize.host_ping <= 1e9) ||
+			cfg->optimize.restarts < 0 ||
+			!(cfg->optimize.budget_ms > 0 && cfg->optimize.budget_ms <= 1e9) ||
 			!(cfg->recheck >= 1e-3 && cfg->recheck <= 86400))
 			return MM_ERR_ARGUMENT;
 	}
@@ -129,11 +200,11 @@ mm_config_check(const MMConfig *cfg)
 double
 mm_criteria_cells(const MMConfig *cfg)
 {
-	double		cells = cfg->ranges > 0 ? cfg->ranges : 1;
+	double		cells = cfg->multi_queue.ranges > 0 ? cfg->multi_queue.ranges : 1;
 
-	for (int d = 1; d <= cfg->ncriteria; d++)
+	for (int d = 1; d <= cfg->criteria.n; d++)
 	{
-		int			r = cfg->criterion_ranges[d] > 0 ? cfg->criterion_ranges[d] : cfg->ranges;
+		int			r = cfg->criteria.ranges[d] > 0 ? cfg->criteria.ranges[d] : cfg->multi_queue.ranges;
 
 		cells *= r > 0 ? r : 1;
 	}
@@ -144,14 +215,14 @@ mm_criteria_cells(const MMConfig *cfg)
 void
 mm_criteria_factors(const MMConfig *cfg, double *f)
 {
-	int			dims = cfg->ncriteria + 1;
+	int			dims = cfg->criteria.n + 1;
 	int			k = mm_config_k(cfg);
 	double		sum = 0;
 
 	for (int d = 0; d < dims; d++)
-		sum += cfg->weight[d];
+		sum += cfg->criteria.weight[d];
 	for (int d = 0; d < dims; d++)
-		f[d] = sum > 0 ? k * cfg->weight[d] / sum : (double) k / dims;
+		f[d] = sum > 0 ? k * cfg->criteria.weight[d] / sum : (double) k / dims;
 }
 
 /*

@@ -574,7 +574,7 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double now,
 	s.k = k;
 	s.now = now;
 	s.max_wait = cfg->max_wait;
-	s.wait_factor = cfg->wait_factor;
+	s.wait_factor = cfg->difference_wait.wait_factor;
 	s.nung = 0;
 	s.ngroups = 0;
 	s.curstamp = 0;

@@ -27,8 +27,9 @@
  * after it only the pairs that involve them are evaluated again.
  *
  * Scores depend only on the tickets, the ping table and the met pairs, and
- * the shuffles on cfg->seed and the round's oldest ticket, so a round is
- * reproducible as long as the budget does not cut its restarts short.
+ * the shuffles on cfg->optimize.seed and the round's oldest ticket, so a
+ * round is reproducible as long as the budget does not cut its restarts
+ * short.
  */
 #include "mm_internal.h"
 
@@ -69,11 +70,11 @@ typedef struct Local
 static double
 capped(const MMConfig *cfg, double r)
 {
-	if (r < cfg->skill_lo)
-		r = cfg->skill_lo;
-	if (r > cfg->skill_hi)
-		r = cfg->skill_hi;
-	return (r - cfg->skill_lo) / (cfg->skill_hi - cfg->skill_lo);
+	if (r < cfg->optimize.skill_lo)
+		r = cfg->optimize.skill_lo;
+	if (r > cfg->optimize.skill_hi)
+		r = cfg->optimize.skill_hi;
+	return (r - cfg->optimize.skill_lo) / (cfg->optimize.skill_hi - cfg->optimize.skill_lo);
 }
 
 /* The ping between two tickets over their best common region; NAN when none is known to both. */
@@ -181,7 +182,7 @@ local_build(const MMConfig *cfg, const MMPool *pool, const PairTable *pt,
 		int			ok = 1;
 
 		for (int j = 0; j < n && ok; j++)
-			if (j != i && !(L->ping[i][j] <= cfg->host_ping))
+			if (j != i && !(L->ping[i][j] <= cfg->optimize.host_ping))
 				ok = 0;			/* NAN (unknown) fails the test too */
 		hosts += ok;
 	}
@@ -249,7 +250,8 @@ weighted_score(const MMConfig *cfg, const Local *L, const double *tsum,
 	int			n = L->n;
 	double		hi = -INFINITY;
 	double		lo = INFINITY;
-	double		wsum = cfg->w_balance + cfg->w_spread + cfg->w_premades;
+	double		wsum = cfg->optimize.weights.balance + cfg->optimize.weights.spread +
+		cfg->optimize.weights.premades;
 	double		ssum;
 
 	for (int t = 0; t < cfg->teams; t++)
@@ -260,23 +262,23 @@ weighted_score(const MMConfig *cfg, const Local *L, const double *tsum,
 			hi = m > hi ? m : hi;
 			lo = m < lo ? m : lo;
 		}
-	ssum = cfg->w_balance * (hi >= lo ? 1.0 - (hi - lo) : 1.0) +
-		cfg->w_spread * L->spread + cfg->w_premades * prem;
+	ssum = cfg->optimize.weights.balance * (hi >= lo ? 1.0 - (hi - lo) : 1.0) +
+		cfg->optimize.weights.spread * L->spread + cfg->optimize.weights.premades * prem;
 
 	if (pcnt > 0)
 	{
-		wsum += cfg->w_ping;
-		ssum += cfg->w_ping * psum / pcnt;
+		wsum += cfg->optimize.weights.ping;
+		ssum += cfg->optimize.weights.ping * psum / pcnt;
 	}
 	if (n >= 2)
 	{
-		wsum += cfg->w_variation;
-		ssum += cfg->w_variation * (1.0 - vsum / (n * (n - 1) / 2));
+		wsum += cfg->optimize.weights.variation;
+		ssum += cfg->optimize.weights.variation * (1.0 - vsum / (n * (n - 1) / 2));
 	}
 	if (L->any_ping)
 	{
-		wsum += cfg->w_hosts;
-		ssum += cfg->w_hosts * L->hosts;
+		wsum += cfg->optimize.weights.hosts;
+		ssum += cfg->optimize.weights.hosts * L->hosts;
 	}
 	return wsum > 0 ? ssum / wsum : 0.0;
 }
@@ -312,7 +314,7 @@ local_score(const MMConfig *cfg, const Local *L, const int *team)
 	}
 
 	/* premades: the party sizes of each team */
-	if (cfg->w_premades > 0 && ts > 1 && !L->solo)
+	if (cfg->optimize.weights.premades > 0 && ts > 1 && !L->solo)
 	{
 		int			sizes[KMAX][KMAX];
 		int			nsz[KMAX];
@@ -350,7 +352,7 @@ local_score(const MMConfig *cfg, const Local *L, const int *team)
 
 			if (!same && !isnan(L->ping[i][j]))
 			{
-				double		s = 1.0 - L->ping[i][j] / cfg->ping_max;
+				double		s = 1.0 - L->ping[i][j] / cfg->optimize.ping_max;
 
 				psum += s < 0 ? 0 : (s > 1 ? 1 : s);
 				pcnt++;
@@ -462,7 +464,7 @@ split_leaf(const Split *S, double psum, int pcnt, double vsum)
 	int			ts = cfg->team_size;
 	double		prem = 1.0;
 
-	if (cfg->w_premades > 0 && ts > 1 && !L->solo)
+	if (cfg->optimize.weights.premades > 0 && ts > 1 && !L->solo)
 	{
 		int			sizes[KMAX][KMAX];
 		int			nsz[KMAX];
@@ -582,7 +584,7 @@ best_split(const MMConfig *cfg, const Local *L, int nunits, const int *size,
 			}
 			if (!isnan(L->ping[i][j]))
 			{
-				double		v = 1.0 - L->ping[i][j] / cfg->ping_max;
+				double		v = 1.0 - L->ping[i][j] / cfg->optimize.ping_max;
 
 				v = v < 0 ? 0 : (v > 1 ? 1 : v);
 				S.pscore[ui][uj] += v;
@@ -861,7 +863,7 @@ climb(Round *R, int limited)
 
 		if (R->max_swaps >= 0 && swaps >= R->max_swaps)
 			break;
-		if (limited && elapsed_ms(R) >= R->cfg->budget_ms)
+		if (limited && elapsed_ms(R) >= R->cfg->optimize.budget_ms)
 			break;
 		for (int a = 0; a < nm; a++)
 		{
@@ -1398,12 +1400,12 @@ mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
 		{
 			uint64_t	oldest = (uint64_t) pool->tickets[0].id;
 
-			R.rng = cfg->seed ^ (oldest * 0xD1B54A32D192ED03ULL);
+			R.rng = cfg->optimize.seed ^ (oldest * 0xD1B54A32D192ED03ULL);
 			(void) rng_next(&R.rng);
 		}
-		for (int r = 0; r < cfg->restarts && np > 0; r++)
+		for (int r = 0; r < cfg->optimize.restarts && np > 0; r++)
 		{
-			if (elapsed_ms(&R) >= cfg->budget_ms)
+			if (elapsed_ms(&R) >= cfg->optimize.budget_ms)
 				break;
 			/* a shuffle of the placeable units, from a fixed base order */
 			memcpy(R.order, placeable, sizeof(int) * (size_t) np);

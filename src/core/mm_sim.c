@@ -102,8 +102,8 @@ sim_step(Sim *s, double now)
 		return MM_ERR_INTERRUPTED;
 
 	/* cluster's "auto" shift: the mean wait before a match so far */
-	if (s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.shift_auto)
-		s->cfg.shift = s->matched > 0 ? s->matched_wait / s->matched : 0.0;
+	if (s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.cluster.shift_auto)
+		s->cfg.cluster.shift = s->matched > 0 ? s->matched_wait / s->matched : 0.0;
 	st = mm_step(&s->cfg, &s->pool, now, &s->res);
 
 	if (st != MM_OK)
@@ -216,8 +216,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 
 	s.cfg = *cfg;
 	s.arrivals = arrivals;
-	s.pool.criteria = cfg->ncriteria > 0 ? criteria : NULL;
-	s.pool.ncrows = cfg->ncriteria > 0 ? n : 0;
+	s.pool.criteria = cfg->criteria.n > 0 ? criteria : NULL;
+	s.pool.ncrows = cfg->criteria.n > 0 ? n : 0;
 	s.pool.ping = nregions > 0 ? ping : NULL;
 	s.pool.nregions = nregions > 0 ? nregions : 0;
 	s.outcomes = outcomes;

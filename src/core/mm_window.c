@@ -104,20 +104,20 @@ mm_recheck_last(const MMConfig *cfg, const MMPool *pool, double t)
 static double
 window_at(const MMConfig *cfg, const MMPool *pool, double arrival, double now)
 {
-	double		w = cfg->window + cfg->widen * cfg->recheck *
+	double		w = cfg->window.width + cfg->window.widen * cfg->recheck *
 		mm_recheck_count(cfg, pool, arrival, now);
 
-	return w < cfg->window_max ? w : cfg->window_max;
+	return w < cfg->window.max ? w : cfg->window.max;
 }
 
 /* The rematch penalty between tickets i and j: 0 unless their players met. */
 static double
 penalty(const MMConfig *cfg, const MMPool *pool, int i, int j)
 {
-	if (cfg->rematch_penalty == 0 ||
+	if (cfg->window.rematch_penalty == 0 ||
 		mm_met_pair_find(pool, pool->tickets[i].id, pool->tickets[j].id) == NULL)
 		return 0;
-	return cfg->rematch_penalty;
+	return cfg->window.rematch_penalty;
 }
 
 /*
@@ -131,7 +131,7 @@ run_accepted(const MMConfig *cfg, const MMPool *pool, const double *x,
 	double		lo = x[run[0]];
 	double		hi = x[run[k - 1]];
 
-	if (pool->nmet <= 0 || cfg->rematch_penalty == 0)
+	if (pool->nmet <= 0 || cfg->window.rematch_penalty == 0)
 	{
 		for (int i = 0; i < k; i++)
 		{
@@ -189,7 +189,7 @@ mm_window_step(const MMConfig *cfg, const MMPool *pool, double now,
 	{
 		int			i = axis[r].idx;
 
-		x[i] = cfg->percentile ? (n > 1 ? (double) r / (n - 1) : 0.0) : axis[r].x;
+		x[i] = cfg->window.percentile ? (n > 1 ? (double) r / (n - 1) : 0.0) : axis[r].x;
 		w[i] = window_at(cfg, pool, pool->tickets[i].arrival, now);
 		/* the unmatched tickets in axis order, as a doubly linked list of ticket indices */
 		prev[i] = r > 0 ? axis[r - 1].idx : -1;
@@ -293,10 +293,10 @@ done:
 double
 mm_window_next_widening(const MMConfig *cfg, const MMPool *pool)
 {
-	if (!(cfg->widen > 0))
+	if (!(cfg->window.widen > 0))
 		return INFINITY;
 	for (int i = 0; i < pool->ntickets; i++)
-		if (window_at(cfg, pool, pool->tickets[i].arrival, pool->stepped_at) < cfg->window_max)
+		if (window_at(cfg, pool, pool->tickets[i].arrival, pool->stepped_at) < cfg->window.max)
 			return mm_recheck_next(cfg, pool);
 	return INFINITY;
 }

@@ -53,11 +53,10 @@ make_cfg(MMAlgorithm algo, int teams, int team_size, double max_wait,
 {
 	MMConfig	cfg;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.algorithm = algo;
+	mm_config_init(&cfg, algo);
 	cfg.teams = teams;
 	cfg.team_size = team_size;
-	cfg.max_wait = max_wait;
+	mm_config_set_max_wait(&cfg, max_wait);
 	cfg.on_timeout = on_timeout;
 	return cfg;
 }
@@ -265,7 +264,7 @@ test_periodic_batch(void)
 	TestQueue	q;
 	double		r[] = {0.1, 0.9, 0.2, 0.8, 0.3, 0.7, 0.4, 0.6};
 
-	cfg.batch = 8;
+	cfg.periodic.batch = 8;
 	tq_init(&q, &cfg);
 	for (int i = 0; i < 8; i++)
 	{
@@ -282,7 +281,7 @@ test_periodic_batch(void)
 	CHECK_INT(q.teams[5], 1);
 
 	/* ties in rating are broken by arrival */
-	cfg.batch = 4;
+	cfg.periodic.batch = 4;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.5, 0.0);
 	tq_add(&q, 0.2, 1.0);
@@ -302,7 +301,7 @@ test_periodic_timeout(void)
 	MMConfig	cfg = make_cfg(MM_ALGO_PERIODIC, 2, 1, 5.0, MM_TIMEOUT_BOTS);
 	TestQueue	q;
 
-	cfg.batch = 8;
+	cfg.periodic.batch = 8;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.5, 0.0);
 	tq_add(&q, 0.1, 1.0);
@@ -330,7 +329,7 @@ test_periodic_timeout(void)
 
 	/* a leftover that timed out with the period: k = 3, 4 tickets at t=0 */
 	cfg = make_cfg(MM_ALGO_PERIODIC, 3, 1, 5.0, MM_TIMEOUT_BOTS);
-	cfg.batch = 6;
+	cfg.periodic.batch = 6;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.5, 0.0);
 	tq_add(&q, 0.1, 0.0);
@@ -603,7 +602,7 @@ test_multi_queue(void)
 	MMConfig	cfg = make_cfg(MM_ALGO_MULTI_QUEUE, 2, 1, 5.0, MM_TIMEOUT_EXPIRE);
 	TestQueue	q;
 
-	cfg.ranges = 4;
+	cfg.multi_queue.ranges = 4;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.1, 0.0);
 	CHECK_STR(tq_step(&q, 0.0), "");
@@ -616,7 +615,7 @@ test_multi_queue(void)
 	CHECK_INT(q.pool.ntickets, 0);
 
 	/* games come in the order their queue filled; rating 1 is in the top range */
-	cfg.ranges = 2;
+	cfg.multi_queue.ranges = 2;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.1, 0.0);
 	tq_add(&q, 1.0, 1.0);
@@ -627,7 +626,7 @@ test_multi_queue(void)
 	CHECK_INT(q.pool.ntickets, 1);
 
 	/* a huge range count: every rating its own range, nearest first */
-	cfg.ranges = 1000000000;
+	cfg.multi_queue.ranges = 1000000000;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.5, 0.0);
 	tq_add(&q, 0.9, 1.0);
@@ -644,7 +643,7 @@ test_multi_queue(void)
 	 * is older than 0.35 (range 3, t=3).
 	 */
 	cfg = make_cfg(MM_ALGO_MULTI_QUEUE, 3, 1, 10.0, MM_TIMEOUT_EXPIRE);
-	cfg.ranges = 10;
+	cfg.multi_queue.ranges = 10;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.55, 0.0);
 	tq_add(&q, 0.51, 1.0);
@@ -684,7 +683,7 @@ test_diffwait_pairs(void)
 	int			a;
 	int			b;
 
-	cfg.wait_factor = 10.0;
+	cfg.difference_wait.wait_factor = 10.0;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.5, 0.0);
 	CHECK_STR(tq_step(&q, 0.0), "");
@@ -742,14 +741,14 @@ test_diffwait_pairs(void)
 	CHECK_INT(q.tickets[2].group, -1);
 
 	/* wait_factor 0: a pair is final at once */
-	cfg.wait_factor = 0.0;
+	cfg.difference_wait.wait_factor = 0.0;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.5, 0.0);
 	tq_add(&q, 0.9, 1.0);
 	CHECK_STR(tq_step(&q, 1.0), "{0.5,0.9}");
 
 	/* a group finalises no later than its oldest member's timeout */
-	cfg.wait_factor = 100.0;
+	cfg.difference_wait.wait_factor = 100.0;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.1, 0.0);
 	tq_add(&q, 0.9, 20.0);
@@ -762,7 +761,7 @@ test_diffwait_pairs(void)
 	 * due group a match: a newcomer that arrived after it was due cannot
 	 * take a place in it.
 	 */
-	cfg.wait_factor = 10.0;
+	cfg.difference_wait.wait_factor = 10.0;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.5, 0.0);
 	tq_add(&q, 0.9, 1.0);
@@ -781,7 +780,7 @@ test_diffwait_k3(void)
 	MMConfig	cfg = make_cfg(MM_ALGO_DIFFERENCE_WAIT, 3, 1, 30.0, MM_TIMEOUT_EXPIRE);
 	TestQueue	q;
 
-	cfg.wait_factor = 10.0;
+	cfg.difference_wait.wait_factor = 10.0;
 
 	/*
 	 * 0.1, 0.5, 0.9 make a group of spread 0.8; 0.2 takes 0.9's place
@@ -854,7 +853,7 @@ test_diffwait_dissolve(void)
 	MMConfig	cfg = make_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 30.0, MM_TIMEOUT_EXPIRE);
 	TestQueue	q;
 
-	cfg.wait_factor = 10.0;
+	cfg.difference_wait.wait_factor = 10.0;
 	tq_init(&q, &cfg);
 	tq_add(&q, 0.1, 0.0);
 	tq_add(&q, 0.5, 0.0);
@@ -897,7 +896,7 @@ test_next_deadline(void)
 
 	/* difference_wait: ungrouped timeouts and group finalisations */
 	cfg = make_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 10.0, MM_TIMEOUT_BOTS);
-	cfg.wait_factor = 20.0;
+	cfg.difference_wait.wait_factor = 20.0;
 	q.cfg = cfg;
 	q.pool.ntickets = 0;
 	tq_add(&q, 0.3, 3.0);
@@ -984,11 +983,12 @@ window_cfg(int k, double max_wait, double w, double widen_step, double recheck,
 {
 	MMConfig	cfg = make_cfg(MM_ALGO_WINDOW, k, 1, max_wait, on_timeout);
 
-	cfg.window = w;
-	cfg.widen = widen_step / recheck;
+	cfg.window.width = w;
+	cfg.window.widen = widen_step / recheck;
 	cfg.recheck = recheck;
-	cfg.window_max = cap;
-	cfg.percentile = percentile;
+	cfg.window.max = cap;
+	cfg.window.percentile = percentile;
+	cfg.window.rematch_penalty = 0;	/* no penalty unless a test sets one */
 	return cfg;
 }
 
@@ -1087,13 +1087,13 @@ test_window_groups(void)
 	CHECK_STR(tq_step(&q, 11.5), "x0.16");
 
 	/* a bad window configuration is refused */
-	cfg.window_max = 0.01;		/* below window */
+	cfg.window.max = 0.01;		/* below window */
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
-	cfg.window_max = 0.05;
+	cfg.window.max = 0.05;
 	cfg.recheck = 0;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
 	cfg.recheck = 1;
-	cfg.percentile = 2;
+	cfg.window.percentile = 2;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
 }
 
@@ -1104,10 +1104,11 @@ cluster_cfg(int k, double max_wait, double midpoint, double steepness,
 {
 	MMConfig	cfg = make_cfg(MM_ALGO_CLUSTER, k, 1, max_wait, MM_TIMEOUT_BOTS);
 
-	cfg.midpoint = midpoint;
-	cfg.steepness = steepness;
-	cfg.threshold = threshold;
-	cfg.shift = shift;
+	cfg.cluster.midpoint = midpoint;
+	cfg.cluster.steepness = steepness;
+	cfg.cluster.threshold = threshold;
+	cfg.cluster.shift = shift;
+	cfg.cluster.shift_auto = 0;
 	cfg.recheck = 1.0;
 	return cfg;
 }
@@ -1180,7 +1181,7 @@ test_cluster_groups(void)
 	tq_add(&q, 0.9, 0.0);
 	tq_add(&q, 0.95, 400.0);
 	CHECK_STR(tq_step(&q, 400.0), "");
-	q.cfg.shift = 400.0;
+	q.cfg.cluster.shift = 400.0;
 	CHECK_STR(tq_step(&q, 400.0), "{0.9,0.95}");
 
 	/* timed out: the open cluster plays with bots, or the ticket expires */
@@ -1193,10 +1194,10 @@ test_cluster_groups(void)
 	q.cfg.on_timeout = MM_TIMEOUT_EXPIRE;
 	CHECK_STR(tq_step(&q, 12.0), "x0.8");
 
-	cfg.threshold = 0;
+	cfg.cluster.threshold = 0;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
-	cfg.threshold = 0.05;
-	cfg.steepness = 0;
+	cfg.cluster.threshold = 0.05;
+	cfg.cluster.steepness = 0;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
 }
 
@@ -1215,7 +1216,7 @@ test_window_rematch(void)
 		TestQueue	q;
 
 		tq_init(&q, &cfg);
-		q.cfg.rematch_penalty = penalties[p];
+		q.cfg.window.rematch_penalty = penalties[p];
 		q.pool.met = met;
 		q.pool.nmet = 1;
 		tq_add(&q, 0.5, 0.0);	/* id 1 */
@@ -1223,6 +1224,6 @@ test_window_rematch(void)
 		tq_add(&q, 0.6, 0.0);	/* id 3 */
 		CHECK_STR(tq_step(&q, 0.0), expect[p]);
 	}
-	cfg.rematch_penalty = -1;
+	cfg.window.rematch_penalty = -1;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
 }

@@ -69,8 +69,12 @@ void
 test_config(void)
 {
 	MMAlgorithm a;
-	MMConfig	cfg = {.algorithm = MM_ALGO_PERIODIC, .teams = 2, .team_size = 1, .max_wait = 5.0,
-		.on_timeout = MM_TIMEOUT_BOTS, .batch = 8, .wait_factor = 1.0, .team_policy = MM_TEAMS_GREEDY};
+	MMConfig	cfg;
+
+	mm_config_init(&cfg, MM_ALGO_PERIODIC);
+	mm_config_set_max_wait(&cfg, 5.0);
+	cfg.periodic.batch = 8;
+	cfg.difference_wait.wait_factor = 1.0;
 
 	CHECK_INT(mm_algorithm_parse("multi_queue", &a), 0);
 	CHECK_INT(a, MM_ALGO_MULTI_QUEUE);
@@ -78,9 +82,9 @@ test_config(void)
 	CHECK(mm_algorithm_name((MMAlgorithm) 99) == NULL);
 
 	CHECK_INT(mm_config_check(&cfg), MM_OK);
-	cfg.batch = 7;				/* not a multiple of k = 2 */
+	cfg.periodic.batch = 7;				/* not a multiple of k = 2 */
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
-	cfg.batch = 8;
+	cfg.periodic.batch = 8;
 	cfg.teams = 1;				/* k = 1 */
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
 	cfg.teams = 2;

@@ -33,13 +33,12 @@ crit_cfg(MMAlgorithm algo, int k, double max_wait, MMTimeout on_timeout)
 {
 	MMConfig	cfg;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.algorithm = algo;
+	mm_config_init(&cfg, algo);
 	cfg.teams = k;
 	cfg.team_size = 1;
-	cfg.max_wait = max_wait;
+	mm_config_set_max_wait(&cfg, max_wait);
 	cfg.on_timeout = on_timeout;
-	cfg.ncriteria = 1;
+	cfg.criteria.n = 1;
 	return cfg;
 }
 
@@ -136,8 +135,8 @@ test_criteria_cost(void)
 	CHECK_NEAR(q.matches[0].cost.total, 1.3, 1e-12);
 
 	/* weights 3 : 1 give f = (1.5, 0.5) */
-	cfg.weight[0] = 3;
-	cfg.weight[1] = 1;
+	cfg.criteria.weight[0] = 3;
+	cfg.criteria.weight[1] = 1;
 	cq_init(&q, &cfg);
 	cq_add(&q, 'A', 0.2, 0.9, 0.0);
 	cq_add(&q, 'B', 0.6, 0.1, 1.0);
@@ -153,7 +152,7 @@ test_criteria_cost(void)
 
 	/* three criteria, equal weights: f = 2/3 each */
 	cfg = crit_cfg(MM_ALGO_GREEDY, 2, 10.0, MM_TIMEOUT_BOTS);
-	cfg.ncriteria = 2;
+	cfg.criteria.n = 2;
 	cq_init(&q, &cfg);
 	q.pool.ncrows = 2;
 	q.tickets[0] = (MMTicket) {1, 0.0, 0.0, -1, -1, -1, 0};
@@ -179,7 +178,7 @@ test_criteria_multi_queue(void)
 	MMConfig	cfg = crit_cfg(MM_ALGO_MULTI_QUEUE, 2, 10.0, MM_TIMEOUT_EXPIRE);
 	CritQueue	q;
 
-	cfg.ranges = 3;
+	cfg.multi_queue.ranges = 3;
 	cq_init(&q, &cfg);
 	cq_add(&q, 'X', 0.1, 0.1, 0.0);	/* cell (0, 0) */
 	cq_add(&q, 'Y', 0.9, 0.1, 1.0);	/* (2, 0): ring 2 from X */
@@ -193,7 +192,7 @@ test_criteria_multi_queue(void)
 	CHECK_DESC(cq_step(&q, 11.0), "{YW}");
 
 	/* the same stream on the rating alone: X and W share a range */
-	cfg.ncriteria = 0;
+	cfg.criteria.n = 0;
 	cq_init(&q, &cfg);
 	cq_add(&q, 'X', 0.1, 0.1, 0.0);
 	cq_add(&q, 'Y', 0.9, 0.1, 1.0);
@@ -203,8 +202,8 @@ test_criteria_multi_queue(void)
 
 	/* a full cell matches at once; per-criterion ranges (3 x 2 cells) */
 	cfg = crit_cfg(MM_ALGO_MULTI_QUEUE, 2, 10.0, MM_TIMEOUT_EXPIRE);
-	cfg.ranges = 3;
-	cfg.criterion_ranges[1] = 2;
+	cfg.multi_queue.ranges = 3;
+	cfg.criteria.ranges[1] = 2;
 	cq_init(&q, &cfg);
 	cq_add(&q, 'A', 0.2, 0.2, 0.0);	/* (0, 0) */
 	cq_add(&q, 'B', 0.25, 0.6, 1.0);	/* (0, 1) */
@@ -215,7 +214,7 @@ test_criteria_multi_queue(void)
 
 	/* k = 3, bots: the ring order decides who fills the game */
 	cfg = crit_cfg(MM_ALGO_MULTI_QUEUE, 3, 10.0, MM_TIMEOUT_BOTS);
-	cfg.ranges = 4;
+	cfg.multi_queue.ranges = 4;
 	cq_init(&q, &cfg);
 	cq_add(&q, 'A', 0.1, 0.1, 0.0);	/* (0, 0) */
 	cq_add(&q, 'B', 0.9, 0.9, 1.0);	/* (3, 3): ring 3 */
@@ -249,28 +248,28 @@ test_criteria_auto_ranges(void)
 	CHECK_INT(mm_auto_ranges(&cfg), 3);
 
 	/* criterion 1 fixed at 4: lambda^2 = 100 / (6 * 4), r0 = 2.04 -> 2 */
-	cfg.criterion_ranges[1] = 4;
+	cfg.criteria.ranges[1] = 4;
 	mm_criteria_ranges(&cfg, r);
 	CHECK_INT(r[0], 2);
 	CHECK_INT(r[1], 4);
 
 	/* a criterion of weight 0 is not split */
-	cfg.criterion_ranges[1] = 0;
-	cfg.weight[0] = 1;
-	cfg.weight[1] = 0;
+	cfg.criteria.ranges[1] = 0;
+	cfg.criteria.weight[0] = 1;
+	cfg.criteria.weight[1] = 0;
 	mm_criteria_ranges(&cfg, r);
 	CHECK_INT(r[0], 6);			/* eq. 9 with f = k: as one criterion */
 	CHECK_INT(r[1], 1);
 
 	/* fixed ranges stay as they are */
-	cfg.weight[1] = 1;
-	cfg.ranges = 5;
+	cfg.criteria.weight[1] = 1;
+	cfg.multi_queue.ranges = 5;
 	mm_criteria_ranges(&cfg, r);
 	CHECK_INT(r[0], 5);
 	CHECK_INT(r[1], 5);
 
 	/* no arrival rate: one range for the free ones */
-	cfg.ranges = 0;
+	cfg.multi_queue.ranges = 0;
 	cfg.arrival_rate = 0;
 	mm_criteria_ranges(&cfg, r);
 	CHECK_INT(r[0], 1);
@@ -278,7 +277,7 @@ test_criteria_auto_ranges(void)
 
 	/* a huge rate stays within the cell cap */
 	cfg.arrival_rate = 1e300;
-	cfg.ncriteria = 3;
+	cfg.criteria.n = 3;
 	mm_criteria_ranges(&cfg, r);
 	{
 		double		cells = 1;
@@ -314,23 +313,23 @@ test_criteria_config(void)
 		CHECK_INT(mm_config_check(&bad), MM_ERR_ARGUMENT);
 	}
 	bad = cfg;
-	bad.ncriteria = MM_MAX_CRITERIA;
+	bad.criteria.n = MM_MAX_CRITERIA;
 	CHECK_INT(mm_config_check(&bad), MM_ERR_ARGUMENT);
 	bad = cfg;
-	bad.weight[1] = -1;
+	bad.criteria.weight[1] = -1;
 	CHECK_INT(mm_config_check(&bad), MM_ERR_ARGUMENT);
 	bad = cfg;
-	bad.weight[0] = NAN;
+	bad.criteria.weight[0] = NAN;
 	CHECK_INT(mm_config_check(&bad), MM_ERR_ARGUMENT);
 	bad = cfg;
-	bad.criterion_ranges[1] = -2;
+	bad.criteria.ranges[1] = -2;
 	CHECK_INT(mm_config_check(&bad), MM_ERR_ARGUMENT);
 	/* 10^7 x 10^6 cells is beyond the cap */
 	bad = cfg;
-	bad.ranges = 10000000;
-	bad.criterion_ranges[1] = 1000000;
+	bad.multi_queue.ranges = 10000000;
+	bad.criteria.ranges[1] = 1000000;
 	CHECK_INT(mm_config_check(&bad), MM_ERR_ARGUMENT);
-	bad.criterion_ranges[1] = 100000;
+	bad.criteria.ranges[1] = 100000;
 	CHECK_INT(mm_config_check(&bad), MM_OK);
 
 	/* a ticket without a valid row, or a value outside [0, 1] */

@@ -573,14 +573,10 @@ test_optimal_vs_online(void)
 			MMConfig	cfg;
 			MMSimSummary s;
 
-			memset(&cfg, 0, sizeof(cfg));
-			cfg.algorithm = algos[ai];
-			cfg.teams = 2;
-			cfg.team_size = 1;
-			cfg.max_wait = 5.0;
-			cfg.on_timeout = MM_TIMEOUT_BOTS;
+			mm_config_init(&cfg, algos[ai]);
+			mm_config_set_max_wait(&cfg, 5.0);
 			cfg.arrival_rate = rates[ri];
-			cfg.wait_factor = 2.0;
+			cfg.difference_wait.wait_factor = 2.0;
 			CHECK_INT(mm_simulate(&cfg, a, NULL, n, NULL, &s), MM_OK);
 			CHECK(c4 <= s.cost + 1e-6);
 			printf(" %s %.2fx", mm_algorithm_name(algos[ai]), s.cost / c4);

@@ -35,21 +35,19 @@ opt_cfg(int teams, int team_size)
 {
 	MMConfig	cfg;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.algorithm = MM_ALGO_OPTIMIZE;
+	mm_config_init(&cfg, MM_ALGO_OPTIMIZE);
 	cfg.teams = teams;
 	cfg.team_size = team_size;
-	cfg.max_wait = 100.0;
-	cfg.on_timeout = MM_TIMEOUT_BOTS;
+	mm_config_set_max_wait(&cfg, 100.0);
 	cfg.recheck = 10.0;
-	cfg.w_balance = cfg.w_spread = 1.0;
-	cfg.skill_lo = 0.0;
-	cfg.skill_hi = 1.0;
-	cfg.ping_max = 200.0;
-	cfg.host_ping = 100.0;
-	cfg.restarts = 0;
-	cfg.budget_ms = 1e6;
-	cfg.seed = 1;
+	cfg.optimize.weights.balance = cfg.optimize.weights.spread = 1.0;
+	cfg.optimize.weights.premades = cfg.optimize.weights.ping = 0.0;
+	cfg.optimize.weights.variation = cfg.optimize.weights.hosts = 0.0;
+	cfg.optimize.ping_max = 200.0;
+	cfg.optimize.host_ping = 100.0;
+	cfg.optimize.restarts = 0;
+	cfg.optimize.budget_ms = 1e6;
+	cfg.optimize.seed = 1;
 	return cfg;
 }
 
@@ -130,8 +128,8 @@ test_optimize_score(void)
 	int			tm[6] = {1, 1, 1, 2, 2, 2};
 
 	/* premades only: a party of 3 against 3 solos, then against 2 + 1 */
-	cfg.w_balance = cfg.w_spread = 0;
-	cfg.w_premades = 1;
+	cfg.optimize.weights.balance = cfg.optimize.weights.spread = 0;
+	cfg.optimize.weights.premades = 1;
 	oq_init(&q, &cfg);
 	for (int i = 0; i < 3; i++)
 		oq_add(&q, 0.5, 0, 7, NAN, NAN);
@@ -146,7 +144,7 @@ test_optimize_score(void)
 
 	/* balance: team means 0.2 and 0.5; spread: 1 - mean pair distance */
 	cfg = opt_cfg(2, 2);
-	cfg.w_spread = 0;
+	cfg.optimize.weights.spread = 0;
 	oq_init(&q, &cfg);
 	oq_add(&q, 0.1, 0, -1, NAN, NAN);
 	oq_add(&q, 0.3, 0, -1, NAN, NAN);
@@ -157,24 +155,24 @@ test_optimize_score(void)
 		int			t4[4] = {1, 1, 2, 2};
 
 		CHECK_NEAR(mm_optimize_match_score(&q.cfg, &q.pool, m4, t4, 4), 0.7, 1e-12);
-		q.cfg.w_balance = 0;
-		q.cfg.w_spread = 1;
+		q.cfg.optimize.weights.balance = 0;
+		q.cfg.optimize.weights.spread = 1;
 		/* pairs: .2 .3 .5 .1 .3 .2 = 1.6 over 6 */
 		CHECK_NEAR(mm_optimize_match_score(&q.cfg, &q.pool, m4, t4, 4), 1 - 1.6 / 6, 1e-12);
 		/* capped to [0.3, 0.5]: 0, 0, 0.5, 1 */
-		q.cfg.skill_lo = 0.3;
-		q.cfg.skill_hi = 0.5;
+		q.cfg.optimize.skill_lo = 0.3;
+		q.cfg.optimize.skill_hi = 0.5;
 		CHECK_NEAR(mm_optimize_match_score(&q.cfg, &q.pool, m4, t4, 4), 1 - 3.5 / 6, 1e-12);
-		q.cfg.skill_lo = 0;
-		q.cfg.skill_hi = 1;
+		q.cfg.optimize.skill_lo = 0;
+		q.cfg.optimize.skill_hi = 1;
 
 		/* ping with opponents: unknown pings leave the factor out */
-		q.cfg.w_spread = 0;
-		q.cfg.w_ping = 1;
+		q.cfg.optimize.weights.spread = 0;
+		q.cfg.optimize.weights.ping = 1;
 		CHECK_NEAR(mm_optimize_match_score(&q.cfg, &q.pool, m4, t4, 4), 0.0, 1e-12);
-		q.cfg.w_balance = 1;
+		q.cfg.optimize.weights.balance = 1;
 		CHECK_NEAR(mm_optimize_match_score(&q.cfg, &q.pool, m4, t4, 4), 0.7, 1e-12);
-		q.cfg.w_balance = 0;
+		q.cfg.optimize.weights.balance = 0;
 		/* 0 and 1 in region 0 (10, 30 ms); 2 in both (20, 5); 3 in region 1 only (25) */
 		q.tickets[0].attr = 0;
 		q.ping[0] = 10;
@@ -188,21 +186,21 @@ test_optimize_score(void)
 		/* opponents: 0-2 30, 0-3 ?, 1-2 50, 1-3 ?: (0.85 + 0.75) / 2 */
 		CHECK_NEAR(mm_optimize_match_score(&q.cfg, &q.pool, m4, t4, 4), 0.8, 1e-9);
 		/* hosts: only 2 knows everyone (2-0 30, 2-1 50, 2-3 30); 0 and 1 miss 3 */
-		q.cfg.w_ping = 0;
-		q.cfg.w_hosts = 1;
+		q.cfg.optimize.weights.ping = 0;
+		q.cfg.optimize.weights.hosts = 1;
 		CHECK_NEAR(mm_optimize_match_score(&q.cfg, &q.pool, m4, t4, 4), 0.5, 1e-12);
-		q.cfg.host_ping = 50;
+		q.cfg.optimize.host_ping = 50;
 		CHECK_NEAR(mm_optimize_match_score(&q.cfg, &q.pool, m4, t4, 4), 0.5, 1e-12);
-		q.cfg.host_ping = 49;
+		q.cfg.optimize.host_ping = 49;
 		CHECK_NEAR(mm_optimize_match_score(&q.cfg, &q.pool, m4, t4, 4), 0.0, 1e-12);
-		q.cfg.host_ping = 100;
+		q.cfg.optimize.host_ping = 100;
 		q.ping[1] = 10;			/* 0 now reaches 3 through region 1: 35 */
 		q.ping[3] = 10;			/* and 1 too: 35; 1-0 is 20 */
 		CHECK_NEAR(mm_optimize_match_score(&q.cfg, &q.pool, m4, t4, 4), 1.0, 1e-12);
 
 		/* variation: 0-1 were teammates (same now: 1), 0-2 opponents (now too: 1), 1-3 teammates (switched: 0.5) */
-		q.cfg.w_hosts = 0;
-		q.cfg.w_variation = 1;
+		q.cfg.optimize.weights.hosts = 0;
+		q.cfg.optimize.weights.variation = 1;
 		q.met[0] = (MMMetPair) {1, 2, 1};
 		q.met[1] = (MMMetPair) {1, 3, 0};
 		q.met[2] = (MMMetPair) {2, 4, 1};
@@ -230,8 +228,8 @@ test_optimize_premades(void)
 	int			ta = 0;
 	int			tb = 0;
 
-	cfg.w_premades = 1;
-	cfg.restarts = 30;
+	cfg.optimize.weights.premades = 1;
+	cfg.optimize.restarts = 30;
 	oq_init(&q, &cfg);
 	/* similar skills, sorted so that sort-and-group puts each premade with solos */
 	for (int i = 0; i < 3; i++)
@@ -244,11 +242,11 @@ test_optimize_premades(void)
 		oq_add(&q, 0.50, 0, 2, NAN, NAN);
 
 	/* the start alone: each premade with three solos; a single swap cannot fix it */
-	q.cfg.restarts = 0;
+	q.cfg.optimize.restarts = 0;
 	CHECK_INT(mm_optimize_search(&q.cfg, &q.pool, 0, &q.res, &score, NULL, -1), MM_OK);
 	CHECK_INT(q.res.nmatches, 2);
 	CHECK(match_of(&q, 0, NULL) != match_of(&q, 9, NULL));
-	q.cfg.restarts = cfg.restarts;
+	q.cfg.optimize.restarts = cfg.optimize.restarts;
 
 	q.res.nmatches = q.res.nexpired = 0;
 	CHECK_INT(mm_optimize_round(&q.cfg, &q.pool, 0, &q.res, &score, NULL), MM_OK);
@@ -276,8 +274,8 @@ test_optimize_regions(void)
 	double		score;
 	int			climbs;
 
-	cfg.w_ping = 2;
-	cfg.w_hosts = 1;
+	cfg.optimize.weights.ping = 2;
+	cfg.optimize.weights.hosts = 1;
 	oq_init(&q, &cfg);
 	/* alternating regions along the rating axis: region 0 at even i */
 	for (int i = 0; i < 24; i++)
@@ -377,10 +375,10 @@ test_optimize_split(void)
 			int			k = mm_config_k(&cfg);
 			int			mem[MM_OPTIMIZE_MAX_K];
 
-			cfg.w_premades = 1;
-			cfg.w_ping = 1.5;
-			cfg.w_variation = 0.5;
-			cfg.w_hosts = 0.3;
+			cfg.optimize.weights.premades = 1;
+			cfg.optimize.weights.ping = 1.5;
+			cfg.optimize.weights.variation = 0.5;
+			cfg.optimize.weights.hosts = 0.3;
 			oq_init(&q, &cfg);
 			for (int i = 0; i < k; i++)
 			{
@@ -424,7 +422,7 @@ test_optimize_variation(void)
 	int			before[6] = {1, 1, 1, 2, 2, 2};
 	int			mem[6] = {0, 1, 2, 3, 4, 5};
 
-	cfg.w_variation = 0.1;
+	cfg.optimize.weights.variation = 0.1;
 	oq_init(&q, &cfg);
 	/* the same ratings, so only variation tells the splits apart */
 	for (int i = 0; i < 6; i++)
@@ -462,8 +460,8 @@ test_optimize_parties(void)
 		OptQueue	q;
 		int			n = 27 + trial;
 
-		cfg.w_premades = 1;
-		cfg.restarts = 2;
+		cfg.optimize.weights.premades = 1;
+		cfg.optimize.restarts = 2;
 		oq_init(&q, &cfg);
 		for (int i = 0; i < n; i++)
 		{
@@ -591,11 +589,11 @@ test_optimize_deterministic(void)
 	double		s2;
 	int			n1;
 
-	cfg.w_premades = 0.5;
-	cfg.w_ping = 2;
-	cfg.w_variation = 0.2;
-	cfg.w_hosts = 0.5;
-	cfg.restarts = 4;
+	cfg.optimize.weights.premades = 0.5;
+	cfg.optimize.weights.ping = 2;
+	cfg.optimize.weights.variation = 0.2;
+	cfg.optimize.weights.hosts = 0.5;
+	cfg.optimize.restarts = 4;
 	oq_init(&q1, &cfg);
 	for (int i = 0; i < 48; i++)
 	{
@@ -622,7 +620,7 @@ test_optimize_deterministic(void)
 	CHECK(memcmp(q1.teams, q2.teams, sizeof(int) * 48) == 0);
 	/* the restarts only add: never fewer matches, nor worse with as many */
 	n1 = q1.res.nmatches;
-	q2.cfg.restarts = 0;
+	q2.cfg.optimize.restarts = 0;
 	CHECK_INT(mm_optimize_round(&q2.cfg, &q2.pool, 10, &q2.res, &s2, NULL), MM_OK);
 	CHECK(n1 > q2.res.nmatches || (n1 == q2.res.nmatches && s1 >= s2));
 }
@@ -647,29 +645,29 @@ test_optimize_config(void)
 	do { cfg = good; cfg.field = value; CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT); } while (0)
 	BAD(teams, 1);
 	BAD(team_size, 7);			/* k = 14 > 12 */
-	BAD(w_balance, -1);
-	BAD(w_ping, NAN);
-	BAD(skill_lo, 0.5 + 0.5);
-	BAD(skill_hi, 1.5);
-	BAD(skill_lo, -0.1);
-	BAD(ping_max, 0);
-	BAD(host_ping, -5);
-	BAD(restarts, -1);
-	BAD(budget_ms, 0);
-	BAD(budget_ms, INFINITY);
+	BAD(optimize.weights.balance, -1);
+	BAD(optimize.weights.ping, NAN);
+	BAD(optimize.skill_lo, 0.5 + 0.5);
+	BAD(optimize.skill_hi, 1.5);
+	BAD(optimize.skill_lo, -0.1);
+	BAD(optimize.ping_max, 0);
+	BAD(optimize.host_ping, -5);
+	BAD(optimize.restarts, -1);
+	BAD(optimize.budget_ms, 0);
+	BAD(optimize.budget_ms, INFINITY);
 	BAD(recheck, 0);
 #undef BAD
 	cfg = good;
-	cfg.w_balance = cfg.w_spread = 0;
+	cfg.optimize.weights.balance = cfg.optimize.weights.spread = 0;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
-	cfg.w_hosts = 1;
+	cfg.optimize.weights.hosts = 1;
 	CHECK_INT(mm_config_check(&cfg), MM_OK);
 	/* the fields do not matter to other algorithms */
 	cfg = good;
 	cfg.algorithm = MM_ALGO_GREEDY;
 	cfg.teams = 1;
 	cfg.team_size = 20;
-	cfg.ping_max = 0;
+	cfg.optimize.ping_max = 0;
 	CHECK_INT(mm_config_check(&cfg), MM_OK);
 
 	oq_init(&q, &good);

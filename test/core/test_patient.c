@@ -35,7 +35,7 @@ pq_init(PatientQueue *q, MMTeamPolicy policy)
 	q->cfg.team_size = 2;
 	q->cfg.max_wait = 100.0;
 	q->cfg.on_timeout = MM_TIMEOUT_BOTS;
-	q->cfg.team_policy = policy;
+	q->cfg.greedy.team_policy = policy;
 	q->pool.tickets = q->tickets;
 	q->pool.groups = q->groups;
 	q->pool.ngroups_cap = PT_MAX;
@@ -164,7 +164,7 @@ test_patient_config(void)
 	q.cfg.team_size = 7;		/* 7v7: k = 14, above MM_PATIENT_MAX_K */
 	CHECK_INT(mm_config_check(&q.cfg), MM_ERR_ARGUMENT);
 	q.cfg.team_size = 2;
-	q.cfg.team_policy = (MMTeamPolicy) 7;
+	q.cfg.greedy.team_policy = (MMTeamPolicy) 7;
 	CHECK_INT(mm_config_check(&q.cfg), MM_ERR_ARGUMENT);
 }
 
@@ -185,12 +185,10 @@ test_patient_burst(void)
 	MMPool		pool = {tickets, N, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0};
 	MMResult	res = {matches, 0, members, teams, expired, 0};
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.algorithm = MM_ALGO_GREEDY;
-	cfg.teams = 2;
+	mm_config_init(&cfg, MM_ALGO_GREEDY);
 	cfg.team_size = 2;
-	cfg.max_wait = 100.0;
-	cfg.team_policy = MM_TEAMS_PATIENT;
+	mm_config_set_max_wait(&cfg, 100.0);
+	cfg.greedy.team_policy = MM_TEAMS_PATIENT;
 	for (int i = 0; i < N; i++)
 	{
 		tickets[i].id = i + 1;
@@ -225,16 +223,14 @@ test_step_bounds(void)
 	MMPool		pool = {&t, 1, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0};
 	MMResult	res = {m, 0, members, teams, expired, 0};
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.algorithm = MM_ALGO_PERIODIC;
+	mm_config_init(&cfg, MM_ALGO_PERIODIC);
 	cfg.teams = 3;
-	cfg.team_size = 1;
-	cfg.max_wait = 5.0;
+	mm_config_set_max_wait(&cfg, 5.0);
 	cfg.arrival_rate = 1e12;
 	CHECK(mm_auto_batch(&cfg) <= 1000000000);
 	CHECK_INT(mm_auto_batch(&cfg) % 3, 0);
 
 	cfg.arrival_rate = 0;
-	cfg.batch = 3;
+	cfg.periodic.batch = 3;
 	CHECK_INT(mm_step(&cfg, &pool, 1e308, &res), MM_ERR_ARGUMENT);
 }

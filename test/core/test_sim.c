@@ -66,32 +66,31 @@ sim_cfg(MMAlgorithm algo, int teams, int team_size, double max_wait,
 {
 	MMConfig	cfg;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.algorithm = algo;
+	mm_config_init(&cfg, algo);
 	cfg.teams = teams;
 	cfg.team_size = team_size;
-	cfg.max_wait = max_wait;
+	mm_config_set_max_wait(&cfg, max_wait);
 	cfg.on_timeout = on_timeout;
 	/* window: 0.05 on arrival, 0.05 more every half second, at most 0.5 */
-	cfg.window = 0.05;
-	cfg.widen = 0.1;
-	cfg.window_max = 0.5;
+	cfg.window.width = 0.05;
+	cfg.window.widen = 0.1;
+	cfg.window.max = 0.5;
 	cfg.recheck = 0.5;
 	/* cluster: halfway decayed at 2.5 s, threshold 0.05, shift the mean wait */
-	cfg.midpoint = 2.5;
-	cfg.steepness = 2.0;
-	cfg.threshold = 0.05;
-	cfg.shift_auto = 1;
+	cfg.cluster.midpoint = 2.5;
+	cfg.cluster.steepness = 2.0;
+	cfg.cluster.threshold = 0.05;
+	cfg.cluster.shift_auto = 1;
 	/* optimize: every factor counts, a couple of restarts (rounds at recheck) */
-	cfg.w_balance = cfg.w_spread = cfg.w_premades = 1.0;
-	cfg.w_ping = cfg.w_variation = cfg.w_hosts = 1.0;
-	cfg.skill_lo = 0.0;
-	cfg.skill_hi = 1.0;
-	cfg.ping_max = 200.0;
-	cfg.host_ping = 100.0;
-	cfg.restarts = 2;
-	cfg.budget_ms = 1e6;		/* never reached: the runs stay reproducible */
-	cfg.seed = 42;
+	cfg.optimize.weights.balance = cfg.optimize.weights.spread = cfg.optimize.weights.premades = 1.0;
+	cfg.optimize.weights.ping = cfg.optimize.weights.variation = cfg.optimize.weights.hosts = 1.0;
+	cfg.optimize.skill_lo = 0.0;
+	cfg.optimize.skill_hi = 1.0;
+	cfg.optimize.ping_max = 200.0;
+	cfg.optimize.host_ping = 100.0;
+	cfg.optimize.restarts = 2;
+	cfg.optimize.budget_ms = 1e6;		/* never reached: the runs stay reproducible */
+	cfg.optimize.seed = 42;
 	return cfg;
 }
 
@@ -140,7 +139,7 @@ test_sim_small(void)
 		double		r[] = {0.1, 0.9, 0.2, 0.8, 0.3, 0.7, 0.4, 0.6};
 
 		cfg = sim_cfg(MM_ALGO_PERIODIC, 2, 1, 100.0, MM_TIMEOUT_BOTS);
-		cfg.batch = 8;
+		cfg.periodic.batch = 8;
 		for (int i = 0; i < 8; i++)
 		{
 			a[i].id = i + 1;
@@ -163,7 +162,7 @@ test_sim_small(void)
 
 	/* difference_wait: the group is final at its deadline 2.5, not later */
 	cfg = sim_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 30.0, MM_TIMEOUT_EXPIRE);
-	cfg.wait_factor = 10.0;
+	cfg.difference_wait.wait_factor = 10.0;
 	a[0] = (MMArrival) {1, 0.5, 0.0};
 	a[1] = (MMArrival) {2, 0.9, 1.0};
 	a[2] = (MMArrival) {3, 0.55, 2.0};
@@ -291,7 +290,7 @@ test_sim_invariants(void)
 						free(o);
 						continue;
 					}
-					cfg.wait_factor = 5.0;
+					cfg.difference_wait.wait_factor = 5.0;
 					cfg.arrival_rate = rates[ri];	/* auto batch and ranges */
 					if (a == NULL || o == NULL)
 					{
@@ -327,9 +326,9 @@ test_sim_deterministic(void)
 		MMSimSummary s1;
 		MMSimSummary s2;
 
-		cfg.batch = 8;
-		cfg.ranges = 3;
-		cfg.wait_factor = 4.0;
+		cfg.periodic.batch = 8;
+		cfg.multi_queue.ranges = 3;
+		cfg.difference_wait.wait_factor = 4.0;
 		CHECK_INT(mm_simulate(&cfg, a, NULL, n, o1, &s1), MM_OK);
 		CHECK_INT(mm_simulate(&cfg, a, NULL, n, o2, &s2), MM_OK);
 		/* field by field: MMOutcome has padding */
@@ -380,14 +379,14 @@ test_sim_periodic_cost(void)
 	double		eq5 = 2.0 / 9.0 + 2.0 * 7.0 / (2.0 * 10.0 * 5.0);
 	double		c;
 
-	cfg.batch = 8;
+	cfg.periodic.batch = 8;
 	c = sim_cost_per_game(&cfg, &s);
 	printf("     periodic n=8: %.4f per game (criteria %.4f, wait %.4f; eq. 5: %.4f), %lld bots\n",
 		   c, s.criteria_cost / s.games, s.wait_cost / s.games, eq5,
 		   (long long) s.bots);
 	CHECK_NEAR(c, eq5, 0.03 * eq5);
 
-	cfg.batch = 10;
+	cfg.periodic.batch = 10;
 	c = sim_cost_per_game(&cfg, &s);
 	printf("     periodic n=10: %.4f per game (eq. 5: %.4f)\n",
 		   c, 2.0 / 11.0 + 2.0 * 9.0 / 100.0);
@@ -403,7 +402,7 @@ test_sim_multi_queue_cost(void)
 	double		eq7 = 2.0 / (6.0 * 3.0) + 6.0 * 2.0 / (2.0 * 10.0 * 5.0);
 	double		c;
 
-	cfg.ranges = 6;
+	cfg.multi_queue.ranges = 6;
 	c = sim_cost_per_game(&cfg, &s);
 	printf("     multi_queue r=6: %.4f per game (criteria %.4f, wait %.4f; eq. 7: %.4f), %lld bots\n",
 		   c, s.criteria_cost / s.games, s.wait_cost / s.games, eq7,
@@ -419,7 +418,7 @@ test_sim_multi_queue_cost(void)
 	cfg = sim_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 5.0, MM_TIMEOUT_BOTS);
 	for (int wf = 1; wf <= 16; wf *= 2)
 	{
-		cfg.wait_factor = wf;
+		cfg.difference_wait.wait_factor = wf;
 		c = sim_cost_per_game(&cfg, &s);
 		printf("     difference_wait f_wait=%d: %.4f per game (criteria %.4f, wait %.4f)\n",
 			   wf, c, s.criteria_cost / s.games, s.wait_cost / s.games);
@@ -466,9 +465,9 @@ test_step_fuzz(void)
 				int64_t		out = 0;
 				int			bad = 0;
 
-				cfg.batch = 2 * k;
-				cfg.ranges = 4;
-				cfg.wait_factor = 3.0;
+				cfg.periodic.batch = 2 * k;
+				cfg.multi_queue.ranges = 4;
+				cfg.difference_wait.wait_factor = 3.0;
 				for (int tick = 0; tick < 600 || pool.ntickets > 0; tick++)
 				{
 					int			before;
@@ -564,7 +563,7 @@ test_step_fuzz(void)
 							if (cnt[g] != k || !(groups[g].finalize_at > now))
 								bad++;
 							if (groups[g].finalize_at >
-								groups[g].formed_at + cfg.wait_factor * groups[g].q + 1e-9)
+								groups[g].formed_at + cfg.difference_wait.wait_factor * groups[g].q + 1e-9)
 								bad++;
 						}
 					}
@@ -656,10 +655,10 @@ test_sim_criteria_one_range(void)
 					MMSimSummary s2;
 					MMStreamData data = {c, NULL, NULL, 0};
 
-					one.ranges = (int) (2 + seed);
+					one.multi_queue.ranges = (int) (2 + seed);
 					two = one;
-					two.ncriteria = 1;
-					two.criterion_ranges[1] = 1;
+					two.criteria.n = 1;
+					two.criteria.ranges[1] = 1;
 					CHECK(a != NULL && c != NULL && o1 != NULL && o2 != NULL);
 					CHECK_INT(mm_simulate(&one, a, NULL, n, o1, &s1), MM_OK);
 					CHECK_INT(mm_simulate(&two, a, &data, n, o2, &s2), MM_OK);
@@ -711,8 +710,8 @@ test_sim_criteria_cost(void)
 	double		cost;
 
 	CHECK(a != NULL && c != NULL);
-	cfg.ncriteria = 1;
-	cfg.ranges = 3;
+	cfg.criteria.n = 1;
+	cfg.multi_queue.ranges = 3;
 	CHECK_INT(mm_simulate(&cfg, a, &data, n, NULL, &s), MM_OK);
 	fixed = s.cost / s.games;
 	printf("     multi_queue 3 x 3: %.4f per game (criteria %.4f, wait %.4f; eq. 7 for D = 2: %.4f), %lld bots\n",
@@ -720,7 +719,7 @@ test_sim_criteria_cost(void)
 		   (long long) s.bots);
 	CHECK_NEAR(fixed, eq7, 0.05 * eq7);
 
-	cfg.ranges = 0;
+	cfg.multi_queue.ranges = 0;
 	cfg.arrival_rate = 10.0;
 	CHECK_INT(mm_simulate(&cfg, a, &data, n, NULL, &s), MM_OK);
 	cost = s.cost / s.games;
@@ -729,7 +728,7 @@ test_sim_criteria_cost(void)
 
 	/* greedy ignores both criteria: eq. 2 per criterion, f = 1 each */
 	cfg = sim_cfg(MM_ALGO_GREEDY, 2, 1, 5.0, MM_TIMEOUT_BOTS);
-	cfg.ncriteria = 1;
+	cfg.criteria.n = 1;
 	CHECK_INT(mm_simulate(&cfg, a, &data, n, NULL, &s), MM_OK);
 	printf("     greedy, two criteria: %.4f per game (eq. 2: %.4f)\n",
 		   s.cost / s.games, 2.0 / 3.0 + 2.0 / 100.0);
@@ -763,7 +762,7 @@ test_sim_optimize_stream_data(void)
 	MMStreamData pdata = {NULL, NULL, ping, 2};
 
 	cfg.recheck = 1.0;
-	cfg.w_variation = cfg.w_hosts = 0;
+	cfg.optimize.weights.variation = cfg.optimize.weights.hosts = 0;
 	/* without the party, the balanced split puts one 0.9 in each team */
 	CHECK_INT(mm_simulate(&cfg, a, NULL, 4, o, &s), MM_OK);
 	CHECK_INT(s.games, 1);
@@ -777,7 +776,7 @@ test_sim_optimize_stream_data(void)
 
 	cfg = sim_cfg(MM_ALGO_OPTIMIZE, 2, 1, 10.0, MM_TIMEOUT_BOTS);
 	cfg.recheck = 1.0;
-	cfg.w_variation = cfg.w_hosts = 0;
+	cfg.optimize.weights.variation = cfg.optimize.weights.hosts = 0;
 	CHECK_INT(mm_simulate(&cfg, b, NULL, 4, o, &s), MM_OK);
 	CHECK_INT(s.games, 2);
 	CHECK(o[0].match_no != o[2].match_no);	/* without pings: any pairs, here 0-1 */

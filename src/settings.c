@@ -1,0 +1,44 @@
+/*
+ * settings.c
+ *		The module's settings (GUCs): which databases the background worker
+ *		serves, how long it naps, whether it runs, and the test-only hold of
+ *		a tick before it commits.
+ */
+#include "matchmaker.h"
+
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+char	   *mm_database = NULL;
+int			mm_naptime = 1000;
+bool		mm_enabled = true;
+char	   *mm_test_hold_tick = NULL;
+
+/*
+ * Define the settings.  matchmaker.database is a server-start setting,
+ * which can only be defined while the library is preloaded.
+ */
+void
+mm_settings_init(void)
+{
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomStringVariable("matchmaker.database",
+								   "Databases whose queues the background worker runs (comma-separated).",
+								   NULL, &mm_database, "postgres",
+								   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("matchmaker.naptime",
+							"Longest time the worker sleeps before it looks at the queues again.",
+							"Each queue also runs when its tick interval is due and when a ticket arrives or leaves.",
+							&mm_naptime, 1000, 10, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomBoolVariable("matchmaker.enabled",
+							 "Whether the background worker runs queues.",
+							 NULL, &mm_enabled, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("matchmaker.test_hold_tick",
+							   "For tests only: a tick of this queue that makes matches waits before it commits.",
+							   "The tick waits, its matches written and not committed, until its process is cancelled, terminated or killed.",
+							   &mm_test_hold_tick, "",
+							   PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("matchmaker");
+}

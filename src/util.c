@@ -1,0 +1,110 @@
+/*
+ * util.c
+ *		What the SQL functions share: checks of their arguments, the
+ *		caller's values in messages, kept plans and the core's failures.
+ */
+#include "matchmaker.h"
+
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+
+/*
+ * A caller's string for an error message: at most MM_MESSAGE_MAX_BYTES
+ * bytes, cut at a character boundary and marked with "...", so that a
+ * hostile argument cannot flood the client and the server log.
+ */
+const char *
+mm_shorten(const char *s)
+{
+	int			len = strlen(s);
+	int			cut;
+
+	if (len <= MM_MESSAGE_MAX_BYTES)
+		return s;
+	cut = pg_mbcliplen(s, len, MM_MESSAGE_MAX_BYTES);
+	return psprintf("%.*s...", cut, s);
+}
+
+/* A double as text for a message, as float8 output writes it (no digits lost). */
+const char *
+mm_float_text(double d)
+{
+	return float8out_internal(d);
+}
+
+/* Raise the error for a NULL argument that must not be NULL. */
+void
+mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be null", argname),
+				 errhint("Pass a value for %s.", argname)));
+}
+
+/* A text argument that must not be NULL, as a C string. */
+char *
+mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
+{
+	mm_require_arg(fcinfo, argno, argname);
+	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
+}
+
+/* Prepare a statement once per backend and keep it in *slot. */
+SPIPlanPtr
+mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	if (*slot == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare \"%s\": %s", sql, SPI_result_code_string(SPI_result));
+		*slot = plan;
+	}
+	return *slot;
+}
+
+/*
+ * Raise the error of a core function's failure st (not MM_OK).  doing
+ * names the computation ("matching queue \"duel\""), for "out of memory
+ * while ..." and "... failed with status N"; interrupted, when not NULL,
+ * is the message of an interruption the backend's own check did not
+ * raise (else "... was interrupted"); refused, when not NULL, the message
+ * of arguments the core refused (else the status is reported).
+ */
+void
+mm_status_error(MMStatus st, const char *doing, const char *interrupted,
+				const char *refused)
+{
+	switch (st)
+	{
+		case MM_ERR_NOMEM:
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory while %s", doing)));
+			break;
+		case MM_ERR_INTERRUPTED:
+			CHECK_FOR_INTERRUPTS();
+			if (interrupted != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_QUERY_CANCELED),
+						 errmsg("%s", interrupted)));
+			ereport(ERROR,
+					(errcode(ERRCODE_QUERY_CANCELED),
+					 errmsg("%s was interrupted", doing)));
+			break;
+		case MM_ERR_ARGUMENT:
+			if (refused != NULL)
+				elog(ERROR, "%s", refused);
+			break;
+		case MM_OK:
+			break;
+	}
+	elog(ERROR, "%s failed with status %d", doing, (int) st);
+}
