@@ -1,5 +1,5 @@
 /*
- * mm_diffwait.c
+ * difference_wait.c
  *		The difference_wait algorithm (Schlup 4.4), generalised from pairs
  *		to games of k players.
  *
@@ -516,25 +516,6 @@ process_candidate(DWState *s, int x)
 	return -1;
 }
 
-/* Append a match of the n tickets in idx (k - n bots) to the result. */
-static void
-add_match(MMResult *res, const int *idx, int n, int k)
-{
-	MMMatch    *m = &res->matches[res->nmatches];
-	int			first = 0;
-
-	if (res->nmatches > 0)
-		first = res->matches[res->nmatches - 1].first +
-			res->matches[res->nmatches - 1].nmembers;
-	m->first = first;
-	m->nmembers = n;
-	m->bots = k - n;
-	m->cost.criteria = m->cost.wait = m->cost.total = 0.0;
-	for (int i = 0; i < n; i++)
-		res->members[first + i] = idx[i];
-	res->nmatches++;
-}
-
 /*
  * One difference_wait step: (0) groups already due become matches, (1)
  * candidates, (2) groups due now become matches, (3) timed-out ungrouped
@@ -543,8 +524,8 @@ add_match(MMResult *res, const int *idx, int n, int k)
  * the matches.
  */
 MMStatus
-mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double now,
-						MMResult *result)
+mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double prev,
+						double now, MMResult *result)
 {
 	DWState		s;
 	int			n = pool->ntickets;
@@ -562,6 +543,7 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double now,
 	int			ntaken = 0;
 	int			nsurv = 0;
 
+	(void) prev;
 	if (nold < 0 || nold > pool->ngroups_cap || pool->ngroups_cap < maxg ||
 		(maxg > 0 && pool->groups == NULL) || (nold > 0 && pool->groups == NULL))
 		return MM_ERR_ARGUMENT;
@@ -677,7 +659,7 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double now,
 	}
 	for (int j = 0; j < nkeys; j++)
 	{
-		add_match(result, taken + (size_t) j * k, k, k);
+		mm_add_match(result, taken + (size_t) j * k, k, k);
 		oldcount[keys[j].idx] = -1; /* emitted */
 	}
 	nkeys = 0;
@@ -781,7 +763,7 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double now,
 	{
 		int			g = keys[j].idx;
 
-		add_match(result, s.gmem + (size_t) g * k, k, k);
+		mm_add_match(result, s.gmem + (size_t) g * k, k, k);
 		for (int i = 0; i < k; i++)
 			s.grp[s.gmem[(size_t) g * k + i]] = -2;	/* gone */
 	}
@@ -798,7 +780,7 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double now,
 		int			m = ntaken - c < k ? ntaken - c : k;
 
 		if (m == k || cfg->on_timeout == MM_TIMEOUT_BOTS)
-			add_match(result, taken + c, m, k);
+			mm_add_match(result, taken + c, m, k);
 		else
 			for (int i = 0; i < m; i++)
 				result->expired[result->nexpired++] = taken[c + i];
@@ -839,4 +821,32 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double now,
 
 	free(block);
 	return MM_OK;
+}
+
+/*
+ * The earliest ungrouped ticket's timeout or provisional group's
+ * finalisation (grouped tickets finalise before they could time out).
+ */
+double
+mm_difference_wait_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	double		d = INFINITY;
+
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		const MMTicket *t = &pool->tickets[i];
+
+		if (t->group < 0 || t->group >= pool->ngroups)
+		{
+			double		td = t->arrival + cfg->max_wait;
+
+			if (td < d)
+				d = td;
+		}
+	}
+	if (pool->groups != NULL)
+		for (int g = 0; g < pool->ngroups; g++)
+			if (pool->groups[g].finalize_at < d)
+				d = pool->groups[g].finalize_at;
+	return d;
 }

@@ -1,5 +1,5 @@
 /*
- * mm_optimal.c
+ * offline_optimum.c
  *		Schlup's offline optimum OPT for pairs (k = 2, one criterion).
  *
  * OPT sees the whole stream in advance.  It puts every player either in an

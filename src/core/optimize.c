@@ -1,5 +1,5 @@
 /*
- * mm_optimize.c
+ * optimize.c
  *		The optimize algorithm, after the Awesomenauts matchmaking write-up:
  *		the waiting players are matched all at once in rounds, every match
  *		is scored as a weighted average of several factors, and a search
@@ -1495,8 +1495,8 @@ mm_optimize_round(const MMConfig *cfg, const MMPool *pool, double now,
 
 /* See mm_internal.h. */
 MMStatus
-mm_optimize_step(const MMConfig *cfg, const MMPool *pool, double prev,
-				 double now, MMResult *result)
+mm_optimize_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
+				 MMResult *result)
 {
 	int			n = pool->ntickets;
 	int			due = 0;

@@ -1,5 +1,5 @@
 /*
- * mm_teams.c
+ * teams.c
  *		Splitting the players of one match into balanced teams.
  *
  * The real players of a match are split over cfg->teams teams of

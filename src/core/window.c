@@ -1,5 +1,5 @@
 /*
- * mm_window.c
+ * window.c
  *		The window algorithm, after hplus0603's rules in the "Matching
  *		players in an online 1vs1 game" thread: every ticket accepts
  *		partners within a window around its own rating that widens with its
@@ -25,7 +25,7 @@
  * Windows widen at the instants that are whole multiples of recheck on the
  * caller's clock (every window at once, so a queue is looked at once per
  * recheck, however many tickets wait); a step decides on the windows of
- * its time, and mm_window_next_widening names the next instant after the
+ * its time, and mm_window_deadline names the next instant after the
  * pool's last step, so that a caller stepping at every arrival and
  * deadline sees every change (doc/algorithms.md).
  */
@@ -53,51 +53,6 @@ axis_cmp(const void *a, const void *b)
 	if (l->x > r->x)
 		return 1;
 	return (l->idx > r->idx) - (l->idx < r->idx);
-}
-
-/*
- * The recheck grid: the instants epoch + t that are whole multiples of
- * recheck on the caller's absolute clock (pool->epoch is the absolute time
- * of t = 0).  grid_index(t) is the number of the last instant at or before
- * t; it is computed on the same expression as mm_recheck_next, so that a
- * step at that instant counts it whatever the rounding.
- */
-static double
-grid_index(const MMConfig *cfg, const MMPool *pool, double t)
-{
-	double		g = floor((pool->epoch + t) / cfg->recheck);
-
-	if ((g + 1) * cfg->recheck - pool->epoch <= t)
-		g += 1;
-	else if (g * cfg->recheck - pool->epoch > t)
-		g -= 1;
-	return g;
-}
-
-/* How many grid instants lie in (arrival, now]. */
-double
-mm_recheck_count(const MMConfig *cfg, const MMPool *pool, double arrival, double now)
-{
-	if (!(now > arrival))
-		return 0;
-	return grid_index(cfg, pool, now) - grid_index(cfg, pool, arrival);
-}
-
-/* The first grid instant after the pool's last step. */
-double
-mm_recheck_next(const MMConfig *cfg, const MMPool *pool)
-{
-	double		t = (grid_index(cfg, pool, pool->stepped_at) + 1) * cfg->recheck - pool->epoch;
-
-	/* beyond the precision of the clock no later instant can be told apart */
-	return t > pool->stepped_at ? t : INFINITY;
-}
-
-/* The last grid instant at or before t. */
-double
-mm_recheck_last(const MMConfig *cfg, const MMPool *pool, double t)
-{
-	return grid_index(cfg, pool, t) * cfg->recheck - pool->epoch;
 }
 
 /* A ticket's window at time now. */
@@ -157,7 +112,7 @@ run_accepted(const MMConfig *cfg, const MMPool *pool, const double *x,
 }
 
 MMStatus
-mm_window_step(const MMConfig *cfg, const MMPool *pool, double now,
+mm_window_step(const MMConfig *cfg, MMPool *pool, double prev_step, double now,
 			   MMResult *res)
 {
 	int			n = pool->ntickets;
@@ -171,6 +126,7 @@ mm_window_step(const MMConfig *cfg, const MMPool *pool, double now,
 	char	   *taken = calloc((size_t) n, 1);
 	MMStatus	st = MM_OK;
 
+	(void) prev_step;
 	if (axis == NULL || x == NULL || w == NULL ||
 		prev == NULL || next == NULL || kept == NULL || taken == NULL)
 	{
@@ -290,8 +246,8 @@ done:
  * The first widening after the pool's last step: the next grid instant,
  * unless every window is at its cap (INFINITY then).
  */
-double
-mm_window_next_widening(const MMConfig *cfg, const MMPool *pool)
+static double
+next_widening(const MMConfig *cfg, const MMPool *pool)
 {
 	if (!(cfg->window.widen > 0))
 		return INFINITY;
@@ -299,4 +255,19 @@ mm_window_next_widening(const MMConfig *cfg, const MMPool *pool)
 		if (window_at(cfg, pool, pool->tickets[i].arrival, pool->stepped_at) < cfg->window.max)
 			return mm_recheck_next(cfg, pool);
 	return INFINITY;
+}
+
+/*
+ * The oldest ticket's timeout, or the first widening after the pool's last
+ * step if sooner (fewer than k tickets can only time out).
+ */
+double
+mm_window_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	double		t = pool->tickets[0].arrival + cfg->max_wait;
+	double		w = INFINITY;
+
+	if (pool->ntickets >= mm_config_k(cfg))
+		w = next_widening(cfg, pool);
+	return w < t ? w : t;
 }

@@ -1,5 +1,5 @@
 /*
- * mm_cluster.c
+ * cluster.c
  *		The cluster algorithm, after "Replicating CS:GO Player Queueing":
  *		ratings decay toward the queue's mean with the wait, along a
  *		logistic curve, and the tickets, oldest first, join the closest
@@ -17,7 +17,7 @@
  * mean together and never cross.  A newcomer is shifted as if it had
  * already waited the queue's average wait: tau = max(wait, shift).  The
  * wait counts in whole recheck periods (the recheck instants of
- * mm_window.c), so the clusters only change at arrivals, departures and
+ * recheck.c), so the clusters only change at arrivals, departures and
  * those instants.
  *
  * A step rebuilds the clusters from the waiting tickets, so no state is
@@ -66,7 +66,7 @@ add_cluster(MMResult *res, int m, const int *next_member, int *buf, int k)
 }
 
 MMStatus
-mm_cluster_step(const MMConfig *cfg, const MMPool *pool, double now,
+mm_cluster_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 				MMResult *res)
 {
 	int			n = pool->ntickets;
@@ -88,6 +88,7 @@ mm_cluster_step(const MMConfig *cfg, const MMPool *pool, double now,
 	double		mean = 0;
 	MMStatus	st = MM_OK;
 
+	(void) prev;
 	if (sum == NULL || size == NULL || bucket_of == NULL || bnext == NULL ||
 		bprev == NULL || first == NULL || next_member == NULL || head == NULL ||
 		cluster_of == NULL || buf == NULL)
