@@ -128,27 +128,18 @@ take_by_rings(const int *r, const int64_t *stride, int dims,
 	return ntake;
 }
 
-/*
- * multi_queue (4.3).  Phase 1: per range, the tickets in arrival order
- * form games of k (the order of the games is the arrival order of the
- * ticket that completed them).  Phase 2: timed-out tickets, oldest first,
- * take companions by radius growth over the non-empty ranges; the tickets
- * taken from a range are always its oldest, so every range is consumed
- * from its head.  With several criteria a "range" is a cell of the grid
- * of every criterion's ranges (Schlup: a queue for every combination).
- */
-MMStatus
-mm_multi_queue_step(const MMConfig *cfg, MMPool *pool, double prev,
-					double now, MMResult *res)
+/* The working state of one multi_queue step. */
+typedef struct MQState
 {
-	int			k = mm_config_k(cfg);
-	int			n = pool->ntickets;
-	int			dims = cfg->criteria.n + 1;
-	int			rd[MM_MAX_CRITERIA];
-	int64_t		stride[MM_MAX_CRITERIA];
-	int64_t		r = 1;			/* cells */
-	void	   *block;
-	RangedIndex *ord;
+	int			k;
+	int			n;				/* tickets in the pool */
+	int			dims;			/* criteria, the rating included */
+	int			rd[MM_MAX_CRITERIA];	/* ranges of each criterion */
+	int64_t		stride[MM_MAX_CRITERIA];	/* cell number = sum of coordinate * stride */
+	int64_t		r;				/* cells */
+	int			counting;		/* counting sort instead of qsort */
+	void	   *block;			/* the one allocation of the step */
+	RangedIndex *ord;			/* tickets by cell, arrival order within */
 	FullQueue  *full;
 	int64_t    *rng;			/* ticket -> range, then non-empty range ->
 								 * range number */
@@ -156,54 +147,58 @@ mm_multi_queue_step(const MMConfig *cfg, MMPool *pool, double prev,
 	int		   *end;			/* non-empty range -> end of its entries */
 	int		   *where;			/* ticket -> non-empty range */
 	unsigned char *gone;		/* ticket matched or expired */
-	RingCell   *ring = NULL;	/* several criteria: radius growth scratch */
-	int			nfull = 0;
-	int			nr = 0;
-	int			waiting = 0;
-	int			take[MM_MAX_K];
-	int			counting;
+	RingCell   *ring;			/* several criteria: radius growth scratch */
 	int		   *cnt;			/* counting sort: start of each range */
+	int			nr;				/* non-empty ranges */
+	int			waiting;		/* tickets still waiting in them */
+} MQState;
 
-	(void) prev;
-	if (n < k && !mm_timed_out(&pool->tickets[0], now, cfg->max_wait))
-		return MM_OK;			/* no queue can be full, nobody timed out */
+/*
+ * One block for all scratch (int64_t-sized pieces first).  With few
+ * ranges a counting sort (stable, so arrival order within a range)
+ * replaces qsort: a step runs for every arrival.
+ */
+static MMStatus
+mq_alloc(MQState *q)
+{
+	int			n = q->n;
+	int			k = q->k;
 
-	mm_criteria_ranges(cfg, rd);
-	for (int d = 0; d < dims; d++)
-	{
-		stride[d] = r;
-		r *= rd[d];
-	}
-
-	/*
-	 * One block for all scratch (int64_t-sized pieces first).  With few
-	 * ranges a counting sort (stable, so arrival order within a range)
-	 * replaces qsort: a step runs for every arrival.
-	 */
-	counting = r <= 4 * (int64_t) n + 64;
-	block = malloc(sizeof(RangedIndex) * (size_t) n +
-				   (dims > 1 ? sizeof(RingCell) * (size_t) n : 0) +
-				   sizeof(FullQueue) * (size_t) (n / k + 1) +
-				   sizeof(int64_t) * (size_t) n +
-				   sizeof(int) * 3 * (size_t) n + (size_t) n +
-				   (counting ? sizeof(int) * (size_t) (r + 1) : 0));
-	if (block == NULL)
+	q->counting = q->r <= 4 * (int64_t) n + 64;
+	q->block = malloc(sizeof(RangedIndex) * (size_t) n +
+					  (q->dims > 1 ? sizeof(RingCell) * (size_t) n : 0) +
+					  sizeof(FullQueue) * (size_t) (n / k + 1) +
+					  sizeof(int64_t) * (size_t) n +
+					  sizeof(int) * 3 * (size_t) n + (size_t) n +
+					  (q->counting ? sizeof(int) * (size_t) (q->r + 1) : 0));
+	if (q->block == NULL)
 		return MM_ERR_NOMEM;
-	ord = (RangedIndex *) block;
-	rng = (int64_t *) (ord + n);
-	if (dims > 1)
+	q->ord = (RangedIndex *) q->block;
+	q->rng = (int64_t *) (q->ord + n);
+	q->ring = NULL;
+	if (q->dims > 1)
 	{
-		ring = (RingCell *) (rng + n);
-		full = (FullQueue *) (ring + n);
+		q->ring = (RingCell *) (q->rng + n);
+		q->full = (FullQueue *) (q->ring + n);
 	}
 	else
-		full = (FullQueue *) (rng + n);
-	head = (int *) (full + n / k + 1);
-	end = head + n;
-	where = end + n;
-	cnt = where + n;			/* r + 1 entries when counting */
-	gone = (unsigned char *) (cnt + (counting ? r + 1 : 0));
-	memset(gone, 0, (size_t) n);
+		q->full = (FullQueue *) (q->rng + n);
+	q->head = (int *) (q->full + n / k + 1);
+	q->end = q->head + n;
+	q->where = q->end + n;
+	q->cnt = q->where + n;		/* r + 1 entries when counting */
+	q->gone = (unsigned char *) (q->cnt + (q->counting ? q->r + 1 : 0));
+	memset(q->gone, 0, (size_t) n);
+	return MM_OK;
+}
+
+/* Sort the tickets by their range (cell) into q->ord, arrival order within. */
+static void
+sort_by_range(MQState *q, const MMConfig *cfg, const MMPool *pool)
+{
+	int			n = q->n;
+	RangedIndex *ord = q->ord;
+	int64_t    *rng = q->rng;
 
 	/* rng temporarily holds each ticket's range (cell) */
 	for (int i = 0; i < n; i++)
@@ -211,22 +206,24 @@ mm_multi_queue_step(const MMConfig *cfg, MMPool *pool, double prev,
 		const MMTicket *t = &pool->tickets[i];
 		int64_t		cellno = 0;
 
-		for (int d = 0; d < dims; d++)
+		for (int d = 0; d < q->dims; d++)
 		{
 			double		v = d == 0 ? t->rating :
 				pool->criteria[(size_t) t->crow * cfg->criteria.n + d - 1];
-			int64_t		q = (int64_t) floor(v * (double) rd[d]);
+			int64_t		c = (int64_t) floor(v * (double) q->rd[d]);
 
-			cellno += (q < rd[d] - 1 ? q : rd[d] - 1) * stride[d];
+			cellno += (c < q->rd[d] - 1 ? c : q->rd[d] - 1) * q->stride[d];
 		}
 		rng[i] = cellno;
 	}
-	if (counting)
+	if (q->counting)
 	{
-		memset(cnt, 0, sizeof(int) * (size_t) (r + 1));
+		int		   *cnt = q->cnt;
+
+		memset(cnt, 0, sizeof(int) * (size_t) (q->r + 1));
 		for (int i = 0; i < n; i++)
 			cnt[rng[i] + 1]++;
-		for (int64_t b = 0; b < r; b++)
+		for (int64_t b = 0; b < q->r; b++)
 			cnt[b + 1] += cnt[b];
 		for (int i = 0; i < n; i++)
 		{
@@ -245,8 +242,22 @@ mm_multi_queue_step(const MMConfig *cfg, MMPool *pool, double prev,
 		}
 		qsort(ord, n, sizeof(RangedIndex), ranged_cmp);
 	}
+}
 
-	/* phase 1: full queues; what is left of each range is its tail */
+/*
+ * Phase 1: per range, the tickets in arrival order form games of k, in
+ * the arrival order of the ticket that completed them; what is left of
+ * each range is its tail, listed as a non-empty range.
+ */
+static void
+match_full_queues(MQState *q, MMResult *res)
+{
+	int			n = q->n;
+	int			k = q->k;
+	const RangedIndex *ord = q->ord;
+	int			nfull = 0;
+	int			take[MM_MAX_K];
+
 	for (int b = 0; b < n;)
 	{
 		int			e = b;
@@ -257,120 +268,188 @@ mm_multi_queue_step(const MMConfig *cfg, MMPool *pool, double prev,
 		tail = b + (e - b) / k * k;
 		for (int p = b; p < tail; p += k)
 		{
-			full[nfull].pos = p;
-			full[nfull].last = ord[p + k - 1].idx;
+			q->full[nfull].pos = p;
+			q->full[nfull].last = ord[p + k - 1].idx;
 			nfull++;
 		}
 		for (int p = b; p < tail; p++)
-			gone[ord[p].idx] = 1;
+			q->gone[ord[p].idx] = 1;
 		if (tail < e)
 		{
-			rng[nr] = ord[b].range;
-			head[nr] = tail;
-			end[nr] = e;
+			q->rng[q->nr] = ord[b].range;
+			q->head[q->nr] = tail;
+			q->end[q->nr] = e;
 			for (int p = tail; p < e; p++)
-				where[ord[p].idx] = nr;
-			waiting += e - tail;
-			nr++;
+				q->where[ord[p].idx] = q->nr;
+			q->waiting += e - tail;
+			q->nr++;
 		}
 		b = e;
 	}
-	qsort(full, nfull, sizeof(FullQueue), fullqueue_cmp);
+	qsort(q->full, nfull, sizeof(FullQueue), fullqueue_cmp);
 	for (int f = 0; f < nfull; f++)
 	{
 		for (int j = 0; j < k; j++)
-			take[j] = ord[full[f].pos + j].idx;
+			take[j] = ord[q->full[f].pos + j].idx;
 		mm_add_match(res, take, k, k);
 	}
+}
 
-	/* phase 2: timeouts, oldest first */
-	for (int x = 0; x < n && waiting > 0; x++)
+/*
+ * Radius growth along the range numbers from non-empty range rx: the
+ * nearer neighbour first, oldest first across two at the same distance,
+ * until take holds k.  Returns the new ntake.
+ */
+static int
+take_by_neighbours(MQState *q, int rx, int *take, int ntake)
+{
+	int			k = q->k;
+	const RangedIndex *ord = q->ord;
+	int		   *head = q->head;
+	const int  *end = q->end;
+	int			left = rx - 1;
+	int			right = rx + 1;
+
+	while (ntake < k)
+	{
+		int64_t		dl;
+		int64_t		dr;
+
+		while (left >= 0 && head[left] == end[left])
+			left--;
+		while (right < q->nr && head[right] == end[right])
+			right++;
+		dl = left >= 0 ? q->rng[rx] - q->rng[left] : INT64_MAX;
+		dr = right < q->nr ? q->rng[right] - q->rng[rx] : INT64_MAX;
+		if (dl == INT64_MAX && dr == INT64_MAX)
+			break;				/* cannot happen: enough are waiting */
+		if (dl == dr)
+		{
+			/* both neighbours at this distance: oldest first across them */
+			while (ntake < k && (head[left] < end[left] || head[right] < end[right]))
+			{
+				if (head[right] == end[right] ||
+					(head[left] < end[left] &&
+					 ord[head[left]].idx < ord[head[right]].idx))
+					take[ntake++] = ord[head[left]++].idx;
+				else
+					take[ntake++] = ord[head[right]++].idx;
+			}
+		}
+		else if (dl < dr)
+		{
+			while (ntake < k && head[left] < end[left])
+				take[ntake++] = ord[head[left]++].idx;
+		}
+		else
+		{
+			while (ntake < k && head[right] < end[right])
+				take[ntake++] = ord[head[right]++].idx;
+		}
+	}
+	return ntake;
+}
+
+/*
+ * Phase 2: timed-out tickets, oldest first, take companions by radius
+ * growth over the non-empty ranges; the tickets taken from a range are
+ * always its oldest, so every range is consumed from its head.
+ */
+static void
+settle_timeouts(MQState *q, const MMConfig *cfg, const MMPool *pool,
+				double now, MMResult *res)
+{
+	int			n = q->n;
+	int			k = q->k;
+	int			take[MM_MAX_K];
+
+	for (int x = 0; x < n && q->waiting > 0; x++)
 	{
 		int			rx;
 		int			ntake = 0;
-		int			left;
-		int			right;
 
-		if (gone[x])
+		if (q->gone[x])
 			continue;
 		if (!mm_timed_out(&pool->tickets[x], now, cfg->max_wait))
 			break;				/* every later ticket is younger */
-		rx = where[x];
+		rx = q->where[x];
 
-		if (waiting - 1 < k - 1)
+		if (q->waiting - 1 < k - 1)
 		{
 			/* not enough players anywhere */
 			if (cfg->on_timeout == MM_TIMEOUT_EXPIRE)
 			{
 				res->expired[res->nexpired++] = x;
-				gone[x] = 1;
-				head[rx]++;		/* x is the oldest of its range */
-				waiting--;
+				q->gone[x] = 1;
+				q->head[rx]++;	/* x is the oldest of its range */
+				q->waiting--;
 				continue;
 			}
 			for (int i = x; i < n; i++)
-				if (!gone[i])
+				if (!q->gone[i])
 				{
 					take[ntake++] = i;
-					gone[i] = 1;
+					q->gone[i] = 1;
 				}
 			mm_add_match(res, take, ntake, k);
-			waiting = 0;
+			q->waiting = 0;
 			break;
 		}
 
 		/* radius growth; x heads its own range, which comes first */
-		left = rx - 1;
-		right = rx + 1;
-		while (ntake < k && head[rx] < end[rx])
-			take[ntake++] = ord[head[rx]++].idx;
-		if (dims > 1)
-			ntake = take_by_rings(rd, stride, dims, rng, head, end, nr, ord,
-								  rx, ring, take, ntake, k);
-		while (ntake < k)
-		{
-			int64_t		dl;
-			int64_t		dr;
-
-			while (left >= 0 && head[left] == end[left])
-				left--;
-			while (right < nr && head[right] == end[right])
-				right++;
-			dl = left >= 0 ? rng[rx] - rng[left] : INT64_MAX;
-			dr = right < nr ? rng[right] - rng[rx] : INT64_MAX;
-			if (dl == INT64_MAX && dr == INT64_MAX)
-				break;			/* cannot happen: enough are waiting */
-			if (dl == dr)
-			{
-				/* both neighbours at this distance: oldest first across them */
-				while (ntake < k && (head[left] < end[left] || head[right] < end[right]))
-				{
-					if (head[right] == end[right] ||
-						(head[left] < end[left] &&
-						 ord[head[left]].idx < ord[head[right]].idx))
-						take[ntake++] = ord[head[left]++].idx;
-					else
-						take[ntake++] = ord[head[right]++].idx;
-				}
-			}
-			else if (dl < dr)
-			{
-				while (ntake < k && head[left] < end[left])
-					take[ntake++] = ord[head[left]++].idx;
-			}
-			else
-			{
-				while (ntake < k && head[right] < end[right])
-					take[ntake++] = ord[head[right]++].idx;
-			}
-		}
+		while (ntake < k && q->head[rx] < q->end[rx])
+			take[ntake++] = q->ord[q->head[rx]++].idx;
+		if (q->dims > 1)
+			ntake = take_by_rings(q->rd, q->stride, q->dims, q->rng, q->head,
+								  q->end, q->nr, q->ord, rx, q->ring, take,
+								  ntake, k);
+		ntake = take_by_neighbours(q, rx, take, ntake);
 		for (int i = 0; i < ntake; i++)
-			gone[take[i]] = 1;
-		waiting -= ntake;
+			q->gone[take[i]] = 1;
+		q->waiting -= ntake;
 		mm_add_match(res, take, ntake, k);
 	}
+}
 
-	free(block);
+/*
+ * multi_queue (4.3).  Phase 1: per range, the tickets in arrival order
+ * form games of k (the order of the games is the arrival order of the
+ * ticket that completed them).  Phase 2: timed-out tickets, oldest first,
+ * take companions by radius growth over the non-empty ranges; the tickets
+ * taken from a range are always its oldest, so every range is consumed
+ * from its head.  With several criteria a "range" is a cell of the grid
+ * of every criterion's ranges (Schlup: a queue for every combination).
+ */
+MMStatus
+mm_multi_queue_step(const MMConfig *cfg, MMPool *pool, double prev,
+					double now, MMResult *res)
+{
+	MQState		q;
+
+	(void) prev;
+	if (pool->ntickets < mm_config_k(cfg) &&
+		!mm_timed_out(&pool->tickets[0], now, cfg->max_wait))
+		return MM_OK;			/* no queue can be full, nobody timed out */
+
+	memset(&q, 0, sizeof(q));
+	q.k = mm_config_k(cfg);
+	q.n = pool->ntickets;
+	q.dims = cfg->criteria.n + 1;
+	mm_criteria_ranges(cfg, q.rd);
+	q.r = 1;
+	for (int d = 0; d < q.dims; d++)
+	{
+		q.stride[d] = q.r;
+		q.r *= q.rd[d];
+	}
+	if (mq_alloc(&q) != MM_OK)
+		return MM_ERR_NOMEM;
+
+	sort_by_range(&q, cfg, pool);
+	match_full_queues(&q, res);
+	settle_timeouts(&q, cfg, pool, now, res);
+
+	free(q.block);
 	return MM_OK;
 }
 
