@@ -65,140 +65,208 @@ add_cluster(MMResult *res, int m, const int *next_member, int *buf, int k)
 	mm_add_match(res, buf, n, k);
 }
 
+/*
+ * The clusters of one step (at most one per ticket): centroid sums and
+ * sizes, the lists of clusters by bucket of their centroid, and each
+ * cluster's members as a list.
+ */
+typedef struct Clusters
+{
+	int			k;
+	double		theta;			/* the threshold, also the buckets' width */
+	int			nbuckets;
+	int			n;				/* clusters opened */
+	double	   *sum;			/* centroid sum */
+	int		   *size;
+	int		   *bucket_of;
+	int		   *bnext;			/* bucket list, doubly linked */
+	int		   *bprev;
+	int		   *head;			/* bucket -> its first cluster, or -1 */
+	int		   *first;			/* a cluster's members: a list */
+	int		   *next_member;	/* ticket -> the next member of its cluster */
+	int		   *cluster_of;		/* ticket -> its cluster */
+	int		   *buf;			/* k entries: a match's members */
+} Clusters;
+
+/* The bucket of position y. */
+static int
+bucket_at(const Clusters *C, double y)
+{
+	int			b = (int) floor(y / C->theta);
+
+	if (b >= C->nbuckets)
+		b = C->nbuckets - 1;
+	if (b < 0)
+		b = 0;
+	return b;
+}
+
+/*
+ * The open cluster whose centroid is nearest to y within its bucket b and
+ * the two next to it (the lowest number on a tie), or -1; its distance
+ * goes to *dist.
+ */
+static int
+nearest_cluster(const Clusters *C, double y, int b, double *dist)
+{
+	int			best = -1;
+	double		best_d = INFINITY;
+
+	for (int nb = b - 1; nb <= b + 1; nb++)
+	{
+		if (nb < 0 || nb >= C->nbuckets)
+			continue;
+		for (int c = C->head[nb]; c >= 0; c = C->bnext[c])
+		{
+			double		d = fabs(C->sum[c] / C->size[c] - y);
+
+			if (d < best_d || (d == best_d && c < best))
+			{
+				best = c;
+				best_d = d;
+			}
+		}
+	}
+	*dist = best_d;
+	return best;
+}
+
+/* Take cluster c out of its bucket's list. */
+static void
+unlink_cluster(Clusters *C, int c)
+{
+	if (C->bprev[c] >= 0)
+		C->bnext[C->bprev[c]] = C->bnext[c];
+	else
+		C->head[C->bucket_of[c]] = C->bnext[c];
+	if (C->bnext[c] >= 0)
+		C->bprev[C->bnext[c]] = C->bprev[c];
+}
+
+/* Put cluster c at the head of the list of its centroid's bucket. */
+static void
+link_cluster(Clusters *C, int c)
+{
+	int			b = bucket_at(C, C->sum[c] / C->size[c]);
+
+	C->bucket_of[c] = b;
+	C->bprev[c] = -1;
+	C->bnext[c] = C->head[b];
+	if (C->head[b] >= 0)
+		C->bprev[C->head[b]] = c;
+	C->head[b] = c;
+}
+
+/*
+ * Ticket i at decayed position y joins the nearest centroid within the
+ * threshold or opens a new cluster; a cluster that reaches k is a match.
+ */
+static void
+join_cluster(Clusters *C, int i, double y, MMResult *res)
+{
+	double		dist;
+	int			c = nearest_cluster(C, y, bucket_at(C, y), &dist);
+
+	if (c >= 0 && dist < C->theta)
+	{
+		/* leave its bucket; it goes back below unless it is full */
+		unlink_cluster(C, c);
+	}
+	else
+	{
+		c = C->n++;
+		C->sum[c] = 0;
+		C->size[c] = 0;
+		C->first[c] = -1;
+	}
+	C->sum[c] += y;
+	C->size[c]++;
+	C->next_member[i] = C->first[c];
+	C->first[c] = i;
+	C->cluster_of[i] = c;
+	if (C->size[c] == C->k)
+	{
+		add_cluster(res, C->first[c], C->next_member, C->buf, C->k);
+		return;
+	}
+	link_cluster(C, c);
+}
+
+/*
+ * Timed-out tickets, oldest first: with bots, the open cluster holding one
+ * plays, completed with computer players; else they expire.
+ */
+static void
+settle_timeouts(Clusters *C, const MMConfig *cfg, const MMPool *pool,
+				double now, MMResult *res)
+{
+	for (int i = 0; i < pool->ntickets && mm_timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
+	{
+		int			c = C->cluster_of[i];
+
+		if (C->size[c] == C->k || C->size[c] == 0)
+			continue;			/* matched, or already played with bots */
+		if (cfg->on_timeout == MM_TIMEOUT_BOTS)
+		{
+			add_cluster(res, C->first[c], C->next_member, C->buf, C->k);
+			C->size[c] = 0;
+		}
+		else
+			res->expired[res->nexpired++] = i;
+	}
+}
+
 MMStatus
 mm_cluster_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 				MMResult *res)
 {
 	int			n = pool->ntickets;
-	int			k = mm_config_k(cfg);
-	double		theta = cfg->cluster.threshold;
-	int			nbuckets = (int) floor(1.0 / theta) + 1;
-	/* per cluster (at most n): centroid sum, size, bucket list, members */
-	double	   *sum = malloc(sizeof(double) * (size_t) n);
-	int		   *size = malloc(sizeof(int) * (size_t) n);
-	int		   *bucket_of = malloc(sizeof(int) * (size_t) n);
-	int		   *bnext = malloc(sizeof(int) * (size_t) n);
-	int		   *bprev = malloc(sizeof(int) * (size_t) n);
-	int		   *first = malloc(sizeof(int) * (size_t) n);	/* a cluster's members: a list */
-	int		   *next_member = malloc(sizeof(int) * (size_t) n);
-	int		   *head = malloc(sizeof(int) * (size_t) nbuckets);
-	int		   *cluster_of = malloc(sizeof(int) * (size_t) n);
-	int		   *buf = malloc(sizeof(int) * (size_t) k);
-	int			nclusters = 0;
+	Clusters	C;
 	double		mean = 0;
 	MMStatus	st = MM_OK;
 
 	(void) prev;
-	if (sum == NULL || size == NULL || bucket_of == NULL || bnext == NULL ||
-		bprev == NULL || first == NULL || next_member == NULL || head == NULL ||
-		cluster_of == NULL || buf == NULL)
+	C.k = mm_config_k(cfg);
+	C.theta = cfg->cluster.threshold;
+	C.nbuckets = (int) floor(1.0 / C.theta) + 1;
+	C.n = 0;
+	C.sum = malloc(sizeof(double) * (size_t) n);
+	C.size = malloc(sizeof(int) * (size_t) n);
+	C.bucket_of = malloc(sizeof(int) * (size_t) n);
+	C.bnext = malloc(sizeof(int) * (size_t) n);
+	C.bprev = malloc(sizeof(int) * (size_t) n);
+	C.first = malloc(sizeof(int) * (size_t) n);
+	C.next_member = malloc(sizeof(int) * (size_t) n);
+	C.head = malloc(sizeof(int) * (size_t) C.nbuckets);
+	C.cluster_of = malloc(sizeof(int) * (size_t) n);
+	C.buf = malloc(sizeof(int) * (size_t) C.k);
+	if (C.sum == NULL || C.size == NULL || C.bucket_of == NULL || C.bnext == NULL ||
+		C.bprev == NULL || C.first == NULL || C.next_member == NULL ||
+		C.head == NULL || C.cluster_of == NULL || C.buf == NULL)
 	{
 		st = MM_ERR_NOMEM;
 		goto done;
 	}
-	for (int b = 0; b < nbuckets; b++)
-		head[b] = -1;
+	for (int b = 0; b < C.nbuckets; b++)
+		C.head[b] = -1;
 	for (int i = 0; i < n; i++)
 		mean += pool->tickets[i].rating;
 	mean /= n;
 
 	for (int i = 0; i < n; i++)
-	{
-		double		y = decayed(cfg, pool, &pool->tickets[i], mean, now);
-		int			b = (int) floor(y / theta);
-		int			best = -1;
-		double		best_d = INFINITY;
-		int			c;
-
-		if (b >= nbuckets)
-			b = nbuckets - 1;
-		if (b < 0)
-			b = 0;
-		for (int nb = b - 1; nb <= b + 1; nb++)
-		{
-			if (nb < 0 || nb >= nbuckets)
-				continue;
-			for (c = head[nb]; c >= 0; c = bnext[c])
-			{
-				double		d = fabs(sum[c] / size[c] - y);
-
-				if (d < best_d || (d == best_d && c < best))
-				{
-					best = c;
-					best_d = d;
-				}
-			}
-		}
-		if (best >= 0 && best_d < theta)
-		{
-			c = best;
-			/* leave its bucket; it goes back below unless it is full */
-			if (bprev[c] >= 0)
-				bnext[bprev[c]] = bnext[c];
-			else
-				head[bucket_of[c]] = bnext[c];
-			if (bnext[c] >= 0)
-				bprev[bnext[c]] = bprev[c];
-		}
-		else
-		{
-			c = nclusters++;
-			sum[c] = 0;
-			size[c] = 0;
-			first[c] = -1;
-		}
-		sum[c] += y;
-		size[c]++;
-		next_member[i] = first[c];
-		first[c] = i;
-		cluster_of[i] = c;
-		if (size[c] == k)
-		{
-			add_cluster(res, first[c], next_member, buf, k);
-			continue;
-		}
-		b = (int) floor(sum[c] / size[c] / theta);
-		if (b >= nbuckets)
-			b = nbuckets - 1;
-		if (b < 0)
-			b = 0;
-		bucket_of[c] = b;
-		bprev[c] = -1;
-		bnext[c] = head[b];
-		if (head[b] >= 0)
-			bprev[head[b]] = c;
-		head[b] = c;
-	}
-
-	/*
-	 * Timed-out tickets, oldest first: with bots, the open cluster holding
-	 * one plays, completed with computer players; else they expire.
-	 */
-	for (int i = 0; i < n && mm_timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
-	{
-		int			c = cluster_of[i];
-
-		if (size[c] == k || size[c] == 0)
-			continue;			/* matched, or already played with bots */
-		if (cfg->on_timeout == MM_TIMEOUT_BOTS)
-		{
-			add_cluster(res, first[c], next_member, buf, k);
-			size[c] = 0;
-		}
-		else
-			res->expired[res->nexpired++] = i;
-	}
+		join_cluster(&C, i, decayed(cfg, pool, &pool->tickets[i], mean, now), res);
+	settle_timeouts(&C, cfg, pool, now, res);
 
 done:
-	free(sum);
-	free(size);
-	free(bucket_of);
-	free(bnext);
-	free(bprev);
-	free(first);
-	free(next_member);
-	free(head);
-	free(cluster_of);
-	free(buf);
+	free(C.sum);
+	free(C.size);
+	free(C.bucket_of);
+	free(C.bnext);
+	free(C.bprev);
+	free(C.first);
+	free(C.next_member);
+	free(C.head);
+	free(C.cluster_of);
+	free(C.buf);
 	return st;
 }

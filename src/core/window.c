@@ -111,30 +111,30 @@ run_accepted(const MMConfig *cfg, const MMPool *pool, const double *x,
 	return 1;
 }
 
-MMStatus
-mm_window_step(const MMConfig *cfg, MMPool *pool, double prev_step, double now,
-			   MMResult *res)
+/* The working state of one window step. */
+typedef struct WindowStep
 {
+	const MMConfig *cfg;
+	const MMPool *pool;
+	int			k;
+	double	   *x;				/* ticket -> position on the axis */
+	double	   *w;				/* ticket -> window */
+	int		   *prev;			/* the unmatched tickets in axis order, */
+	int		   *next;			/* as a doubly linked list of indices */
+	int		   *kept;			/* 2k - 1 entries: a sweep's kept tickets */
+	char	   *taken;			/* ticket -> matched */
+} WindowStep;
+
+/*
+ * Every ticket's position (its rating, or its rating rank scaled to [0,
+ * 1]) and window at time now, and the list of tickets in axis order.
+ */
+static void
+place_on_axis(WindowStep *W, AxisEntry *axis, double now)
+{
+	const MMPool *pool = W->pool;
 	int			n = pool->ntickets;
-	int			k = mm_config_k(cfg);
-	AxisEntry  *axis = malloc(sizeof(AxisEntry) * (size_t) n);
-	double	   *x = malloc(sizeof(double) * (size_t) n);
-	double	   *w = malloc(sizeof(double) * (size_t) n);
-	int		   *prev = malloc(sizeof(int) * (size_t) n);
-	int		   *next = malloc(sizeof(int) * (size_t) n);
-	int		   *kept = malloc(sizeof(int) * (size_t) (2 * k - 1));
-	char	   *taken = calloc((size_t) n, 1);
-	MMStatus	st = MM_OK;
 
-	(void) prev_step;
-	if (axis == NULL || x == NULL || w == NULL ||
-		prev == NULL || next == NULL || kept == NULL || taken == NULL)
-	{
-		st = MM_ERR_NOMEM;
-		goto done;
-	}
-
-	/* positions: ratings, or rating ranks scaled to [0, 1] */
 	for (int i = 0; i < n; i++)
 	{
 		axis[i].x = pool->tickets[i].rating;
@@ -145,85 +145,146 @@ mm_window_step(const MMConfig *cfg, MMPool *pool, double prev_step, double now,
 	{
 		int			i = axis[r].idx;
 
-		x[i] = cfg->window.percentile ? (n > 1 ? (double) r / (n - 1) : 0.0) : axis[r].x;
-		w[i] = window_at(cfg, pool, pool->tickets[i].arrival, now);
-		/* the unmatched tickets in axis order, as a doubly linked list of ticket indices */
-		prev[i] = r > 0 ? axis[r - 1].idx : -1;
-		next[i] = r + 1 < n ? axis[r + 1].idx : -1;
+		W->x[i] = W->cfg->window.percentile ? (n > 1 ? (double) r / (n - 1) : 0.0) : axis[r].x;
+		W->w[i] = window_at(W->cfg, pool, pool->tickets[i].arrival, now);
+		W->prev[i] = r > 0 ? axis[r - 1].idx : -1;
+		W->next[i] = r + 1 < n ? axis[r + 1].idx : -1;
+	}
+}
+
+/*
+ * Sweep outwards from a within its window, keeping the tickets that
+ * accept a: up to k - 1 on each side, nearest first.  W->kept ends up in
+ * axis order: the left side (reversed), a, the right side.  Returns the
+ * number kept; a's place goes to *at.
+ */
+static int
+sweep(WindowStep *W, int a, int *at)
+{
+	const double *x = W->x;
+	const double *w = W->w;
+	int		   *kept = W->kept;
+	int			k = W->k;
+	int			nleft = 0;
+	int			nkept;
+
+	for (int c = W->prev[a]; c >= 0 && x[a] - x[c] <= w[a] && nleft < k - 1; c = W->prev[c])
+	{
+		double		d = x[a] - x[c] + penalty(W->cfg, W->pool, a, c);
+
+		if (d <= w[c] && d <= w[a])
+			kept[nleft++] = c;
+	}
+	for (int i = 0; i < nleft / 2; i++)
+	{
+		int			t = kept[i];
+
+		kept[i] = kept[nleft - 1 - i];
+		kept[nleft - 1 - i] = t;
+	}
+	*at = nleft;
+	kept[nleft] = a;
+	nkept = nleft + 1;
+	for (int c = W->next[a]; c >= 0 && x[c] - x[a] <= w[a] && nkept - nleft - 1 < k - 1; c = W->next[c])
+	{
+		double		d = x[c] - x[a] + penalty(W->cfg, W->pool, a, c);
+
+		if (d <= w[c] && d <= w[a])
+			kept[nkept++] = c;
+	}
+	return nkept;
+}
+
+/*
+ * Among the runs of k kept tickets that contain the one at place at, the
+ * accepted one of least rating spread: its first place, or -1.
+ */
+static int
+tightest_run(const WindowStep *W, int nkept, int at)
+{
+	const MMTicket *t = W->pool->tickets;
+	const int  *kept = W->kept;
+	int			k = W->k;
+	int			best = -1;
+	double		best_spread = INFINITY;
+
+	for (int s = at - (k - 1) < 0 ? 0 : at - (k - 1); s <= at && s + k <= nkept; s++)
+	{
+		double		spread = t[kept[s + k - 1]].rating - t[kept[s]].rating;
+
+		if (spread < best_spread &&
+			run_accepted(W->cfg, W->pool, W->x, W->w, kept + s, k))
+		{
+			best = s;
+			best_spread = spread;
+		}
+	}
+	return best;
+}
+
+/* The k kept tickets from place s become a match and leave the axis. */
+static void
+take_run(WindowStep *W, int s, MMResult *res)
+{
+	mm_add_match(res, W->kept + s, W->k, W->k);
+	for (int i = s; i < s + W->k; i++)
+	{
+		int			c = W->kept[i];
+
+		W->taken[c] = 1;
+		if (W->prev[c] >= 0)
+			W->next[W->prev[c]] = W->next[c];
+		if (W->next[c] >= 0)
+			W->prev[W->next[c]] = W->prev[c];
+	}
+}
+
+MMStatus
+mm_window_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
+			   MMResult *res)
+{
+	int			n = pool->ntickets;
+	int			k = mm_config_k(cfg);
+	WindowStep	W;
+	AxisEntry  *axis = malloc(sizeof(AxisEntry) * (size_t) n);
+	MMStatus	st = MM_OK;
+
+	(void) prev;
+	W.cfg = cfg;
+	W.pool = pool;
+	W.k = k;
+	W.x = malloc(sizeof(double) * (size_t) n);
+	W.w = malloc(sizeof(double) * (size_t) n);
+	W.prev = malloc(sizeof(int) * (size_t) n);
+	W.next = malloc(sizeof(int) * (size_t) n);
+	W.kept = malloc(sizeof(int) * (size_t) (2 * k - 1));
+	W.taken = calloc((size_t) n, 1);
+	if (axis == NULL || W.x == NULL || W.w == NULL ||
+		W.prev == NULL || W.next == NULL || W.kept == NULL || W.taken == NULL)
+	{
+		st = MM_ERR_NOMEM;
+		goto done;
 	}
 
+	place_on_axis(&W, axis, now);
 	for (int a = 0; a < n; a++)
 	{
-		int			nleft = 0;
-		int			nkept;
 		int			at;
-		int			best = -1;
-		double		best_spread = INFINITY;
+		int			nkept;
+		int			best;
 
-		if (taken[a])
+		if (W.taken[a])
 			continue;
-
-		/*
-		 * Sweep outwards from a within its window, keeping the tickets that
-		 * accept a: up to k - 1 on each side, nearest first.  kept ends up
-		 * in axis order: the left side (reversed), a, the right side.
-		 */
-		for (int c = prev[a]; c >= 0 && x[a] - x[c] <= w[a] && nleft < k - 1; c = prev[c])
-		{
-			double		d = x[a] - x[c] + penalty(cfg, pool, a, c);
-
-			if (d <= w[c] && d <= w[a])
-				kept[nleft++] = c;
-		}
-		for (int i = 0; i < nleft / 2; i++)
-		{
-			int			t = kept[i];
-
-			kept[i] = kept[nleft - 1 - i];
-			kept[nleft - 1 - i] = t;
-		}
-		at = nleft;
-		kept[at] = a;
-		nkept = at + 1;
-		for (int c = next[a]; c >= 0 && x[c] - x[a] <= w[a] && nkept - at - 1 < k - 1; c = next[c])
-		{
-			double		d = x[c] - x[a] + penalty(cfg, pool, a, c);
-
-			if (d <= w[c] && d <= w[a])
-				kept[nkept++] = c;
-		}
-
-		/* the runs of k kept tickets that contain a: the tightest accepted one */
-		for (int s = at - (k - 1) < 0 ? 0 : at - (k - 1); s <= at && s + k <= nkept; s++)
-		{
-			double		spread = pool->tickets[kept[s + k - 1]].rating -
-				pool->tickets[kept[s]].rating;
-
-			if (spread < best_spread && run_accepted(cfg, pool, x, w, kept + s, k))
-			{
-				best = s;
-				best_spread = spread;
-			}
-		}
-		if (best < 0)
-			continue;
-		mm_add_match(res, kept + best, k, k);
-		for (int i = best; i < best + k; i++)
-		{
-			int			c = kept[i];
-
-			taken[c] = 1;
-			if (prev[c] >= 0)
-				next[prev[c]] = next[c];
-			if (next[c] >= 0)
-				prev[next[c]] = prev[c];
-		}
+		nkept = sweep(&W, a, &at);
+		best = tightest_run(&W, nkept, at);
+		if (best >= 0)
+			take_run(&W, best, res);
 	}
 
 	/* who timed out without a group plays alone with bots, or expires */
 	for (int i = 0; i < n && mm_timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
 	{
-		if (taken[i])
+		if (W.taken[i])
 			continue;
 		if (cfg->on_timeout == MM_TIMEOUT_BOTS)
 			mm_add_match(res, &i, 1, k);
@@ -233,12 +294,12 @@ mm_window_step(const MMConfig *cfg, MMPool *pool, double prev_step, double now,
 
 done:
 	free(axis);
-	free(x);
-	free(w);
-	free(prev);
-	free(next);
-	free(kept);
-	free(taken);
+	free(W.x);
+	free(W.w);
+	free(W.prev);
+	free(W.next);
+	free(W.kept);
+	free(W.taken);
 	return st;
 }
 
