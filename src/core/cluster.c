@@ -42,6 +42,20 @@ mm_cluster_decay(const MMConfig *cfg, double tau)
 	return (1.0 + exp(-a * m)) / (1.0 + exp(a * (tau - m)));
 }
 
+/* cluster's own parameters (see mm_config_check). */
+MMStatus
+mm_cluster_check(const MMConfig *cfg)
+{
+	if (!(cfg->cluster.midpoint >= 0 && cfg->cluster.midpoint <= 1e9) ||
+		!(cfg->cluster.steepness > 0 && cfg->cluster.steepness <= 1e3) ||
+		!(cfg->cluster.threshold >= 1e-4 && cfg->cluster.threshold <= 1) ||
+		!(cfg->cluster.shift >= 0 && cfg->cluster.shift <= 1e9) ||
+		!(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
+		(cfg->cluster.shift_auto != 0 && cfg->cluster.shift_auto != 1))
+		return MM_ERR_ARGUMENT;
+	return MM_OK;
+}
+
 /* A ticket's decayed position at time now, around mean. */
 static double
 decayed(const MMConfig *cfg, const MMPool *pool, const MMTicket *t,

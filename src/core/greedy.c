@@ -26,7 +26,7 @@ split_imbalance(const MMConfig *cfg, const MMPool *pool, const int *idx, int n,
 
 	for (int i = 0; i < n; i++)
 		ratings[i] = pool->tickets[idx[i]].rating;
-	st = mm_split_teams(cfg, n, ratings, teams);
+	st = mm_teams_split(cfg, n, ratings, teams);
 	if (st != MM_OK)
 		return st;
 	for (int t = 0; t < cfg->teams; t++)

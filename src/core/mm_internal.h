@@ -30,6 +30,20 @@ mm_timed_out(const MMTicket *t, double now, double max_wait)
  * ----------------------------------------------------------------
  */
 
+/*
+ * config.c: check the shared fields, and those every configuration keeps in
+ * their domain whatever its algorithm; mm_config_check (step.c) adds the
+ * algorithm's own check from the table of algorithms.
+ */
+extern MMStatus mm_config_check_shared(const MMConfig *cfg);
+
+/*
+ * teams.c: mm_split_teams on a configuration the caller has checked (a
+ * step's); mm_split_teams (step.c) checks it first.
+ */
+extern MMStatus mm_teams_split(const MMConfig *cfg, int nmembers,
+							   const double *ratings, int *teams_out);
+
 /* match.c: order ints ascending (for qsort). */
 extern int	mm_int_cmp(const void *a, const void *b);
 
@@ -81,6 +95,9 @@ typedef MMStatus (*MMStepFn) (const MMConfig *cfg, MMPool *pool, double prev,
  */
 typedef double (*MMDeadlineFn) (const MMConfig *cfg, const MMPool *pool);
 
+/* An algorithm's check of its own parameters: MM_ERR_ARGUMENT when one is out of its domain. */
+typedef MMStatus (*MMCheckFn) (const MMConfig *cfg);
+
 /* The oldest ticket's timeout (match.c): greedy, periodic and multi_queue. */
 extern double mm_timeout_deadline(const MMConfig *cfg, const MMPool *pool);
 
@@ -104,9 +121,11 @@ extern double mm_difference_wait_deadline(const MMConfig *cfg,
 extern MMStatus mm_window_step(const MMConfig *cfg, MMPool *pool,
 							   double prev, double now, MMResult *result);
 extern double mm_window_deadline(const MMConfig *cfg, const MMPool *pool);
+extern MMStatus mm_window_check(const MMConfig *cfg);
 
 extern MMStatus mm_cluster_step(const MMConfig *cfg, MMPool *pool,
 								double prev, double now, MMResult *result);
+extern MMStatus mm_cluster_check(const MMConfig *cfg);
 
 /*
  * optimize: a round is held when a ticket has timed out, or when a recheck
@@ -114,6 +133,7 @@ extern MMStatus mm_cluster_step(const MMConfig *cfg, MMPool *pool,
  */
 extern MMStatus mm_optimize_step(const MMConfig *cfg, MMPool *pool,
 								 double prev, double now, MMResult *result);
+extern MMStatus mm_optimize_check(const MMConfig *cfg);
 
 /*
  * mm_optimize_round with every climb (the first start's and each

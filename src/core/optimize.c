@@ -363,6 +363,49 @@ local_score(const MMConfig *cfg, const Local *L, const int *team)
 	return weighted_score(cfg, L, tsum, tcnt, prem, psum, pcnt, vsum);
 }
 
+/* optimize's own parameters, and the shape it needs (see mm_config_check). */
+MMStatus
+mm_optimize_check(const MMConfig *cfg)
+{
+	const MMOptimizeWeights *ow = &cfg->optimize.weights;
+	const double w[6] = {ow->balance, ow->spread, ow->premades,
+	ow->ping, ow->variation, ow->hosts};
+	double		wsum = 0;
+
+	for (int i = 0; i < 6; i++)
+	{
+		if (!(w[i] >= 0 && w[i] <= 1e6))
+			return MM_ERR_ARGUMENT;
+		wsum += w[i];
+	}
+	/* the split of a match is brute force, and a team must have opponents */
+	if (!(wsum > 0) || cfg->teams < 2 ||
+		cfg->teams * cfg->team_size > MM_OPTIMIZE_MAX_K ||
+		!(cfg->optimize.skill_lo >= 0 && cfg->optimize.skill_lo < cfg->optimize.skill_hi &&
+		  cfg->optimize.skill_hi <= 1) ||
+		!(cfg->optimize.ping_max > 0 && cfg->optimize.ping_max <= 1e9) ||
+		!(cfg->optimize.host_ping > 0 && cfg->optimize.host_ping <= 1e9) ||
+		cfg->optimize.restarts < 0 ||
+		!(cfg->optimize.budget_ms > 0 && cfg->optimize.budget_ms <= 1e9) ||
+		!(cfg->recheck >= 1e-3 && cfg->recheck <= 86400))
+		return MM_ERR_ARGUMENT;
+	return MM_OK;
+}
+
+/*
+ * A whole configuration check for optimize's own entry points, which take
+ * nothing but an optimize configuration: the shared fields and optimize's
+ * (as mm_config_check, without the table of algorithms).
+ */
+static MMStatus
+check_config(const MMConfig *cfg)
+{
+	if (mm_config_check_shared(cfg) != MM_OK ||
+		cfg->algorithm != MM_ALGO_OPTIMIZE)
+		return MM_ERR_ARGUMENT;
+	return mm_optimize_check(cfg);
+}
+
 /* See mm_core.h. */
 double
 mm_optimize_match_score(const MMConfig *cfg, const MMPool *pool,
@@ -373,7 +416,7 @@ mm_optimize_match_score(const MMConfig *cfg, const MMPool *pool,
 	int			team[KMAX];
 	int			cnt[KMAX] = {0};
 
-	if (mm_config_check(cfg) != MM_OK || cfg->algorithm != MM_ALGO_OPTIMIZE ||
+	if (check_config(cfg) != MM_OK ||
 		pool == NULL || pool->tickets == NULL || members == NULL ||
 		teams == NULL || n < 1 || n > KMAX)
 		return NAN;
@@ -1250,7 +1293,7 @@ static MMStatus
 check_round(const MMConfig *cfg, const MMPool *pool, const MMResult *res,
 			double now)
 {
-	if (mm_config_check(cfg) != MM_OK || cfg->algorithm != MM_ALGO_OPTIMIZE ||
+	if (check_config(cfg) != MM_OK ||
 		pool == NULL || res == NULL || !isfinite(now) || pool->ntickets < 0)
 		return MM_ERR_ARGUMENT;
 	if (pool->ntickets == 0)

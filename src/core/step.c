@@ -21,21 +21,47 @@
 /* What the dispatch knows of an algorithm. */
 typedef struct MMAlgorithmEntry
 {
+	MMCheckFn	check;			/* its own parameters, beyond the shared ones; or NULL */
 	MMStepFn	step;			/* decide one step */
 	MMDeadlineFn next_deadline; /* the next time a step without arrivals acts */
 } MMAlgorithmEntry;
 
 static const MMAlgorithmEntry algorithms[] = {
-	[MM_ALGO_GREEDY] = {mm_greedy_step, mm_timeout_deadline},
-	[MM_ALGO_PERIODIC] = {mm_periodic_step, mm_timeout_deadline},
-	[MM_ALGO_MULTI_QUEUE] = {mm_multi_queue_step, mm_timeout_deadline},
-	[MM_ALGO_DIFFERENCE_WAIT] = {mm_difference_wait_step, mm_difference_wait_deadline},
-	[MM_ALGO_WINDOW] = {mm_window_step, mm_window_deadline},
-	[MM_ALGO_CLUSTER] = {mm_cluster_step, mm_recheck_deadline},
-	[MM_ALGO_OPTIMIZE] = {mm_optimize_step, mm_recheck_deadline},
+	[MM_ALGO_GREEDY] = {NULL, mm_greedy_step, mm_timeout_deadline},
+	[MM_ALGO_PERIODIC] = {NULL, mm_periodic_step, mm_timeout_deadline},
+	[MM_ALGO_MULTI_QUEUE] = {NULL, mm_multi_queue_step, mm_timeout_deadline},
+	[MM_ALGO_DIFFERENCE_WAIT] = {NULL, mm_difference_wait_step, mm_difference_wait_deadline},
+	[MM_ALGO_WINDOW] = {mm_window_check, mm_window_step, mm_window_deadline},
+	[MM_ALGO_CLUSTER] = {mm_cluster_check, mm_cluster_step, mm_recheck_deadline},
+	[MM_ALGO_OPTIMIZE] = {mm_optimize_check, mm_optimize_step, mm_recheck_deadline},
 };
 
 #define NUM_ALGORITHMS ((int) (sizeof(algorithms) / sizeof(algorithms[0])))
+
+/* Check every field of a configuration: the shared ones, then the algorithm's own. */
+MMStatus
+mm_config_check(const MMConfig *cfg)
+{
+	if (mm_config_check_shared(cfg) != MM_OK ||
+		(int) cfg->algorithm >= NUM_ALGORITHMS)
+		return MM_ERR_ARGUMENT;
+	if (algorithms[cfg->algorithm].check == NULL)
+		return MM_OK;
+	return algorithms[cfg->algorithm].check(cfg);
+}
+
+/*
+ * Split a match into teams (see mm_core.h): the configuration is checked
+ * here, the split is teams.c's.
+ */
+MMStatus
+mm_split_teams(const MMConfig *cfg, int nmembers, const double *ratings,
+			   int *teams_out)
+{
+	if (mm_config_check(cfg) != MM_OK)
+		return MM_ERR_ARGUMENT;
+	return mm_teams_split(cfg, nmembers, ratings, teams_out);
+}
 
 /*
  * Give every match decided by a step its final form: members in pool
@@ -107,7 +133,7 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 		}
 		st = MM_OK;
 		if (cfg->algorithm != MM_ALGO_OPTIMIZE)
-			st = mm_split_teams(cfg, m->nmembers, ratings, tm);
+			st = mm_teams_split(cfg, m->nmembers, ratings, tm);
 		if (st == MM_OK)
 			st = mm_game_cost(k, m->nmembers, dims, crit, f, waits,
 							  cfg->max_wait, &m->cost);

@@ -17,7 +17,7 @@
  * all scratch lives on the stack and the function cannot run out of
  * memory (mm_step relies on that).
  */
-#include "mm_core.h"
+#include "mm_internal.h"
 
 #include <math.h>
 
@@ -326,7 +326,7 @@ number_teams(int nteams, int nmembers, const int *order, const int *assign,
  * players 1..n in rating order, ties in input order.
  */
 MMStatus
-mm_split_teams(const MMConfig *cfg, int nmembers, const double *ratings,
+mm_teams_split(const MMConfig *cfg, int nmembers, const double *ratings,
 			   int *teams_out)
 {
 	int			nteams;
@@ -338,7 +338,7 @@ mm_split_teams(const MMConfig *cfg, int nmembers, const double *ratings,
 	double		sum[MM_TEAMS_MAX_K];
 	int			count[MM_TEAMS_MAX_K];
 
-	if (mm_config_check(cfg) != MM_OK || ratings == NULL || teams_out == NULL)
+	if (ratings == NULL || teams_out == NULL)
 		return MM_ERR_ARGUMENT;
 	nteams = cfg->teams;
 	team_size = cfg->team_size;

@@ -55,6 +55,20 @@ axis_cmp(const void *a, const void *b)
 	return (l->idx > r->idx) - (l->idx < r->idx);
 }
 
+/* window's own parameters (see mm_config_check). */
+MMStatus
+mm_window_check(const MMConfig *cfg)
+{
+	if (!(cfg->window.width >= 0 && cfg->window.width <= 1) ||
+		!(cfg->window.max >= cfg->window.width && cfg->window.max <= 1) ||
+		!(cfg->window.widen >= 0 && cfg->window.widen <= 1) ||
+		!(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
+		(cfg->window.percentile != 0 && cfg->window.percentile != 1) ||
+		!(cfg->window.rematch_penalty >= 0) || cfg->window.rematch_last < 0)
+		return MM_ERR_ARGUMENT;
+	return MM_OK;
+}
+
 /* A ticket's window at time now. */
 static double
 window_at(const MMConfig *cfg, const MMPool *pool, double arrival, double now)
