@@ -1,8 +1,9 @@
 /*
  * step.c
  *		One matching step (Schlup, section 4): the table of algorithms, the
- *		dispatch of a step and of the next deadline to the configured one,
- *		the finishing of the matches it decided, and pool compaction.
+ *		dispatch of the configuration check, of a step and of the next
+ *		deadline to the configured one, the finishing of the matches a step
+ *		decided, and pool compaction.
  *
  * Every algorithm (one file each: greedy.c, periodic.c, multi_queue.c,
  * difference_wait.c, window.c, cluster.c, optimize.c) only decides: it
@@ -10,7 +11,8 @@
  * mm_step then finishes each match the same way: its members are listed in
  * pool (arrival) order, split into teams and costed.  optimize chooses the
  * teams itself, so its split is kept.  doc/algorithms.md states the rules
- * in prose.  A new algorithm is one file and one row of the table.
+ * in prose.  A new algorithm is one file, one row of the table below, and
+ * its name and defaults in config.c.
  */
 #include "mm_internal.h"
 
