@@ -3,7 +3,7 @@
  *		Time mm_optimal_pairs on Poisson streams (uniform ratings).
  *
  * Build and run from the repository root:
- *	gcc -std=gnu99 -O2 -o /tmp/opt_speed bench/opt_speed.c src/core/mm_*.c -lm
+ *	gcc -std=gnu99 -O2 -o /tmp/opt_speed bench/opt_speed.c src/core/*.c -lm
  *	/tmp/opt_speed [n ...]		(default: 2000 10000; rate 10/s, max_wait 5)
  *
  * Prints, per n and bot cost: the admissible pairs, the seconds taken,

@@ -19,23 +19,52 @@ mm_timed_out(const MMTicket *t, double now, double max_wait)
 	return now >= t->arrival + max_wait;
 }
 
-/* Append a match of the n tickets idx[0 .. n) and k - n computer players. */
+/* Largest k mm_config_check accepts; bounds the stack scratch. */
+#define MM_MAX_K			1000
+
+/* Largest value mm_auto_batch and mm_auto_ranges return. */
+#define MM_AUTO_MAX			1e9
+
+/* ----------------------------------------------------------------
+ * Helpers every algorithm may use; they call no algorithm.
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * config.c: check the shared fields, and those every configuration keeps in
+ * their domain whatever its algorithm; mm_config_check (step.c) adds the
+ * algorithm's own check from the table of algorithms.
+ */
+extern MMStatus mm_config_check_shared(const MMConfig *cfg);
+
+/*
+ * teams.c: mm_split_teams on a configuration the caller has checked (a
+ * step's); mm_split_teams (step.c) checks it first.
+ */
+extern MMStatus mm_teams_split(const MMConfig *cfg, int nmembers,
+							   const double *ratings, int *teams_out);
+
+/* match.c: order ints ascending (for qsort). */
+extern int	mm_int_cmp(const void *a, const void *b);
+
+/* match.c: append a match of the n tickets idx[0 .. n) and k - n computer players. */
 extern void mm_add_match(MMResult *res, const int *idx, int n, int k);
 
+/* match.c: append a match of the n consecutive tickets from start (k - n bots). */
+extern void mm_add_match_range(MMResult *res, int start, int n, int k);
+
 /*
- * Decide one window step (mm_window.c), and the next time a ticket's
- * window widens after the pool's last step (INFINITY when none will).
+ * match.c: what happens to the tickets from start on (fewer than k, the
+ * oldest timed out) when nothing better can be done: with bots they all
+ * play one game completed with computer players; with expire the
+ * timed-out ones (a prefix, the pool being in arrival order) expire and
+ * the rest wait.
  */
-extern MMStatus mm_window_step(const MMConfig *cfg, const MMPool *pool,
-							   double now, MMResult *result);
-extern double mm_window_next_widening(const MMConfig *cfg, const MMPool *pool);
-
-/* Decide one cluster step (mm_cluster.c). */
-extern MMStatus mm_cluster_step(const MMConfig *cfg, const MMPool *pool,
-								double now, MMResult *result);
+extern void mm_timeout_rest(const MMConfig *cfg, const MMPool *pool,
+							double now, MMResult *res, int start);
 
 /*
- * The recheck grid (mm_window.c): instants that are whole multiples of
+ * The recheck grid (recheck.c): instants that are whole multiples of
  * cfg->recheck on the absolute clock (pool->epoch + t).  The number of
  * instants in (arrival, now], and the first instant after the pool's last
  * step (INFINITY beyond the clock's precision).
@@ -46,13 +75,65 @@ extern double mm_recheck_next(const MMConfig *cfg, const MMPool *pool);
 /* The last grid instant at or before t. */
 extern double mm_recheck_last(const MMConfig *cfg, const MMPool *pool, double t);
 
-/*
- * Decide one optimize step (mm_optimize.c): prev is the time of the
- * pool's previous step.  A round is held when a ticket has timed out, or
- * when a recheck instant lies in (prev, now] at which k tickets waited.
+/* ----------------------------------------------------------------
+ * The algorithms, one file each, as step.c's table lists them
+ * ----------------------------------------------------------------
  */
-extern MMStatus mm_optimize_step(const MMConfig *cfg, const MMPool *pool,
+
+/*
+ * Decide one step at time now; prev is the time of the pool's previous
+ * step.  A step only fills in the membership of matches and the expiries
+ * (mm_step adds teams and costs; optimize also writes the teams).  Only
+ * difference_wait writes to the pool: it rewrites the provisional groups.
+ */
+typedef MMStatus (*MMStepFn) (const MMConfig *cfg, MMPool *pool, double prev,
+							  double now, MMResult *result);
+
+/*
+ * The earliest time after which a step with no new arrivals would act; the
+ * pool holds at least one ticket.
+ */
+typedef double (*MMDeadlineFn) (const MMConfig *cfg, const MMPool *pool);
+
+/* An algorithm's check of its own parameters: MM_ERR_ARGUMENT when one is out of its domain. */
+typedef MMStatus (*MMCheckFn) (const MMConfig *cfg);
+
+/* The oldest ticket's timeout (match.c): greedy, periodic and multi_queue. */
+extern double mm_timeout_deadline(const MMConfig *cfg, const MMPool *pool);
+
+/* The oldest timeout or the next recheck instant (recheck.c): cluster and optimize. */
+extern double mm_recheck_deadline(const MMConfig *cfg, const MMPool *pool);
+
+extern MMStatus mm_greedy_step(const MMConfig *cfg, MMPool *pool,
+							   double prev, double now, MMResult *result);
+extern MMStatus mm_periodic_step(const MMConfig *cfg, MMPool *pool,
 								 double prev, double now, MMResult *result);
+extern MMStatus mm_multi_queue_step(const MMConfig *cfg, MMPool *pool,
+									double prev, double now, MMResult *result);
+
+extern MMStatus mm_difference_wait_step(const MMConfig *cfg, MMPool *pool,
+										double prev, double now,
+										MMResult *result);
+extern double mm_difference_wait_deadline(const MMConfig *cfg,
+										  const MMPool *pool);
+
+/* window: the oldest timeout, or the next time a ticket's window widens. */
+extern MMStatus mm_window_step(const MMConfig *cfg, MMPool *pool,
+							   double prev, double now, MMResult *result);
+extern double mm_window_deadline(const MMConfig *cfg, const MMPool *pool);
+extern MMStatus mm_window_check(const MMConfig *cfg);
+
+extern MMStatus mm_cluster_step(const MMConfig *cfg, MMPool *pool,
+								double prev, double now, MMResult *result);
+extern MMStatus mm_cluster_check(const MMConfig *cfg);
+
+/*
+ * optimize: a round is held when a ticket has timed out, or when a recheck
+ * instant lies in (prev, now] at which k tickets waited.
+ */
+extern MMStatus mm_optimize_step(const MMConfig *cfg, MMPool *pool,
+								 double prev, double now, MMResult *result);
+extern MMStatus mm_optimize_check(const MMConfig *cfg);
 
 /*
  * mm_optimize_round with every climb (the first start's and each
@@ -64,17 +145,8 @@ extern MMStatus mm_optimize_search(const MMConfig *cfg, const MMPool *pool,
 								   int *climbs, int max_swaps);
 
 /*
- * Decide one difference_wait step (mm_diffwait.c).  Like the other
- * algorithms in mm_algo.c it only fills in the membership of matches and
- * the expiries (mm_step adds teams and costs); it also rewrites the pool's
- * provisional groups.
- */
-extern MMStatus mm_difference_wait_step(const MMConfig *cfg, MMPool *pool,
-										double now, MMResult *result);
-
-/*
- * Check an arrival stream: finite times, ratings in [0, 1], sorted by
- * (arrival, id).  MM_ERR_ARGUMENT otherwise.
+ * Check an arrival stream (arrivals.c): finite times, ratings in [0, 1],
+ * sorted by (arrival, id).  MM_ERR_ARGUMENT otherwise.
  */
 extern MMStatus mm_check_arrivals(const MMArrival *arrivals, int n);
 

@@ -1,5 +1,5 @@
 /*
- * mm_optimal.c
+ * offline_optimum.c
  *		Schlup's offline optimum OPT for pairs (k = 2, one criterion).
  *
  * OPT sees the whole stream in advance.  It puts every player either in an
@@ -903,28 +903,35 @@ scan_queue(Mwm *g)
 	return false;
 }
 
+/* What limits a dual update: the largest delta, and the kind of event. */
+typedef struct DualDelta
+{
+	int64_t		delta;
+	int			type;			/* 1 to 4, as dual_update lists them */
+	int			edge;			/* types 2 and 3: the edge that becomes tight */
+	int			blossom;		/* type 4: the T-blossom whose dual reaches zero */
+} DualDelta;
+
+/* Lower dd->delta to d with its type and edge, when d is less. */
+static inline void
+lower_delta(DualDelta *dd, int64_t d, int type, int edge)
+{
+	if (d < dd->delta)
+	{
+		dd->delta = d;
+		dd->type = type;
+		dd->edge = edge;
+	}
+}
+
 /*
- * One dual update: find the largest delta that keeps the duals feasible,
- * apply it, and act on what limited it.  Returns false when the optimum
- * is reached (the free vertices' dual hit zero).
+ * The largest delta that keeps the duals feasible, starting from type 1
+ * (dd->delta the free vertices' dual), and what limits it.
  */
-static bool
-dual_update(Mwm *g)
+static void
+least_delta(const Mwm *g, DualDelta *dd)
 {
 	int			nv = g->nv;
-	int			deltatype = 1;
-	int64_t		delta;
-	int			deltaedge = -1;
-	int			deltablossom = -1;
-
-	/*
-	 * 1: the free vertices' dual reaches zero.  They are all S-roots, so
-	 * they share one dual, the least of all; with no free vertex left the
-	 * matching is perfect and optimal.
-	 */
-	if (g->nfreev == 0)
-		return false;
-	delta = g->freedual;
 
 	/*
 	 * 2: an edge from an S-vertex to a free blossom becomes tight (best
@@ -940,27 +947,9 @@ dual_update(Mwm *g)
 		if (g->bestedge[v] == -1)
 			continue;
 		if (l == LBL_FREE)
-		{
-			int64_t		d = edge_slack(g, g->bestedge[v]);
-
-			if (d < delta)
-			{
-				delta = d;
-				deltatype = 2;
-				deltaedge = g->bestedge[v];
-			}
-		}
+			lower_delta(dd, edge_slack(g, g->bestedge[v]), 2, g->bestedge[v]);
 		else if (l == LBL_S && top == v)
-		{
-			int64_t		d = edge_slack(g, g->bestedge[v]) / 2;
-
-			if (d < delta)
-			{
-				delta = d;
-				deltatype = 3;
-				deltaedge = g->bestedge[v];
-			}
-		}
+			lower_delta(dd, edge_slack(g, g->bestedge[v]) / 2, 3, g->bestedge[v]);
 	}
 
 	/* 3 for S-blossoms; 4: a T-blossom's dual reaches zero */
@@ -969,23 +958,21 @@ dual_update(Mwm *g)
 		if (g->bbase[b] < 0 || g->bparent[b] != -1)
 			continue;
 		if (g->label[b] == LBL_S && g->bestedge[b] != -1)
+			lower_delta(dd, edge_slack(g, g->bestedge[b]) / 2, 3, g->bestedge[b]);
+		else if (g->label[b] == LBL_T && g->dual[b] < dd->delta)
 		{
-			int64_t		d = edge_slack(g, g->bestedge[b]) / 2;
-
-			if (d < delta)
-			{
-				delta = d;
-				deltatype = 3;
-				deltaedge = g->bestedge[b];
-			}
-		}
-		else if (g->label[b] == LBL_T && g->dual[b] < delta)
-		{
-			delta = g->dual[b];
-			deltatype = 4;
-			deltablossom = b;
+			dd->delta = g->dual[b];
+			dd->type = 4;
+			dd->blossom = b;
 		}
 	}
+}
+
+/* Move the duals by delta: S-vertices down, T-vertices up, blossoms the other way. */
+static void
+apply_delta(Mwm *g, int64_t delta)
+{
+	int			nv = g->nv;
 
 	for (int v = 0; v < nv; v++)
 	{
@@ -1006,28 +993,53 @@ dual_update(Mwm *g)
 				g->dual[b] -= delta;
 		}
 	}
+}
 
-	g->freedual -= delta;
-	switch (deltatype)
+/*
+ * One dual update: find the largest delta that keeps the duals feasible,
+ * apply it, and act on what limited it.  Returns false when the optimum
+ * is reached (the free vertices' dual hit zero).
+ */
+static bool
+dual_update(Mwm *g)
+{
+	DualDelta	dd;
+
+	/*
+	 * 1: the free vertices' dual reaches zero.  They are all S-roots, so
+	 * they share one dual, the least of all; with no free vertex left the
+	 * matching is perfect and optimal.
+	 */
+	if (g->nfreev == 0)
+		return false;
+	dd.delta = g->freedual;
+	dd.type = 1;
+	dd.edge = -1;
+	dd.blossom = -1;
+	least_delta(g, &dd);
+	apply_delta(g, dd.delta);
+
+	g->freedual -= dd.delta;
+	switch (dd.type)
 	{
 		case 1:
 			return false;
 		case 2:
 			{
-				int			i = g->eu[deltaedge];
+				int			i = g->eu[dd.edge];
 
-				g->allowedge[deltaedge] = true;
+				g->allowedge[dd.edge] = true;
 				if (g->label[g->inblossom[i]] != LBL_S)
-					i = g->ev[deltaedge];
+					i = g->ev[dd.edge];
 				queue_push(g, i);
 				break;
 			}
 		case 3:
-			g->allowedge[deltaedge] = true;
-			queue_push(g, g->eu[deltaedge]);
+			g->allowedge[dd.edge] = true;
+			queue_push(g, g->eu[dd.edge]);
 			break;
 		default:
-			expand_blossom(g, deltablossom, false);
+			expand_blossom(g, dd.blossom, false);
 			break;
 	}
 	return true;

@@ -1,5 +1,5 @@
 /*
- * mm_teams.c
+ * teams.c
  *		Splitting the players of one match into balanced teams.
  *
  * The real players of a match are split over cfg->teams teams of
@@ -17,7 +17,7 @@
  * all scratch lives on the stack and the function cannot run out of
  * memory (mm_step relies on that).
  */
-#include "mm_core.h"
+#include "mm_internal.h"
 
 #include <math.h>
 
@@ -232,95 +232,52 @@ split_greedy(int nteams, int team_size, int n, const double *val,
 }
 
 /*
- * Split a match into teams; see the file header.  Teams are numbered by
- * ascending rating sum (ties: the team holding the earliest listed player
- * first); teams holding only computer players get the highest numbers and
- * appear nowhere in teams_out.  team_size = 1 therefore numbers the
- * players 1..n in rating order, ties in input order.
+ * The exact split of the n ratings val (descending) into nteams teams of
+ * team_size: assign gets each player's team, sum each team's rating sum.
  */
-MMStatus
-mm_split_teams(const MMConfig *cfg, int nmembers, const double *ratings,
-			   int *teams_out)
+static void
+split_exact(int nteams, int team_size, int n, const double *val,
+			int *assign, double *sum)
 {
-	int			nteams;
-	int			team_size;
-	int			k;
-	int			order[MM_TEAMS_MAX_K];	/* search position -> input index */
-	double		val[MM_TEAMS_MAX_K];	/* ratings in search order */
-	int			assign[MM_TEAMS_MAX_K]; /* search position -> team */
-	double		sum[MM_TEAMS_MAX_K];
-	int			count[MM_TEAMS_MAX_K];
+	SplitSearch s;
+	double		total = 0.0;
+
+	s.nteams = nteams;
+	s.team_size = team_size;
+	s.n = n;
+	s.val = val;
+	for (int i = 0; i < n; i++)
+		total += val[i];
+	s.avg = total / nteams;
+	s.best = INFINITY;
+	for (int t = 0; t < nteams; t++)
+	{
+		s.count[t] = 0;
+		s.sum[t] = 0.0;
+	}
+	split_search(&s, 0, 0);
+	for (int t = 0; t < nteams; t++)
+		sum[t] = 0.0;
+	for (int i = 0; i < n; i++)
+	{
+		assign[i] = s.best_assign[i];
+		sum[assign[i]] += val[i];
+	}
+}
+
+/*
+ * Number the teams 1.. (see mm_split_teams) and write each player's
+ * number to teams_out: order maps search positions to input indices,
+ * assign search positions to teams, sum holds the teams' rating sums.
+ */
+static void
+number_teams(int nteams, int nmembers, const int *order, const int *assign,
+			 const double *sum, int *teams_out)
+{
 	int			first[MM_TEAMS_MAX_K];	/* team -> earliest input index */
 	int			rank[MM_TEAMS_MAX_K];	/* numbering order -> team */
 	int			number[MM_TEAMS_MAX_K]; /* team -> 1-based number */
 
-	if (mm_config_check(cfg) != MM_OK || ratings == NULL || teams_out == NULL)
-		return MM_ERR_ARGUMENT;
-	nteams = cfg->teams;
-	team_size = cfg->team_size;
-	k = nteams * team_size;
-	if (k > MM_TEAMS_MAX_K || nmembers < 1 || nmembers > k)
-		return MM_ERR_ARGUMENT;
-	for (int i = 0; i < nmembers; i++)
-		if (!isfinite(ratings[i]))
-			return MM_ERR_ARGUMENT;
-
-	/* search order: descending rating, ties by input order (stable) */
-	for (int i = 0; i < nmembers; i++)
-	{
-		int			j = i;
-
-		while (j > 0 && ratings[order[j - 1]] < ratings[i])
-		{
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = i;
-	}
-	for (int i = 0; i < nmembers; i++)
-		val[i] = ratings[order[i]];
-
-	if (team_size == 1)
-	{
-		for (int t = 0; t < nteams; t++)
-			sum[t] = 0.0;
-		for (int i = 0; i < nmembers; i++)
-		{
-			assign[i] = i;
-			sum[i] = val[i];
-		}
-	}
-	else if (k <= MM_TEAMS_EXACT_MAX)
-	{
-		SplitSearch s;
-		double		total = 0.0;
-
-		s.nteams = nteams;
-		s.team_size = team_size;
-		s.n = nmembers;
-		s.val = val;
-		for (int i = 0; i < nmembers; i++)
-			total += val[i];
-		s.avg = total / nteams;
-		s.best = INFINITY;
-		for (int t = 0; t < nteams; t++)
-		{
-			s.count[t] = 0;
-			s.sum[t] = 0.0;
-		}
-		split_search(&s, 0, 0);
-		for (int t = 0; t < nteams; t++)
-			sum[t] = 0.0;
-		for (int i = 0; i < nmembers; i++)
-		{
-			assign[i] = s.best_assign[i];
-			sum[assign[i]] += val[i];
-		}
-	}
-	else
-		split_greedy(nteams, team_size, nmembers, val, assign, sum, count);
-
-	/* number the teams */
 	for (int t = 0; t < nteams; t++)
 		first[t] = -1;
 	for (int i = 0; i < nmembers; i++)
@@ -359,5 +316,69 @@ mm_split_teams(const MMConfig *cfg, int nmembers, const double *ratings,
 		number[rank[j]] = j + 1;
 	for (int i = 0; i < nmembers; i++)
 		teams_out[order[i]] = number[assign[i]];
+}
+
+/*
+ * Split a match into teams; see the file header.  Teams are numbered by
+ * ascending rating sum (ties: the team holding the earliest listed player
+ * first); teams holding only computer players get the highest numbers and
+ * appear nowhere in teams_out.  team_size = 1 therefore numbers the
+ * players 1..n in rating order, ties in input order.
+ */
+MMStatus
+mm_teams_split(const MMConfig *cfg, int nmembers, const double *ratings,
+			   int *teams_out)
+{
+	int			nteams;
+	int			team_size;
+	int			k;
+	int			order[MM_TEAMS_MAX_K];	/* search position -> input index */
+	double		val[MM_TEAMS_MAX_K];	/* ratings in search order */
+	int			assign[MM_TEAMS_MAX_K]; /* search position -> team */
+	double		sum[MM_TEAMS_MAX_K];
+	int			count[MM_TEAMS_MAX_K];
+
+	if (ratings == NULL || teams_out == NULL)
+		return MM_ERR_ARGUMENT;
+	nteams = cfg->teams;
+	team_size = cfg->team_size;
+	k = nteams * team_size;
+	if (k > MM_TEAMS_MAX_K || nmembers < 1 || nmembers > k)
+		return MM_ERR_ARGUMENT;
+	for (int i = 0; i < nmembers; i++)
+		if (!isfinite(ratings[i]))
+			return MM_ERR_ARGUMENT;
+
+	/* search order: descending rating, ties by input order (stable) */
+	for (int i = 0; i < nmembers; i++)
+	{
+		int			j = i;
+
+		while (j > 0 && ratings[order[j - 1]] < ratings[i])
+		{
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	for (int i = 0; i < nmembers; i++)
+		val[i] = ratings[order[i]];
+
+	if (team_size == 1)
+	{
+		for (int t = 0; t < nteams; t++)
+			sum[t] = 0.0;
+		for (int i = 0; i < nmembers; i++)
+		{
+			assign[i] = i;
+			sum[i] = val[i];
+		}
+	}
+	else if (k <= MM_TEAMS_EXACT_MAX)
+		split_exact(nteams, team_size, nmembers, val, assign, sum);
+	else
+		split_greedy(nteams, team_size, nmembers, val, assign, sum, count);
+
+	number_teams(nteams, nmembers, order, assign, sum, teams_out);
 	return MM_OK;
 }

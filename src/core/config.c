@@ -1,9 +1,10 @@
 /*
- * mm_cost.c
- *		Schlup's cost of a game (eq. 1) and the queue configuration helpers
- *		that every algorithm shares.
+ * config.c
+ *		A queue's configuration: the algorithms' names, every default
+ *		(mm_config_init) and the check of the fields every algorithm shares
+ *		(window, cluster and optimize check their own in their files).
  */
-#include "mm_core.h"
+#include "mm_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -115,9 +116,14 @@ mm_config_set_max_wait(MMConfig *cfg, double max_wait)
 		cfg->recheck = fmin(fmax(max_wait / 4, 0.001), 86400);
 }
 
-/* Check every field of a configuration against its domain. */
+/*
+ * Check the shared fields, and those every configuration keeps in their
+ * domain whatever its algorithm (the criteria, periodic's batch,
+ * multi_queue's ranges, difference_wait's wait_factor and greedy's team
+ * policy).  mm_config_check adds the algorithm's own check.
+ */
 MMStatus
-mm_config_check(const MMConfig *cfg)
+mm_config_check_shared(const MMConfig *cfg)
 {
 	if (cfg == NULL || mm_algorithm_name(cfg->algorithm) == NULL)
 		return MM_ERR_ARGUMENT;
@@ -143,22 +149,6 @@ mm_config_check(const MMConfig *cfg)
 		 cfg->teams < 2 || cfg->team_size < 2 ||
 		 (int64_t) cfg->teams * cfg->team_size > MM_PATIENT_MAX_K))
 		return MM_ERR_ARGUMENT;
-	if (cfg->algorithm == MM_ALGO_WINDOW &&
-		(!(cfg->window.width >= 0 && cfg->window.width <= 1) ||
-		 !(cfg->window.max >= cfg->window.width && cfg->window.max <= 1) ||
-		 !(cfg->window.widen >= 0 && cfg->window.widen <= 1) ||
-		 !(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
-		 (cfg->window.percentile != 0 && cfg->window.percentile != 1) ||
-		 !(cfg->window.rematch_penalty >= 0) || cfg->window.rematch_last < 0))
-		return MM_ERR_ARGUMENT;
-	if (cfg->algorithm == MM_ALGO_CLUSTER &&
-		(!(cfg->cluster.midpoint >= 0 && cfg->cluster.midpoint <= 1e9) ||
-		 !(cfg->cluster.steepness > 0 && cfg->cluster.steepness <= 1e3) ||
-		 !(cfg->cluster.threshold >= 1e-4 && cfg->cluster.threshold <= 1) ||
-		 !(cfg->cluster.shift >= 0 && cfg->cluster.shift <= 1e9) ||
-		 !(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
-		 (cfg->cluster.shift_auto != 0 && cfg->cluster.shift_auto != 1)))
-		return MM_ERR_ARGUMENT;
 	if (cfg->criteria.n < 0 || cfg->criteria.n >= MM_MAX_CRITERIA ||
 		(cfg->criteria.n > 0 && cfg->algorithm != MM_ALGO_GREEDY &&
 		 cfg->algorithm != MM_ALGO_MULTI_QUEUE))
@@ -170,29 +160,6 @@ mm_config_check(const MMConfig *cfg)
 	/* the cells a multi_queue step numbers must fit its counters */
 	if (mm_criteria_cells(cfg) > MM_MAX_CELLS)
 		return MM_ERR_ARGUMENT;
-	if (cfg->algorithm == MM_ALGO_OPTIMIZE)
-	{
-		const double w[6] = {cfg->optimize.weights.balance, cfg->optimize.weights.spread, cfg->optimize.weights.premades,
-		cfg->optimize.weights.ping, cfg->optimize.weights.variation, cfg->optimize.weights.hosts};
-		double		wsum = 0;
-
-		for (int i = 0; i < 6; i++)
-		{
-			if (!(w[i] >= 0 && w[i] <= 1e6))
-				return MM_ERR_ARGUMENT;
-			wsum += w[i];
-		}
-		/* the split of a match is brute force, and a team must have opponents */
-		if (!(wsum > 0) || cfg->teams < 2 ||
-			cfg->teams * cfg->team_size > MM_OPTIMIZE_MAX_K ||
-			!(cfg->optimize.skill_lo >= 0 && cfg->optimize.skill_lo < cfg->optimize.skill_hi && cfg->optimize.skill_hi <= 1) ||
-			!(cfg->optimize.ping_max > 0 && cfg->optimize.ping_max <= 1e9) ||
-			!(cfg->optimize.host_ping > 0 && cfg->optimize.host_ping <= 1e9) ||
-			cfg->optimize.restarts < 0 ||
-			!(cfg->optimize.budget_ms > 0 && cfg->optimize.budget_ms <= 1e9) ||
-			!(cfg->recheck >= 1e-3 && cfg->recheck <= 86400))
-			return MM_ERR_ARGUMENT;
-	}
 	return MM_OK;
 }
 
@@ -209,78 +176,4 @@ mm_criteria_cells(const MMConfig *cfg)
 		cells *= r > 0 ? r : 1;
 	}
 	return cells;
-}
-
-/* f_d = k * weight[d] / sum(weight), or k / D when every weight is 0. */
-void
-mm_criteria_factors(const MMConfig *cfg, double *f)
-{
-	int			dims = cfg->criteria.n + 1;
-	int			k = mm_config_k(cfg);
-	double		sum = 0;
-
-	for (int d = 0; d < dims; d++)
-		sum += cfg->criteria.weight[d];
-	for (int d = 0; d < dims; d++)
-		f[d] = sum > 0 ? k * cfg->criteria.weight[d] / sum : (double) k / dims;
-}
-
-/*
- * Eq. 1 for one game.  q_d is the spread of criterion d among the real
- * players, or 1 as soon as a computer player takes part.
- */
-MMStatus
-mm_game_cost(int k, int n, int ncriteria, const double *criteria,
-			 const double *weights, const double *waits, double max_wait,
-			 MMCost *out)
-{
-	int			bots = k - n;
-	double		criteria_cost = 0.0;
-	double		wait_cost = 0.0;
-
-	if (k < 2 || n < 1 || n > k || ncriteria < 1 || out == NULL ||
-		criteria == NULL || waits == NULL ||
-		!(max_wait > 0) || !isfinite(max_wait))
-		return MM_ERR_ARGUMENT;
-
-	for (int d = 0; d < ncriteria; d++)
-	{
-		double		f = weights ? weights[d] : (double) k / ncriteria;
-		double		q;
-
-		if (!isfinite(f) || f < 0)
-			return MM_ERR_ARGUMENT;
-		if (bots > 0)
-			q = 1.0;
-		else
-		{
-			double		lo = criteria[d];
-			double		hi = criteria[d];
-
-			for (int i = 1; i < n; i++)
-			{
-				double		v = criteria[(size_t) i * ncriteria + d];
-
-				if (v < lo)
-					lo = v;
-				if (v > hi)
-					hi = v;
-			}
-			q = hi - lo;
-		}
-		criteria_cost += f * q;
-	}
-
-	for (int i = 0; i < n; i++)
-	{
-		if (!(waits[i] >= 0) || !isfinite(waits[i]))
-			return MM_ERR_ARGUMENT;
-		wait_cost += waits[i] / max_wait;
-	}
-	wait_cost += bots;			/* each computer player counts max_wait */
-
-	out->criteria = criteria_cost;
-	out->wait = wait_cost;
-	out->total = criteria_cost + wait_cost;
-	return MM_OK;
 }

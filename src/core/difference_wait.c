@@ -1,5 +1,5 @@
 /*
- * mm_diffwait.c
+ * difference_wait.c
  *		The difference_wait algorithm (Schlup 4.4), generalised from pairs
  *		to games of k players.
  *
@@ -516,137 +516,105 @@ process_candidate(DWState *s, int x)
 	return -1;
 }
 
-/* Append a match of the n tickets in idx (k - n bots) to the result. */
-static void
-add_match(MMResult *res, const int *idx, int n, int k)
+/* The scratch of one step besides DWState's arrays, in the same block. */
+typedef struct DWScratch
 {
-	MMMatch    *m = &res->matches[res->nmatches];
-	int			first = 0;
+	char	   *block;			/* the one allocation of the step */
+	DWKey	   *keys;			/* groups sorted for matching or writing back */
+	DWRated    *rated;			/* the rating order, and its merge buffer */
+	double	   *glast;			/* group -> its last rating seen (gaps) */
+	int		   *taken;			/* tickets of the matches being emitted */
+	int		   *oldcount;		/* pool group -> members (counts, then -1 emitted) */
+	int		   *oldmap;			/* pool group -> rank or working group, or -1 */
+} DWScratch;
 
-	if (res->nmatches > 0)
-		first = res->matches[res->nmatches - 1].first +
-			res->matches[res->nmatches - 1].nmembers;
-	m->first = first;
-	m->nmembers = n;
-	m->bots = k - n;
-	m->cost.criteria = m->cost.wait = m->cost.total = 0.0;
-	for (int i = 0; i < n; i++)
-		res->members[first + i] = idx[i];
-	res->nmatches++;
+/*
+ * Allocate every array of one step in one block (a step runs for every
+ * arrival): s's arrays for maxg groups and w's for the pool's nold groups.
+ */
+static MMStatus
+dw_alloc(DWState *s, DWScratch *w, int maxg, int nold)
+{
+	int			n = s->n;
+	int			k = s->k;
+	size_t		total = 0;
+	size_t		o_keys = dw_reserve(&total, sizeof(DWKey) * (size_t) n);
+	size_t		o_rated = dw_reserve(&total, sizeof(DWRated) * 2 * (size_t) n);
+	size_t		o_formed = dw_reserve(&total, sizeof(double) * ((size_t) maxg + 1));
+	size_t		o_finalize = dw_reserve(&total, sizeof(double) * ((size_t) maxg + 1));
+	size_t		o_q = dw_reserve(&total, sizeof(double) * ((size_t) maxg + 1));
+	size_t		o_gext = dw_reserve(&total, sizeof(double) * 4 * ((size_t) maxg + 1));
+	size_t		o_glast = dw_reserve(&total, sizeof(double) * ((size_t) maxg + 1));
+	size_t		o_rr = dw_reserve(&total, sizeof(double) * (size_t) n);
+	size_t		o_byr = dw_reserve(&total, sizeof(int) * (size_t) n);
+	size_t		o_pos = dw_reserve(&total, sizeof(int) * (size_t) n);
+	size_t		o_grp = dw_reserve(&total, sizeof(int) * (size_t) n);
+	size_t		o_taken = dw_reserve(&total, sizeof(int) * (size_t) n);
+	size_t		o_gmem = dw_reserve(&total, sizeof(int) * ((size_t) maxg * k + 1));
+	size_t		o_gmin = dw_reserve(&total, sizeof(int) * ((size_t) maxg + 1));
+	size_t		o_oldmap = dw_reserve(&total, sizeof(int) * ((size_t) nold + 1));
+	size_t		o_lists = dw_reserve(&total, sizeof(int) * 4 * (size_t) k);
+	size_t		zero_from = total;	/* what follows starts zeroed */
+	size_t		o_stamp = dw_reserve(&total, sizeof(int) * ((size_t) maxg + 1));
+	size_t		o_oldcount = dw_reserve(&total, sizeof(int) * ((size_t) nold + 1));
+	size_t		o_visits = dw_reserve(&total, (size_t) n + 1);
+	char	   *block = malloc(total);
+
+	if (block == NULL)
+		return MM_ERR_NOMEM;
+	memset(block + zero_from, 0, total - zero_from);
+	w->block = block;
+	w->keys = (DWKey *) (block + o_keys);
+	w->rated = (DWRated *) (block + o_rated);
+	s->formed = (double *) (block + o_formed);
+	s->finalize = (double *) (block + o_finalize);
+	s->q = (double *) (block + o_q);
+	s->gext = (double *) (block + o_gext);
+	w->glast = (double *) (block + o_glast);
+	s->rr = (double *) (block + o_rr);
+	s->byr = (int *) (block + o_byr);
+	s->pos = (int *) (block + o_pos);
+	s->grp = (int *) (block + o_grp);
+	w->taken = (int *) (block + o_taken);
+	s->gmem = (int *) (block + o_gmem);
+	s->gmin = (int *) (block + o_gmin);
+	w->oldmap = (int *) (block + o_oldmap);
+	s->lu = (int *) (block + o_lists);
+	s->ru = s->lu + k;
+	s->wa = s->ru + k;
+	s->wb = s->wa + k;
+	s->stamp = (int *) (block + o_stamp);
+	w->oldcount = (int *) (block + o_oldcount);
+	s->visits = (unsigned char *) (block + o_visits);
+	return MM_OK;
 }
 
 /*
- * One difference_wait step: (0) groups already due become matches, (1)
- * candidates, (2) groups due now become matches, (3) timed-out ungrouped
- * tickets, then the surviving groups are
- * written back to the pool.  Only decides membership; mm_step finishes
- * the matches.
+ * (0) A loaded group that was already due becomes a match first, as it
+ * would have at its finalize_at: no later candidate may change it.  Counts
+ * every pool group's members into w->oldcount and marks the emitted ones
+ * -1.  A group that does not hold exactly k tickets (say one was
+ * cancelled) is left to load_groups, which dissolves it.
  */
-MMStatus
-mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double now,
-						MMResult *result)
+static void
+match_due_loaded(const DWState *s, DWScratch *w, const MMPool *pool,
+				 MMResult *result)
 {
-	DWState		s;
 	int			n = pool->ntickets;
-	int			k = mm_config_k(cfg);
-	int			maxg = n / k;
+	int			k = s->k;
 	int			nold = pool->ngroups;
-	char	   *block;
-	int		   *oldcount;
-	int		   *oldmap;
-	DWKey	   *keys;
-	DWRated    *rated;
-	double	   *glast;
-	int		   *taken;
 	int			nkeys = 0;
-	int			ntaken = 0;
-	int			nsurv = 0;
+	DWKey	   *keys = w->keys;
+	int		   *oldcount = w->oldcount;
+	int		   *oldmap = w->oldmap;
 
-	if (nold < 0 || nold > pool->ngroups_cap || pool->ngroups_cap < maxg ||
-		(maxg > 0 && pool->groups == NULL) || (nold > 0 && pool->groups == NULL))
-		return MM_ERR_ARGUMENT;
-	for (int i = 0; i < n; i++)
-		if (pool->tickets[i].group < -1 || pool->tickets[i].group >= nold)
-			return MM_ERR_ARGUMENT;
-
-	s.t = pool->tickets;
-	s.n = n;
-	s.k = k;
-	s.now = now;
-	s.max_wait = cfg->max_wait;
-	s.wait_factor = cfg->difference_wait.wait_factor;
-	s.nung = 0;
-	s.ngroups = 0;
-	s.curstamp = 0;
-	s.maxgap = 0.0;
-	/* all scratch in one block: a step runs for every arrival */
-	{
-		size_t		total = 0;
-		size_t		o_keys = dw_reserve(&total, sizeof(DWKey) * (size_t) n);
-		size_t		o_rated = dw_reserve(&total, sizeof(DWRated) * 2 * (size_t) n);
-		size_t		o_formed = dw_reserve(&total, sizeof(double) * ((size_t) maxg + 1));
-		size_t		o_finalize = dw_reserve(&total, sizeof(double) * ((size_t) maxg + 1));
-		size_t		o_q = dw_reserve(&total, sizeof(double) * ((size_t) maxg + 1));
-		size_t		o_gext = dw_reserve(&total, sizeof(double) * 4 * ((size_t) maxg + 1));
-		size_t		o_glast = dw_reserve(&total, sizeof(double) * ((size_t) maxg + 1));
-		size_t		o_rr = dw_reserve(&total, sizeof(double) * (size_t) n);
-		size_t		o_byr = dw_reserve(&total, sizeof(int) * (size_t) n);
-		size_t		o_pos = dw_reserve(&total, sizeof(int) * (size_t) n);
-		size_t		o_grp = dw_reserve(&total, sizeof(int) * (size_t) n);
-		size_t		o_taken = dw_reserve(&total, sizeof(int) * (size_t) n);
-		size_t		o_gmem = dw_reserve(&total, sizeof(int) * ((size_t) maxg * k + 1));
-		size_t		o_gmin = dw_reserve(&total, sizeof(int) * ((size_t) maxg + 1));
-		size_t		o_oldmap = dw_reserve(&total, sizeof(int) * ((size_t) nold + 1));
-		size_t		o_lists = dw_reserve(&total, sizeof(int) * 4 * (size_t) k);
-		size_t		zero_from = total;	/* what follows starts zeroed */
-		size_t		o_stamp = dw_reserve(&total, sizeof(int) * ((size_t) maxg + 1));
-		size_t		o_oldcount = dw_reserve(&total, sizeof(int) * ((size_t) nold + 1));
-		size_t		o_visits = dw_reserve(&total, (size_t) n + 1);
-
-		block = malloc(total);
-		if (block == NULL)
-			return MM_ERR_NOMEM;
-		memset(block + zero_from, 0, total - zero_from);
-		keys = (DWKey *) (block + o_keys);
-		rated = (DWRated *) (block + o_rated);
-		s.formed = (double *) (block + o_formed);
-		s.finalize = (double *) (block + o_finalize);
-		s.q = (double *) (block + o_q);
-		s.gext = (double *) (block + o_gext);
-		glast = (double *) (block + o_glast);
-		s.rr = (double *) (block + o_rr);
-		s.byr = (int *) (block + o_byr);
-		s.pos = (int *) (block + o_pos);
-		s.grp = (int *) (block + o_grp);
-		taken = (int *) (block + o_taken);
-		s.gmem = (int *) (block + o_gmem);
-		s.gmin = (int *) (block + o_gmin);
-		oldmap = (int *) (block + o_oldmap);
-		s.lu = (int *) (block + o_lists);
-		s.ru = s.lu + k;
-		s.wa = s.ru + k;
-		s.wb = s.wa + k;
-		s.stamp = (int *) (block + o_stamp);
-		oldcount = (int *) (block + o_oldcount);
-		s.visits = (unsigned char *) (block + o_visits);
-	}
-
-	/*
-	 * Load the groups.  One that does not hold exactly k tickets (say one
-	 * was cancelled) is dissolved: its members are ungrouped again.
-	 */
 	for (int i = 0; i < n; i++)
 		if (pool->tickets[i].group >= 0)
 			oldcount[pool->tickets[i].group]++;
-	/*
-	 * (0) A loaded group that was already due becomes a match first, as it
-	 * would have at its finalize_at: no later candidate may change it.  Its
-	 * members leave the step (group -2); the others are loaded.
-	 */
 	for (int g = 0; g < nold; g++)
 	{
 		oldmap[g] = -1;
-		if (oldcount[g] == k && pool->groups[g].finalize_at <= now)
+		if (oldcount[g] == k && pool->groups[g].finalize_at <= s->now)
 		{
 			keys[nkeys].key1 = pool->groups[g].finalize_at;
 			keys[nkeys].key2 = pool->groups[g].formed_at;
@@ -673,27 +641,40 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double now,
 		int			og = pool->tickets[i].group;
 
 		if (og >= 0 && oldmap[og] >= 0)
-			taken[(size_t) oldmap[og] * k + oldcount[og]++] = i;
+			w->taken[(size_t) oldmap[og] * k + oldcount[og]++] = i;
 	}
 	for (int j = 0; j < nkeys; j++)
 	{
-		add_match(result, taken + (size_t) j * k, k, k);
+		mm_add_match(result, w->taken + (size_t) j * k, k, k);
 		oldcount[keys[j].idx] = -1; /* emitted */
 	}
-	nkeys = 0;
+}
 
-	for (int g = 0; g < nold; g++)
+/*
+ * Load the pool's other groups of exactly k as working groups; the members
+ * of smaller ones are ungrouped again, those matched in (0) leave the step
+ * (group -2).
+ */
+static void
+load_groups(DWState *s, DWScratch *w, const MMPool *pool)
+{
+	int			n = pool->ntickets;
+	int			k = s->k;
+	int		   *oldcount = w->oldcount;
+	int		   *oldmap = w->oldmap;
+
+	for (int g = 0; g < pool->ngroups; g++)
 	{
 		oldmap[g] = -1;
 		if (oldcount[g] == k)
 		{
-			oldmap[g] = s.ngroups;
-			s.formed[s.ngroups] = pool->groups[g].formed_at;
-			s.finalize[s.ngroups] = pool->groups[g].finalize_at;
-			s.q[s.ngroups] = pool->groups[g].q;
-			s.gmin[s.ngroups] = n;
+			oldmap[g] = s->ngroups;
+			s->formed[s->ngroups] = pool->groups[g].formed_at;
+			s->finalize[s->ngroups] = pool->groups[g].finalize_at;
+			s->q[s->ngroups] = pool->groups[g].q;
+			s->gmin[s->ngroups] = n;
 			oldcount[g] = 0;	/* now counts members placed */
-			s.ngroups++;
+			s->ngroups++;
 		}
 	}
 	for (int i = 0; i < n; i++)
@@ -703,54 +684,206 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double now,
 
 		if (og >= 0 && oldcount[og] == -1)
 		{
-			s.grp[i] = -2;		/* matched in (0) */
+			s->grp[i] = -2;		/* matched in (0) */
 			continue;
 		}
-		s.grp[i] = g;
+		s->grp[i] = g;
 		if (g < 0)
 		{
-			s.nung++;
+			s->nung++;
 			continue;
 		}
-		s.gmem[(size_t) g * k + oldcount[og]++] = i;
-		if (i < s.gmin[g])
-			s.gmin[g] = i;
+		s->gmem[(size_t) g * k + oldcount[og]++] = i;
+		if (i < s->gmin[g])
+			s->gmin[g] = i;
 	}
+}
 
-	/* rating order of the tickets still in the step, ties by arrival */
-	s.n = 0;
+/*
+ * The rating order of the tickets still in the step (ties by arrival),
+ * which sets s->n to their number, and the loaded groups' extremes and
+ * largest gaps.
+ */
+static void
+order_by_rating(DWState *s, DWScratch *w, const MMPool *pool)
+{
+	int			n = pool->ntickets;
+	DWRated    *rated = w->rated;
+
+	s->n = 0;
 	for (int i = 0; i < n; i++)
 	{
-		if (s.grp[i] == -2)
+		if (s->grp[i] == -2)
 			continue;
-		rated[s.n].rating = pool->tickets[i].rating;
-		rated[s.n].idx = i;
-		s.n++;
+		rated[s->n].rating = pool->tickets[i].rating;
+		rated[s->n].idx = i;
+		s->n++;
 	}
-	sort_rated(rated, rated + s.n, s.n);
-	for (int p = 0; p < s.n; p++)
+	sort_rated(rated, rated + s->n, s->n);
+	for (int p = 0; p < s->n; p++)
 	{
-		s.byr[p] = rated[p].idx;
-		s.rr[p] = rated[p].rating;
-		s.pos[rated[p].idx] = p;
+		s->byr[p] = rated[p].idx;
+		s->rr[p] = rated[p].rating;
+		s->pos[rated[p].idx] = p;
 	}
 
-	/* the loaded groups' extremes and largest gaps */
-	for (int g = 0; g < s.ngroups; g++)
+	for (int g = 0; g < s->ngroups; g++)
 	{
-		group_extremes(&s, g);
-		glast[g] = -1.0;
+		group_extremes(s, g);
+		w->glast[g] = -1.0;
 	}
-	for (int p = 0; p < s.n; p++)
+	for (int p = 0; p < s->n; p++)
 	{
-		int			g = s.grp[s.byr[p]];
+		int			g = s->grp[s->byr[p]];
 
 		if (g < 0)
 			continue;
-		if (glast[g] >= 0.0 && s.rr[p] - glast[g] > s.maxgap)
-			s.maxgap = s.rr[p] - glast[g];
-		glast[g] = s.rr[p];
+		if (w->glast[g] >= 0.0 && s->rr[p] - w->glast[g] > s->maxgap)
+			s->maxgap = s->rr[p] - w->glast[g];
+		w->glast[g] = s->rr[p];
 	}
+}
+
+/* (2) Due groups become matches, by finalize_at, then age. */
+static void
+match_due_groups(DWState *s, DWScratch *w, MMResult *result)
+{
+	int			k = s->k;
+	int			nkeys = 0;
+	DWKey	   *keys = w->keys;
+
+	for (int g = 0; g < s->ngroups; g++)
+	{
+		if (s->finalize[g] <= s->now)
+		{
+			keys[nkeys].key1 = s->finalize[g];
+			keys[nkeys].key2 = s->formed[g];
+			keys[nkeys].tie = s->gmin[g];
+			keys[nkeys].idx = g;
+			nkeys++;
+		}
+	}
+	qsort(keys, nkeys, sizeof(DWKey), dwkey_cmp);
+	for (int j = 0; j < nkeys; j++)
+	{
+		int			g = keys[j].idx;
+
+		mm_add_match(result, s->gmem + (size_t) g * k, k, k);
+		for (int i = 0; i < k; i++)
+			s->grp[s->gmem[(size_t) g * k + i]] = -2;	/* gone */
+	}
+}
+
+/*
+ * (3) Timed-out ungrouped tickets, oldest first, in chunks of k: a full
+ * chunk plays as is; the last, partial one plays with bots or expires.
+ */
+static void
+settle_timeouts(DWState *s, DWScratch *w, const MMConfig *cfg,
+				const MMPool *pool, MMResult *result)
+{
+	int			n = pool->ntickets;
+	int			k = s->k;
+	int		   *taken = w->taken;
+	int			ntaken = 0;
+
+	for (int i = 0; i < n; i++)
+		if (s->grp[i] == -1 && s->now >= pool->tickets[i].arrival + cfg->max_wait)
+			taken[ntaken++] = i;
+	for (int c = 0; c < ntaken; c += k)
+	{
+		int			m = ntaken - c < k ? ntaken - c : k;
+
+		if (m == k || cfg->on_timeout == MM_TIMEOUT_BOTS)
+			mm_add_match(result, taken + c, m, k);
+		else
+			for (int i = 0; i < m; i++)
+				result->expired[result->nexpired++] = taken[c + i];
+		for (int i = 0; i < m; i++)
+			s->grp[taken[c + i]] = -2;
+	}
+}
+
+/* Write the surviving groups back to the pool, oldest first. */
+static void
+write_back_groups(DWState *s, DWScratch *w, MMPool *pool)
+{
+	int			n = pool->ntickets;
+	int			nsurv = 0;
+	DWKey	   *keys = w->keys;
+
+	for (int g = 0; g < s->ngroups; g++)
+	{
+		if (s->finalize[g] > s->now)
+		{
+			keys[nsurv].key1 = s->formed[g];
+			keys[nsurv].key2 = 0.0;
+			keys[nsurv].tie = s->gmin[g];
+			keys[nsurv].idx = g;
+			nsurv++;
+		}
+	}
+	qsort(keys, nsurv, sizeof(DWKey), dwkey_cmp);
+	for (int j = 0; j < nsurv; j++)
+	{
+		int			g = keys[j].idx;
+
+		pool->groups[j].formed_at = s->formed[g];
+		pool->groups[j].finalize_at = s->finalize[g];
+		pool->groups[j].q = s->q[g];
+		s->stamp[g] = j;		/* reused: new index */
+	}
+	for (int i = 0; i < n; i++)
+	{
+		int			g = s->grp[i];
+
+		pool->tickets[i].group =
+			(g >= 0 && s->finalize[g] > s->now) ? s->stamp[g] : -1;
+	}
+	pool->ngroups = nsurv;
+}
+
+/*
+ * One difference_wait step: (0) groups already due become matches, (1)
+ * candidates, (2) groups due now become matches, (3) timed-out ungrouped
+ * tickets, then the surviving groups are written back to the pool.  Only
+ * decides membership; mm_step finishes the matches.
+ */
+MMStatus
+mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double prev,
+						double now, MMResult *result)
+{
+	DWState		s;
+	DWScratch	w;
+	int			n = pool->ntickets;
+	int			k = mm_config_k(cfg);
+	int			maxg = n / k;
+	int			nold = pool->ngroups;
+
+	(void) prev;
+	if (nold < 0 || nold > pool->ngroups_cap || pool->ngroups_cap < maxg ||
+		(maxg > 0 && pool->groups == NULL) || (nold > 0 && pool->groups == NULL))
+		return MM_ERR_ARGUMENT;
+	for (int i = 0; i < n; i++)
+		if (pool->tickets[i].group < -1 || pool->tickets[i].group >= nold)
+			return MM_ERR_ARGUMENT;
+
+	s.t = pool->tickets;
+	s.n = n;
+	s.k = k;
+	s.now = now;
+	s.max_wait = cfg->max_wait;
+	s.wait_factor = cfg->difference_wait.wait_factor;
+	s.nung = 0;
+	s.ngroups = 0;
+	s.curstamp = 0;
+	s.maxgap = 0.0;
+	if (dw_alloc(&s, &w, maxg, nold) != MM_OK)
+		return MM_ERR_NOMEM;
+
+	match_due_loaded(&s, &w, pool, result);
+	load_groups(&s, &w, pool);
+	order_by_rating(&s, &w, pool);
 
 	/* (1) candidates in arrival order; a displaced ticket goes next */
 	for (int i = 0; i < n; i++)
@@ -764,79 +897,38 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double now,
 		}
 	}
 
-	/* (2) due groups become matches, by finalize_at, then age */
-	for (int g = 0; g < s.ngroups; g++)
-	{
-		if (s.finalize[g] <= now)
-		{
-			keys[nkeys].key1 = s.finalize[g];
-			keys[nkeys].key2 = s.formed[g];
-			keys[nkeys].tie = s.gmin[g];
-			keys[nkeys].idx = g;
-			nkeys++;
-		}
-	}
-	qsort(keys, nkeys, sizeof(DWKey), dwkey_cmp);
-	for (int j = 0; j < nkeys; j++)
-	{
-		int			g = keys[j].idx;
+	match_due_groups(&s, &w, result);
+	settle_timeouts(&s, &w, cfg, pool, result);
+	write_back_groups(&s, &w, pool);
 
-		add_match(result, s.gmem + (size_t) g * k, k, k);
-		for (int i = 0; i < k; i++)
-			s.grp[s.gmem[(size_t) g * k + i]] = -2;	/* gone */
-	}
-
-	/*
-	 * (3) timed-out ungrouped tickets, oldest first, in chunks of k: a full
-	 * chunk plays as is; the last, partial one plays with bots or expires.
-	 */
-	for (int i = 0; i < n; i++)
-		if (s.grp[i] == -1 && now >= pool->tickets[i].arrival + cfg->max_wait)
-			taken[ntaken++] = i;
-	for (int c = 0; c < ntaken; c += k)
-	{
-		int			m = ntaken - c < k ? ntaken - c : k;
-
-		if (m == k || cfg->on_timeout == MM_TIMEOUT_BOTS)
-			add_match(result, taken + c, m, k);
-		else
-			for (int i = 0; i < m; i++)
-				result->expired[result->nexpired++] = taken[c + i];
-		for (int i = 0; i < m; i++)
-			s.grp[taken[c + i]] = -2;
-	}
-
-	/* write back the surviving groups, oldest first */
-	for (int g = 0; g < s.ngroups; g++)
-	{
-		if (s.finalize[g] > now)
-		{
-			keys[nsurv].key1 = s.formed[g];
-			keys[nsurv].key2 = 0.0;
-			keys[nsurv].tie = s.gmin[g];
-			keys[nsurv].idx = g;
-			nsurv++;
-		}
-	}
-	qsort(keys, nsurv, sizeof(DWKey), dwkey_cmp);
-	for (int j = 0; j < nsurv; j++)
-	{
-		int			g = keys[j].idx;
-
-		pool->groups[j].formed_at = s.formed[g];
-		pool->groups[j].finalize_at = s.finalize[g];
-		pool->groups[j].q = s.q[g];
-		s.stamp[g] = j;			/* reused: new index */
-	}
-	for (int i = 0; i < n; i++)
-	{
-		int			g = s.grp[i];
-
-		pool->tickets[i].group =
-			(g >= 0 && s.finalize[g] > now) ? s.stamp[g] : -1;
-	}
-	pool->ngroups = nsurv;
-
-	free(block);
+	free(w.block);
 	return MM_OK;
+}
+
+/*
+ * The earliest ungrouped ticket's timeout or provisional group's
+ * finalisation (grouped tickets finalise before they could time out).
+ */
+double
+mm_difference_wait_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	double		d = INFINITY;
+
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		const MMTicket *t = &pool->tickets[i];
+
+		if (t->group < 0 || t->group >= pool->ngroups)
+		{
+			double		td = t->arrival + cfg->max_wait;
+
+			if (td < d)
+				d = td;
+		}
+	}
+	if (pool->groups != NULL)
+		for (int g = 0; g < pool->ngroups; g++)
+			if (pool->groups[g].finalize_at < d)
+				d = pool->groups[g].finalize_at;
+	return d;
 }

@@ -1,5 +1,5 @@
 /*
- * mm_sim.c
+ * simulate.c
  *		Event-driven simulation of a queue over a stream of arrivals.
  *
  * Virtual time jumps from event to event: each group of arrivals sharing
@@ -17,24 +17,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-
-/* Check an arrival stream (see mm_internal.h). */
-MMStatus
-mm_check_arrivals(const MMArrival *arrivals, int n)
-{
-	for (int j = 0; j < n; j++)
-	{
-		const MMArrival *a = &arrivals[j];
-
-		if (!isfinite(a->arrival) || !(a->rating >= 0.0 && a->rating <= 1.0))
-			return MM_ERR_ARGUMENT;
-		if (j > 0 && (arrivals[j - 1].arrival > a->arrival ||
-					  (arrivals[j - 1].arrival == a->arrival &&
-					   arrivals[j - 1].id > a->id)))
-			return MM_ERR_ARGUMENT;
-	}
-	return MM_OK;
-}
 /* Pool and result arrays' initial room. */
 #define SIM_INITIAL_CAP 64
 

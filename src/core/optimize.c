@@ -1,5 +1,5 @@
 /*
- * mm_optimize.c
+ * optimize.c
  *		The optimize algorithm, after the Awesomenauts matchmaking write-up:
  *		the waiting players are matched all at once in rounds, every match
  *		is scored as a weighted average of several factors, and a search
@@ -363,6 +363,49 @@ local_score(const MMConfig *cfg, const Local *L, const int *team)
 	return weighted_score(cfg, L, tsum, tcnt, prem, psum, pcnt, vsum);
 }
 
+/* optimize's own parameters, and the shape it needs (see mm_config_check). */
+MMStatus
+mm_optimize_check(const MMConfig *cfg)
+{
+	const MMOptimizeWeights *ow = &cfg->optimize.weights;
+	const double w[6] = {ow->balance, ow->spread, ow->premades,
+	ow->ping, ow->variation, ow->hosts};
+	double		wsum = 0;
+
+	for (int i = 0; i < 6; i++)
+	{
+		if (!(w[i] >= 0 && w[i] <= 1e6))
+			return MM_ERR_ARGUMENT;
+		wsum += w[i];
+	}
+	/* the split of a match is brute force, and a team must have opponents */
+	if (!(wsum > 0) || cfg->teams < 2 ||
+		cfg->teams * cfg->team_size > MM_OPTIMIZE_MAX_K ||
+		!(cfg->optimize.skill_lo >= 0 && cfg->optimize.skill_lo < cfg->optimize.skill_hi &&
+		  cfg->optimize.skill_hi <= 1) ||
+		!(cfg->optimize.ping_max > 0 && cfg->optimize.ping_max <= 1e9) ||
+		!(cfg->optimize.host_ping > 0 && cfg->optimize.host_ping <= 1e9) ||
+		cfg->optimize.restarts < 0 ||
+		!(cfg->optimize.budget_ms > 0 && cfg->optimize.budget_ms <= 1e9) ||
+		!(cfg->recheck >= 1e-3 && cfg->recheck <= 86400))
+		return MM_ERR_ARGUMENT;
+	return MM_OK;
+}
+
+/*
+ * A whole configuration check for optimize's own entry points, which take
+ * nothing but an optimize configuration: the shared fields and optimize's
+ * (as mm_config_check, without the table of algorithms).
+ */
+static MMStatus
+check_config(const MMConfig *cfg)
+{
+	if (mm_config_check_shared(cfg) != MM_OK ||
+		cfg->algorithm != MM_ALGO_OPTIMIZE)
+		return MM_ERR_ARGUMENT;
+	return mm_optimize_check(cfg);
+}
+
 /* See mm_core.h. */
 double
 mm_optimize_match_score(const MMConfig *cfg, const MMPool *pool,
@@ -373,7 +416,7 @@ mm_optimize_match_score(const MMConfig *cfg, const MMPool *pool,
 	int			team[KMAX];
 	int			cnt[KMAX] = {0};
 
-	if (mm_config_check(cfg) != MM_OK || cfg->algorithm != MM_ALGO_OPTIMIZE ||
+	if (check_config(cfg) != MM_OK ||
 		pool == NULL || pool->tickets == NULL || members == NULL ||
 		teams == NULL || n < 1 || n > KMAX)
 		return NAN;
@@ -1241,53 +1284,246 @@ write_matches(const Round *R, MMResult *res, int *matched)
 	}
 }
 
-/* See mm_internal.h. */
-MMStatus
-mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
-				   MMResult *res, double *score, int *climbs, int max_swaps)
+/*
+ * The arguments of a round: a valid optimize configuration, a pool of
+ * finite arrivals and ratings in [0, 1], with its parties and pings, and
+ * a result with every array (unless the pool is empty).
+ */
+static MMStatus
+check_round(const MMConfig *cfg, const MMPool *pool, const MMResult *res,
+			double now)
 {
-	int			n;
-	int			k;
-	int			maxm;
-	int			nall = 0;		/* every unit, placeable or not */
-	Round		R;
-	PartyIndex *pi = NULL;
-	Unit	   *allunits = NULL;
-	int		   *matched = NULL;
-	int		   *placeable;		/* the placeable units in a fixed order, for the shuffles */
-	void	   *block = NULL;
-	MMStatus	st = MM_OK;
-
-	if (score != NULL)
-		*score = 0;
-	if (climbs != NULL)
-		*climbs = 0;
-	if (mm_config_check(cfg) != MM_OK || cfg->algorithm != MM_ALGO_OPTIMIZE ||
+	if (check_config(cfg) != MM_OK ||
 		pool == NULL || res == NULL || !isfinite(now) || pool->ntickets < 0)
 		return MM_ERR_ARGUMENT;
-	n = pool->ntickets;
-	if (n == 0)
+	if (pool->ntickets == 0)
 		return MM_OK;
 	if (pool->tickets == NULL || res->matches == NULL || res->members == NULL ||
 		res->teams == NULL || res->expired == NULL)
 		return MM_ERR_ARGUMENT;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < pool->ntickets; i++)
 	{
 		const MMTicket *t = &pool->tickets[i];
 
 		if (!isfinite(t->arrival) || !(t->rating >= 0.0 && t->rating <= 1.0))
 			return MM_ERR_ARGUMENT;
 	}
-	st = check_optimize_pool(pool);
-	if (st != MM_OK)
+	return check_optimize_pool(pool);
+}
+
+/*
+ * Share one block (returned; NULL when out of memory) out among the
+ * round's arrays for n tickets and maxm matches, and the placeable units'
+ * fixed order.
+ */
+static void *
+round_alloc(Round *R, int n, int maxm, int **placeable)
+{
+	size_t		ints = (size_t) n * (7 + KMAX) + (size_t) maxm * (4 * KMAX + 2);
+	void	   *block = malloc(sizeof(int) * ints +
+							   sizeof(double) * (size_t) maxm * 2 +
+							   sizeof(Swap) * ((size_t) maxm * maxm + maxm));
+	char	   *p = block;
+
+	if (block == NULL)
+		return NULL;
+#define TAKE(ptr, type, count) \
+	do { (ptr) = (type *) p; p += sizeof(type) * (size_t) (count); } while (0)
+	TAKE(R->pair, Swap, (size_t) maxm * maxm);
+	TAKE(R->benchswap, Swap, maxm);
+	TAKE(R->cur.score, double, maxm);
+	TAKE(R->best.score, double, maxm);
+	TAKE(R->umem, int, n);
+	TAKE(R->order, int, n);
+	TAKE(R->cur.units, int, (size_t) maxm * KMAX);
+	TAKE(R->cur.team, int, (size_t) maxm * KMAX);
+	TAKE(R->cur.nunits, int, maxm);
+	TAKE(R->cur.bench, int, n);
+	TAKE(R->best.units, int, (size_t) maxm * KMAX);
+	TAKE(R->best.team, int, (size_t) maxm * KMAX);
+	TAKE(R->best.nunits, int, maxm);
+	TAKE(R->best.bench, int, n);
+	/* first-fit: at most one open match per unit */
+	TAKE(R->open_units, int, (size_t) n * KMAX);
+	TAKE(R->open_n, int, n);
+	TAKE(R->open_fill, int, n);
+	TAKE(*placeable, int, n);
+#undef TAKE
+	return block;
+}
+
+/*
+ * Gather the pool's n tickets into units (pi has room for n): parties by
+ * number, solos alone, in order of their oldest ticket, into units (n
+ * entries), their tickets into R->umem.  The placeable units (those that
+ * fit in a team) go to R->order; returns the number of every unit.
+ */
+static int
+make_units(Round *R, PartyIndex *pi, Unit *units)
+{
+	const MMPool *pool = R->pool;
+	int			n = pool->ntickets;
+	int			nall = 0;
+	int			w = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		pi[i].party = pool->tickets[i].party < 0 ? -1 : pool->tickets[i].party;
+		pi[i].idx = i;
+	}
+	qsort(pi, n, sizeof(PartyIndex), party_cmp);
+	for (int b = 0; b < n;)
+	{
+		int			e = b + 1;
+
+		if (pi[b].party >= 0)
+			while (e < n && pi[e].party == pi[b].party)
+				e++;
+		units[nall].first = b;
+		units[nall].size = e - b;
+		nall++;
+		b = e;
+	}
+	R->unit = units;
+	/* R->umem lists the tickets of every unit; pi is in unit order */
+	for (int i = 0; i < n; i++)
+		R->umem[i] = pi[i].idx;
+	/* only units that fit in a team take part in the search */
+	for (int u = 0; u < nall; u++)
+		if (units[u].size <= R->cfg->team_size)
+			R->order[w++] = u;
+	R->nunits = w;
+	for (int u = 0; u < nall; u++)
+	{
+		double		s = 0;
+
+		for (int x = 0; x < units[u].size; x++)
+			s += capped(R->cfg, pool->tickets[R->umem[units[u].first + x]].rating);
+		units[u].key = s / units[u].size;
+	}
+	return nall;
+}
+
+/*
+ * The search: the first start by mean capped rating, then the restarts,
+ * each a shuffle of the placeable units from their fixed order placeable,
+ * while the budget lasts; each climbs, and the best layout is kept.
+ */
+static void
+search(Round *R, int *placeable)
+{
+	const MMConfig *cfg = R->cfg;
+	int			np = R->nunits;
+
+	memcpy(placeable, R->order, sizeof(int) * (size_t) np);
+	sort_units(R->order, np, R->unit);
+	start(R);
+	climb(R, 0);
+	keep_best(R);
+
+	if (np > 0)
+	{
+		uint64_t	oldest = (uint64_t) R->pool->tickets[0].id;
+
+		R->rng = cfg->optimize.seed ^ (oldest * 0xD1B54A32D192ED03ULL);
+		(void) rng_next(&R->rng);
+	}
+	for (int r = 0; r < cfg->optimize.restarts && np > 0; r++)
+	{
+		if (elapsed_ms(R) >= cfg->optimize.budget_ms)
+			break;
+		memcpy(R->order, placeable, sizeof(int) * (size_t) np);
+		for (int i = np - 1; i > 0; i--)
+		{
+			int			j = (int) (rng_next(&R->rng) % (uint64_t) (i + 1));
+			int			t = R->order[i];
+
+			R->order[i] = R->order[j];
+			R->order[j] = t;
+		}
+		start(R);
+		climb(R, 1);
+		keep_best(R);
+	}
+}
+
+/*
+ * Timed-out units left over (not matched), oldest first: a unit times out
+ * with its oldest ticket.  With bots it plays alone (one team) completed
+ * with computer players; with expire, or when it is a party too big for a
+ * team, all its tickets expire.  Reuses R->order.
+ */
+static void
+settle_timeouts(Round *R, int nall, const int *matched, double now,
+				MMResult *res)
+{
+	const MMConfig *cfg = R->cfg;
+	const MMPool *pool = R->pool;
+	int			n = pool->ntickets;
+	int		   *first_of = R->order;	/* unit number by its oldest ticket */
+
+	for (int i = 0; i < n; i++)
+		first_of[i] = -1;
+	for (int u = 0; u < nall; u++)
+	{
+		int			oldest = R->umem[R->unit[u].first];
+
+		/* umem is in index order within a unit, so its first is its oldest */
+		first_of[oldest] = u;
+	}
+	for (int i = 0; i < n && mm_timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
+	{
+		int			u = first_of[i];
+		const Unit *U;
+
+		if (u < 0 || matched[i])
+			continue;
+		U = &R->unit[u];
+		if (cfg->on_timeout == MM_TIMEOUT_BOTS && U->size <= cfg->team_size)
+		{
+			int			f = res->nmatches == 0 ? 0 :
+				res->matches[res->nmatches - 1].first + res->matches[res->nmatches - 1].nmembers;
+
+			mm_add_match(res, &R->umem[U->first], U->size, R->k);
+			for (int x = 0; x < U->size; x++)
+				res->teams[f + x] = 1;
+		}
+		else
+			for (int x = 0; x < U->size; x++)
+				res->expired[res->nexpired++] = R->umem[U->first + x];
+	}
+}
+
+/* See mm_internal.h. */
+MMStatus
+mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
+				   MMResult *res, double *score, int *climbs, int max_swaps)
+{
+	int			n;
+	int			maxm;
+	int			nall;			/* every unit, placeable or not */
+	Round		R;
+	PartyIndex *pi = NULL;
+	Unit	   *allunits = NULL;
+	int		   *matched = NULL;
+	int		   *placeable = NULL;	/* the placeable units in a fixed order, for the shuffles */
+	void	   *block = NULL;
+	MMStatus	st;
+
+	if (score != NULL)
+		*score = 0;
+	if (climbs != NULL)
+		*climbs = 0;
+	st = check_round(cfg, pool, res, now);
+	if (st != MM_OK || pool->ntickets == 0)
 		return st;
-	k = mm_config_k(cfg);
-	maxm = n / k + 1;
+	n = pool->ntickets;
+	maxm = n / mm_config_k(cfg) + 1;
 
 	memset(&R, 0, sizeof(R));
 	R.cfg = cfg;
 	R.pool = pool;
-	R.k = k;
+	R.k = mm_config_k(cfg);
 	R.maxm = maxm;
 	R.max_swaps = max_swaps;
 	clock_gettime(CLOCK_MONOTONIC, &R.started);
@@ -1299,176 +1535,27 @@ mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
 		R.pt = &R.table;
 	}
 
-	/* units: parties gathered by number, solos alone; in order of their oldest ticket */
 	pi = malloc(sizeof(PartyIndex) * (size_t) n);
 	allunits = malloc(sizeof(Unit) * (size_t) n);
 	matched = calloc((size_t) n, sizeof(int));
-	{
-		size_t		ints = (size_t) n * (7 + KMAX) + (size_t) maxm * (4 * KMAX + 2);
-
-		block = malloc(sizeof(int) * ints +
-					   sizeof(double) * (size_t) maxm * 2 +
-					   sizeof(Swap) * ((size_t) maxm * maxm + maxm));
-	}
+	block = round_alloc(&R, n, maxm, &placeable);
 	if (pi == NULL || allunits == NULL || matched == NULL || block == NULL)
 	{
 		st = MM_ERR_NOMEM;
 		goto done;
 	}
-	{
-		char	   *p = block;
-
-#define TAKE(ptr, type, count) \
-	do { (ptr) = (type *) p; p += sizeof(type) * (size_t) (count); } while (0)
-		TAKE(R.pair, Swap, (size_t) maxm * maxm);
-		TAKE(R.benchswap, Swap, maxm);
-		TAKE(R.cur.score, double, maxm);
-		TAKE(R.best.score, double, maxm);
-		TAKE(R.umem, int, n);
-		TAKE(R.order, int, n);
-		TAKE(R.cur.units, int, (size_t) maxm * KMAX);
-		TAKE(R.cur.team, int, (size_t) maxm * KMAX);
-		TAKE(R.cur.nunits, int, maxm);
-		TAKE(R.cur.bench, int, n);
-		TAKE(R.best.units, int, (size_t) maxm * KMAX);
-		TAKE(R.best.team, int, (size_t) maxm * KMAX);
-		TAKE(R.best.nunits, int, maxm);
-		TAKE(R.best.bench, int, n);
-		/* first-fit: at most one open match per unit */
-		TAKE(R.open_units, int, (size_t) n * KMAX);
-		TAKE(R.open_n, int, n);
-		TAKE(R.open_fill, int, n);
-		TAKE(placeable, int, n);
-#undef TAKE
-	}
-
-	for (int i = 0; i < n; i++)
-	{
-		pi[i].party = pool->tickets[i].party < 0 ? -1 : pool->tickets[i].party;
-		pi[i].idx = i;
-	}
-	qsort(pi, n, sizeof(PartyIndex), party_cmp);
-	{
-		/* placeable units first in umem; units too big to place are kept apart */
-		int			w = 0;
-
-		for (int b = 0; b < n;)
-		{
-			int			e = b + 1;
-
-			if (pi[b].party >= 0)
-				while (e < n && pi[e].party == pi[b].party)
-					e++;
-			allunits[nall].first = b;
-			allunits[nall].size = e - b;
-			nall++;
-			b = e;
-		}
-		R.unit = allunits;
-		/* R.umem lists the tickets of every unit; pi is in unit order */
-		for (int i = 0; i < n; i++)
-			R.umem[i] = pi[i].idx;
-		/* only units that fit in a team take part in the search */
-		for (int u = 0; u < nall; u++)
-			if (allunits[u].size <= cfg->team_size)
-				R.order[w++] = u;
-		R.nunits = w;
-	}
+	/* the layouts refer to units by their number in allunits */
+	nall = make_units(&R, pi, allunits);
 	free(pi);
 	pi = NULL;
-	for (int u = 0; u < nall; u++)
-	{
-		double		s = 0;
 
-		for (int x = 0; x < allunits[u].size; x++)
-			s += capped(cfg, pool->tickets[R.umem[allunits[u].first + x]].rating);
-		allunits[u].key = s / allunits[u].size;
-	}
-
-	/* the layouts refer to units by their number in allunits */
-	{
-		int			np = R.nunits;
-
-		memcpy(placeable, R.order, sizeof(int) * (size_t) np);
-		/* the first start: by mean capped rating */
-		sort_units(R.order, np, allunits);
-		start(&R);
-		climb(&R, 0);
-		keep_best(&R);
-
-		if (np > 0)
-		{
-			uint64_t	oldest = (uint64_t) pool->tickets[0].id;
-
-			R.rng = cfg->optimize.seed ^ (oldest * 0xD1B54A32D192ED03ULL);
-			(void) rng_next(&R.rng);
-		}
-		for (int r = 0; r < cfg->optimize.restarts && np > 0; r++)
-		{
-			if (elapsed_ms(&R) >= cfg->optimize.budget_ms)
-				break;
-			/* a shuffle of the placeable units, from a fixed base order */
-			memcpy(R.order, placeable, sizeof(int) * (size_t) np);
-			for (int i = np - 1; i > 0; i--)
-			{
-				int			j = (int) (rng_next(&R.rng) % (uint64_t) (i + 1));
-				int			t = R.order[i];
-
-				R.order[i] = R.order[j];
-				R.order[j] = t;
-			}
-			start(&R);
-			climb(&R, 1);
-			keep_best(&R);
-		}
-	}
-
+	search(&R, placeable);
 	write_matches(&R, res, matched);
 	if (score != NULL)
 		*score = R.best.nm > 0 ? R.best_total / R.best.nm : 0.0;
 	if (climbs != NULL)
 		*climbs = R.climbs;
-
-	/*
-	 * Timed-out units left over, oldest first: a unit times out with its
-	 * oldest ticket.  With bots it plays alone (one team) completed with
-	 * computer players; with expire, or when it is a party too big for a
-	 * team, all its tickets expire.
-	 */
-	{
-		int		   *first_of = R.order;	/* reuse: unit number by its oldest ticket */
-
-		for (int i = 0; i < n; i++)
-			first_of[i] = -1;
-		for (int u = 0; u < nall; u++)
-		{
-			int			oldest = R.umem[allunits[u].first];
-
-			/* umem is in index order within a unit, so its first is its oldest */
-			first_of[oldest] = u;
-		}
-		for (int i = 0; i < n && mm_timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
-		{
-			int			u = first_of[i];
-			const Unit *U;
-
-			if (u < 0 || matched[i])
-				continue;
-			U = &allunits[u];
-			if (cfg->on_timeout == MM_TIMEOUT_BOTS && U->size <= cfg->team_size)
-			{
-				int			f = res->nmatches == 0 ? 0 :
-					res->matches[res->nmatches - 1].first + res->matches[res->nmatches - 1].nmembers;
-
-				mm_add_match(res, &R.umem[U->first], U->size, k);
-				for (int x = 0; x < U->size; x++)
-					res->teams[f + x] = 1;
-			}
-			else
-				for (int x = 0; x < U->size; x++)
-					res->expired[res->nexpired++] = R.umem[U->first + x];
-		}
-	}
+	settle_timeouts(&R, nall, matched, now, res);
 
 done:
 	free(R.table.ping);
@@ -1495,8 +1582,8 @@ mm_optimize_round(const MMConfig *cfg, const MMPool *pool, double now,
 
 /* See mm_internal.h. */
 MMStatus
-mm_optimize_step(const MMConfig *cfg, const MMPool *pool, double prev,
-				 double now, MMResult *result)
+mm_optimize_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
+				 MMResult *result)
 {
 	int			n = pool->ntickets;
 	int			due = 0;

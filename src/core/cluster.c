@@ -1,0 +1,286 @@
+/*
+ * cluster.c
+ *		The cluster algorithm, after "Replicating CS:GO Player Queueing":
+ *		ratings decay toward the queue's mean with the wait, along a
+ *		logistic curve, and the tickets, oldest first, join the closest
+ *		cluster centroid within a threshold or open a new cluster; a full
+ *		cluster (k tickets) is a match.
+ *
+ * The decay of a ticket that has waited tau seconds is
+ *
+ *		s(tau) = (1 + e^(-a m)) / (1 + e^(a (tau - m)))
+ *
+ * (a = steepness, m = midpoint): 1 on arrival, about 1/2 at the midpoint,
+ * falling toward 0.  Its decayed position is mean + (x - mean) s(tau),
+ * with x its normalised rating and mean the mean of the waiting tickets'
+ * ratings at the step.  Tickets that waited equally long move toward the
+ * mean together and never cross.  A newcomer is shifted as if it had
+ * already waited the queue's average wait: tau = max(wait, shift).  The
+ * wait counts in whole recheck periods (the recheck instants of
+ * recheck.c), so the clusters only change at arrivals, departures and
+ * those instants.
+ *
+ * A step rebuilds the clusters from the waiting tickets, so no state is
+ * kept between steps.  The nearest centroid is found in buckets of width
+ * threshold (a centroid within the threshold lies in the ticket's bucket
+ * or a neighbour), so a step is linear in the tickets.  A cluster that
+ * holds a timed-out ticket when the step ends plays with computer players
+ * (on_timeout bots), or its timed-out tickets expire.
+ */
+#include "mm_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* The decay factor after tau seconds. */
+double
+mm_cluster_decay(const MMConfig *cfg, double tau)
+{
+	double		a = cfg->cluster.steepness;
+	double		m = cfg->cluster.midpoint;
+
+	return (1.0 + exp(-a * m)) / (1.0 + exp(a * (tau - m)));
+}
+
+/* cluster's own parameters (see mm_config_check). */
+MMStatus
+mm_cluster_check(const MMConfig *cfg)
+{
+	if (!(cfg->cluster.midpoint >= 0 && cfg->cluster.midpoint <= 1e9) ||
+		!(cfg->cluster.steepness > 0 && cfg->cluster.steepness <= 1e3) ||
+		!(cfg->cluster.threshold >= 1e-4 && cfg->cluster.threshold <= 1) ||
+		!(cfg->cluster.shift >= 0 && cfg->cluster.shift <= 1e9) ||
+		!(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
+		(cfg->cluster.shift_auto != 0 && cfg->cluster.shift_auto != 1))
+		return MM_ERR_ARGUMENT;
+	return MM_OK;
+}
+
+/* A ticket's decayed position at time now, around mean. */
+static double
+decayed(const MMConfig *cfg, const MMPool *pool, const MMTicket *t,
+		double mean, double now)
+{
+	double		tau = mm_recheck_count(cfg, pool, t->arrival, now) * cfg->recheck;
+
+	if (tau < cfg->cluster.shift)
+		tau = cfg->cluster.shift;
+	return mean + (t->rating - mean) * mm_cluster_decay(cfg, tau);
+}
+
+/* A match of the cluster whose member list starts at m, completed with bots. */
+static void
+add_cluster(MMResult *res, int m, const int *next_member, int *buf, int k)
+{
+	int			n = 0;
+
+	for (; m >= 0 && n < k; m = next_member[m])
+		buf[n++] = m;
+	mm_add_match(res, buf, n, k);
+}
+
+/*
+ * The clusters of one step (at most one per ticket): centroid sums and
+ * sizes, the lists of clusters by bucket of their centroid, and each
+ * cluster's members as a list.
+ */
+typedef struct Clusters
+{
+	int			k;
+	double		theta;			/* the threshold, also the buckets' width */
+	int			nbuckets;
+	int			n;				/* clusters opened */
+	double	   *sum;			/* centroid sum */
+	int		   *size;
+	int		   *bucket_of;
+	int		   *bnext;			/* bucket list, doubly linked */
+	int		   *bprev;
+	int		   *head;			/* bucket -> its first cluster, or -1 */
+	int		   *first;			/* a cluster's members: a list */
+	int		   *next_member;	/* ticket -> the next member of its cluster */
+	int		   *cluster_of;		/* ticket -> its cluster */
+	int		   *buf;			/* k entries: a match's members */
+} Clusters;
+
+/* The bucket of position y. */
+static int
+bucket_at(const Clusters *C, double y)
+{
+	int			b = (int) floor(y / C->theta);
+
+	if (b >= C->nbuckets)
+		b = C->nbuckets - 1;
+	if (b < 0)
+		b = 0;
+	return b;
+}
+
+/*
+ * The open cluster whose centroid is nearest to y within its bucket b and
+ * the two next to it (the lowest number on a tie), or -1; its distance
+ * goes to *dist.
+ */
+static int
+nearest_cluster(const Clusters *C, double y, int b, double *dist)
+{
+	int			best = -1;
+	double		best_d = INFINITY;
+
+	for (int nb = b - 1; nb <= b + 1; nb++)
+	{
+		if (nb < 0 || nb >= C->nbuckets)
+			continue;
+		for (int c = C->head[nb]; c >= 0; c = C->bnext[c])
+		{
+			double		d = fabs(C->sum[c] / C->size[c] - y);
+
+			if (d < best_d || (d == best_d && c < best))
+			{
+				best = c;
+				best_d = d;
+			}
+		}
+	}
+	*dist = best_d;
+	return best;
+}
+
+/* Take cluster c out of its bucket's list. */
+static void
+unlink_cluster(Clusters *C, int c)
+{
+	if (C->bprev[c] >= 0)
+		C->bnext[C->bprev[c]] = C->bnext[c];
+	else
+		C->head[C->bucket_of[c]] = C->bnext[c];
+	if (C->bnext[c] >= 0)
+		C->bprev[C->bnext[c]] = C->bprev[c];
+}
+
+/* Put cluster c at the head of the list of its centroid's bucket. */
+static void
+link_cluster(Clusters *C, int c)
+{
+	int			b = bucket_at(C, C->sum[c] / C->size[c]);
+
+	C->bucket_of[c] = b;
+	C->bprev[c] = -1;
+	C->bnext[c] = C->head[b];
+	if (C->head[b] >= 0)
+		C->bprev[C->head[b]] = c;
+	C->head[b] = c;
+}
+
+/*
+ * Ticket i at decayed position y joins the nearest centroid within the
+ * threshold or opens a new cluster; a cluster that reaches k is a match.
+ */
+static void
+join_cluster(Clusters *C, int i, double y, MMResult *res)
+{
+	double		dist;
+	int			c = nearest_cluster(C, y, bucket_at(C, y), &dist);
+
+	if (c >= 0 && dist < C->theta)
+	{
+		/* leave its bucket; it goes back below unless it is full */
+		unlink_cluster(C, c);
+	}
+	else
+	{
+		c = C->n++;
+		C->sum[c] = 0;
+		C->size[c] = 0;
+		C->first[c] = -1;
+	}
+	C->sum[c] += y;
+	C->size[c]++;
+	C->next_member[i] = C->first[c];
+	C->first[c] = i;
+	C->cluster_of[i] = c;
+	if (C->size[c] == C->k)
+	{
+		add_cluster(res, C->first[c], C->next_member, C->buf, C->k);
+		return;
+	}
+	link_cluster(C, c);
+}
+
+/*
+ * Timed-out tickets, oldest first: with bots, the open cluster holding one
+ * plays, completed with computer players; else they expire.
+ */
+static void
+settle_timeouts(Clusters *C, const MMConfig *cfg, const MMPool *pool,
+				double now, MMResult *res)
+{
+	for (int i = 0; i < pool->ntickets && mm_timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
+	{
+		int			c = C->cluster_of[i];
+
+		if (C->size[c] == C->k || C->size[c] == 0)
+			continue;			/* matched, or already played with bots */
+		if (cfg->on_timeout == MM_TIMEOUT_BOTS)
+		{
+			add_cluster(res, C->first[c], C->next_member, C->buf, C->k);
+			C->size[c] = 0;
+		}
+		else
+			res->expired[res->nexpired++] = i;
+	}
+}
+
+MMStatus
+mm_cluster_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
+				MMResult *res)
+{
+	int			n = pool->ntickets;
+	Clusters	C;
+	double		mean = 0;
+	MMStatus	st = MM_OK;
+
+	(void) prev;
+	C.k = mm_config_k(cfg);
+	C.theta = cfg->cluster.threshold;
+	C.nbuckets = (int) floor(1.0 / C.theta) + 1;
+	C.n = 0;
+	C.sum = malloc(sizeof(double) * (size_t) n);
+	C.size = malloc(sizeof(int) * (size_t) n);
+	C.bucket_of = malloc(sizeof(int) * (size_t) n);
+	C.bnext = malloc(sizeof(int) * (size_t) n);
+	C.bprev = malloc(sizeof(int) * (size_t) n);
+	C.first = malloc(sizeof(int) * (size_t) n);
+	C.next_member = malloc(sizeof(int) * (size_t) n);
+	C.head = malloc(sizeof(int) * (size_t) C.nbuckets);
+	C.cluster_of = malloc(sizeof(int) * (size_t) n);
+	C.buf = malloc(sizeof(int) * (size_t) C.k);
+	if (C.sum == NULL || C.size == NULL || C.bucket_of == NULL || C.bnext == NULL ||
+		C.bprev == NULL || C.first == NULL || C.next_member == NULL ||
+		C.head == NULL || C.cluster_of == NULL || C.buf == NULL)
+	{
+		st = MM_ERR_NOMEM;
+		goto done;
+	}
+	for (int b = 0; b < C.nbuckets; b++)
+		C.head[b] = -1;
+	for (int i = 0; i < n; i++)
+		mean += pool->tickets[i].rating;
+	mean /= n;
+
+	for (int i = 0; i < n; i++)
+		join_cluster(&C, i, decayed(cfg, pool, &pool->tickets[i], mean, now), res);
+	settle_timeouts(&C, cfg, pool, now, res);
+
+done:
+	free(C.sum);
+	free(C.size);
+	free(C.bucket_of);
+	free(C.bnext);
+	free(C.bprev);
+	free(C.first);
+	free(C.next_member);
+	free(C.head);
+	free(C.cluster_of);
+	free(C.buf);
+	return st;
+}

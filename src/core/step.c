@@ -1,0 +1,300 @@
+/*
+ * step.c
+ *		One matching step (Schlup, section 4): the table of algorithms, the
+ *		dispatch of the configuration check, of a step and of the next
+ *		deadline to the configured one, the finishing of the matches a step
+ *		decided, and pool compaction.
+ *
+ * Every algorithm (one file each: greedy.c, periodic.c, multi_queue.c,
+ * difference_wait.c, window.c, cluster.c, optimize.c) only decides: it
+ * appends matches (members, nmembers, bots) and expiries to the result.
+ * mm_step then finishes each match the same way: its members are listed in
+ * pool (arrival) order, split into teams and costed.  optimize chooses the
+ * teams itself, so its split is kept.  doc/algorithms.md states the rules
+ * in prose.  A new algorithm is one file, one row of the table below, and
+ * its name and defaults in config.c.
+ */
+#include "mm_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the dispatch knows of an algorithm. */
+typedef struct MMAlgorithmEntry
+{
+	MMCheckFn	check;			/* its own parameters, beyond the shared ones; or NULL */
+	MMStepFn	step;			/* decide one step */
+	MMDeadlineFn next_deadline; /* the next time a step without arrivals acts */
+} MMAlgorithmEntry;
+
+static const MMAlgorithmEntry algorithms[] = {
+	[MM_ALGO_GREEDY] = {NULL, mm_greedy_step, mm_timeout_deadline},
+	[MM_ALGO_PERIODIC] = {NULL, mm_periodic_step, mm_timeout_deadline},
+	[MM_ALGO_MULTI_QUEUE] = {NULL, mm_multi_queue_step, mm_timeout_deadline},
+	[MM_ALGO_DIFFERENCE_WAIT] = {NULL, mm_difference_wait_step, mm_difference_wait_deadline},
+	[MM_ALGO_WINDOW] = {mm_window_check, mm_window_step, mm_window_deadline},
+	[MM_ALGO_CLUSTER] = {mm_cluster_check, mm_cluster_step, mm_recheck_deadline},
+	[MM_ALGO_OPTIMIZE] = {mm_optimize_check, mm_optimize_step, mm_recheck_deadline},
+};
+
+#define NUM_ALGORITHMS ((int) (sizeof(algorithms) / sizeof(algorithms[0])))
+
+/* Check every field of a configuration: the shared ones, then the algorithm's own. */
+MMStatus
+mm_config_check(const MMConfig *cfg)
+{
+	if (mm_config_check_shared(cfg) != MM_OK ||
+		(int) cfg->algorithm >= NUM_ALGORITHMS)
+		return MM_ERR_ARGUMENT;
+	if (algorithms[cfg->algorithm].check == NULL)
+		return MM_OK;
+	return algorithms[cfg->algorithm].check(cfg);
+}
+
+/*
+ * Split a match into teams (see mm_core.h): the configuration is checked
+ * here, the split is teams.c's.
+ */
+MMStatus
+mm_split_teams(const MMConfig *cfg, int nmembers, const double *ratings,
+			   int *teams_out)
+{
+	if (mm_config_check(cfg) != MM_OK)
+		return MM_ERR_ARGUMENT;
+	return mm_teams_split(cfg, nmembers, ratings, teams_out);
+}
+
+/*
+ * Give every match decided by a step its final form: members in pool
+ * order, team numbers and cost.  Allocates nothing, so cannot fail on a
+ * validated pool.
+ */
+static MMStatus
+finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
+			   MMResult *res)
+{
+	int			k = mm_config_k(cfg);
+	int			dims = cfg->criteria.n + 1;
+	double		ratings[MM_MAX_K];
+	double		waits[MM_MAX_K];
+	double		f[MM_MAX_CRITERIA];
+	double	   *crit = ratings; /* player by player, every criterion */
+
+	mm_criteria_factors(cfg, f);
+	if (dims > 1 && res->nmatches > 0)
+	{
+		crit = malloc(sizeof(double) * (size_t) k * dims);
+		if (crit == NULL)
+			return MM_ERR_NOMEM;
+	}
+
+	for (int j = 0; j < res->nmatches; j++)
+	{
+		MMMatch    *m = &res->matches[j];
+		int		   *mem = res->members + m->first;
+		MMStatus	st;
+
+		int		   *tm = res->teams + m->first;
+
+		/* optimize chose the teams: they move with their members (k <= 12) */
+		if (m->nmembers <= 16 || cfg->algorithm == MM_ALGO_OPTIMIZE)
+		{
+			for (int i = 1; i < m->nmembers; i++)
+			{
+				int			v = mem[i];
+				int			tv = tm[i];
+				int			p = i;
+
+				for (; p > 0 && mem[p - 1] > v; p--)
+				{
+					mem[p] = mem[p - 1];
+					tm[p] = tm[p - 1];
+				}
+				mem[p] = v;
+				tm[p] = tv;
+			}
+		}
+		else
+			qsort(mem, m->nmembers, sizeof(int), mm_int_cmp);
+
+		for (int i = 0; i < m->nmembers; i++)
+		{
+			const MMTicket *t = &pool->tickets[mem[i]];
+			double		w = now - t->arrival;
+
+			ratings[i] = t->rating;
+			waits[i] = w > 0 ? w : 0.0;
+			if (dims > 1)
+			{
+				crit[(size_t) i * dims] = t->rating;
+				for (int d = 1; d < dims; d++)
+					crit[(size_t) i * dims + d] =
+						pool->criteria[(size_t) t->crow * cfg->criteria.n + d - 1];
+			}
+		}
+		st = MM_OK;
+		if (cfg->algorithm != MM_ALGO_OPTIMIZE)
+			st = mm_teams_split(cfg, m->nmembers, ratings, tm);
+		if (st == MM_OK)
+			st = mm_game_cost(k, m->nmembers, dims, crit, f, waits,
+							  cfg->max_wait, &m->cost);
+		if (st != MM_OK)
+		{
+			if (crit != ratings)
+				free(crit);
+			return st;
+		}
+	}
+	if (crit != ratings)
+		free(crit);
+	return MM_OK;
+}
+
+/*
+ * Check what every algorithm relies on: result arrays present, tickets
+ * strictly ordered by (arrival, id), finite arrivals, ratings in [0, 1],
+ * and with criteria a row of values in [0, 1] for every ticket.
+ */
+static MMStatus
+check_pool(const MMConfig *cfg, const MMPool *pool, const MMResult *res,
+		   double now)
+{
+	int			n = pool->ntickets;
+
+	if (n < 0)
+		return MM_ERR_ARGUMENT;
+	if (n == 0)
+		return MM_OK;
+	if (pool->tickets == NULL || res->matches == NULL ||
+		res->members == NULL || res->teams == NULL || res->expired == NULL)
+		return MM_ERR_ARGUMENT;
+	for (int i = 0; i < n; i++)
+	{
+		const MMTicket *t = &pool->tickets[i];
+
+		/* waits must be finite too, or the costs would fail after the step decided */
+		if (!isfinite(t->arrival) || !isfinite(now - t->arrival) ||
+			!(t->rating >= 0.0 && t->rating <= 1.0))
+			return MM_ERR_ARGUMENT;
+		if (cfg->criteria.n > 0)
+		{
+			if (pool->criteria == NULL || t->crow < 0 || t->crow >= pool->ncrows)
+				return MM_ERR_ARGUMENT;
+			for (int d = 0; d < cfg->criteria.n; d++)
+			{
+				double		v = pool->criteria[(size_t) t->crow * cfg->criteria.n + d];
+
+				if (!(v >= 0.0 && v <= 1.0))
+					return MM_ERR_ARGUMENT;
+			}
+		}
+		if (i > 0)
+		{
+			const MMTicket *p = &pool->tickets[i - 1];
+
+			if (p->arrival > t->arrival ||
+				(p->arrival == t->arrival && p->id >= t->id))
+				return MM_ERR_ARGUMENT;
+		}
+	}
+	return MM_OK;
+}
+
+/* Run the configured algorithm on the pool at time now. */
+MMStatus
+mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
+{
+	MMStatus	st;
+	double		prev;
+
+	if (result != NULL)
+	{
+		result->nmatches = 0;
+		result->nexpired = 0;
+	}
+	if (mm_config_check(cfg) != MM_OK || pool == NULL || result == NULL ||
+		!isfinite(now))
+		return MM_ERR_ARGUMENT;
+	st = check_pool(cfg, pool, result, now);
+	if (st != MM_OK)
+		return st;
+	prev = pool->stepped_at;
+	pool->stepped_at = now;
+	if (pool->ntickets == 0)
+	{
+		if (cfg->algorithm == MM_ALGO_DIFFERENCE_WAIT)
+			pool->ngroups = 0;
+		return MM_OK;
+	}
+
+	/* mm_config_check accepted the algorithm */
+	st = algorithms[cfg->algorithm].step(cfg, pool, prev, now, result);
+	if (st == MM_OK)
+		st = finish_matches(cfg, pool, now, result);
+	if (st != MM_OK)
+	{
+		result->nmatches = 0;
+		result->nexpired = 0;
+	}
+	return st;
+}
+
+/*
+ * The earliest time at which a step without new arrivals would act, as
+ * the configured algorithm tells (at the latest the oldest ticket's
+ * timeout).
+ */
+double
+mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	if (cfg == NULL || pool == NULL || pool->ntickets <= 0 ||
+		pool->tickets == NULL)
+		return INFINITY;
+	if ((int) cfg->algorithm < 0 || (int) cfg->algorithm >= NUM_ALGORITHMS)
+		return mm_timeout_deadline(cfg, pool);
+	return algorithms[cfg->algorithm].next_deadline(cfg, pool);
+}
+
+/*
+ * Drop the tickets a step matched or expired, keeping arrival order.  The
+ * group indices of the remaining tickets point into pool->groups, which
+ * the step already compacted, so they stay valid as they are.  Entries
+ * of result outside the pool are ignored.
+ */
+void
+mm_pool_compact(MMPool *pool, const MMResult *result)
+{
+	int			n;
+	int			w = 0;
+
+	if (pool == NULL || result == NULL || pool->ntickets <= 0 ||
+		pool->tickets == NULL)
+		return;
+	n = pool->ntickets;
+
+	/* mark in place: the marked tickets are about to disappear anyway */
+	for (int j = 0; j < result->nmatches; j++)
+	{
+		const MMMatch *m = &result->matches[j];
+
+		for (int i = 0; i < m->nmembers; i++)
+		{
+			int			idx = result->members[m->first + i];
+
+			if (idx >= 0 && idx < n)
+				pool->tickets[idx].group = INT32_MIN;
+		}
+	}
+	for (int j = 0; j < result->nexpired; j++)
+	{
+		int			idx = result->expired[j];
+
+		if (idx >= 0 && idx < n)
+			pool->tickets[idx].group = INT32_MIN;
+	}
+	for (int i = 0; i < n; i++)
+		if (pool->tickets[i].group != INT32_MIN)
+			pool->tickets[w++] = pool->tickets[i];
+	pool->ntickets = w;
+}

@@ -1,0 +1,348 @@
+/*
+ * window.c
+ *		The window algorithm, after hplus0603's rules in the "Matching
+ *		players in an online 1vs1 game" thread: every ticket accepts
+ *		partners within a window around its own rating that widens with its
+ *		wait (in steps, up to a cap), and a group forms only when every
+ *		member's window holds every other member.
+ *
+ * A step serves the tickets oldest first.  For a ticket a it sweeps the
+ * rating axis outwards from a (the unmatched tickets, kept sorted in a
+ * linked list) while the distance stays within a's window, keeping the
+ * tickets whose own window holds a, up to k - 1 on each side; among the
+ * runs of k consecutive kept tickets that contain a, the one of least
+ * rating spread in which every member accepts every other becomes a
+ * match.  Timed-out tickets that found no group play alone with computer
+ * players, or expire.
+ *
+ * With percentile windows a ticket's position is its rating rank among
+ * the tickets waiting at the step's start, scaled to [0, 1], instead of
+ * its normalised rating.  Two tickets whose players met recently (the
+ * caller's pool->met) count as rematch_penalty further apart when their
+ * windows are compared, so a rematch needs wider windows (a longer wait),
+ * or never happens when the penalty is infinite.
+ *
+ * Windows widen at the instants that are whole multiples of recheck on the
+ * caller's clock (every window at once, so a queue is looked at once per
+ * recheck, however many tickets wait); a step decides on the windows of
+ * its time, and mm_window_deadline names the next instant after the
+ * pool's last step, so that a caller stepping at every arrival and
+ * deadline sees every change (doc/algorithms.md).
+ */
+#include "mm_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* A ticket's position on the axis with its index, for sorting. */
+typedef struct AxisEntry
+{
+	double		x;
+	int			idx;
+} AxisEntry;
+
+/* Order by position, then index (arrival order). */
+static int
+axis_cmp(const void *a, const void *b)
+{
+	const AxisEntry *l = a;
+	const AxisEntry *r = b;
+
+	if (l->x < r->x)
+		return -1;
+	if (l->x > r->x)
+		return 1;
+	return (l->idx > r->idx) - (l->idx < r->idx);
+}
+
+/* window's own parameters (see mm_config_check). */
+MMStatus
+mm_window_check(const MMConfig *cfg)
+{
+	if (!(cfg->window.width >= 0 && cfg->window.width <= 1) ||
+		!(cfg->window.max >= cfg->window.width && cfg->window.max <= 1) ||
+		!(cfg->window.widen >= 0 && cfg->window.widen <= 1) ||
+		!(cfg->recheck >= 1e-3 && cfg->recheck <= 86400) ||
+		(cfg->window.percentile != 0 && cfg->window.percentile != 1) ||
+		!(cfg->window.rematch_penalty >= 0) || cfg->window.rematch_last < 0)
+		return MM_ERR_ARGUMENT;
+	return MM_OK;
+}
+
+/* A ticket's window at time now. */
+static double
+window_at(const MMConfig *cfg, const MMPool *pool, double arrival, double now)
+{
+	double		w = cfg->window.width + cfg->window.widen * cfg->recheck *
+		mm_recheck_count(cfg, pool, arrival, now);
+
+	return w < cfg->window.max ? w : cfg->window.max;
+}
+
+/* The rematch penalty between tickets i and j: 0 unless their players met. */
+static double
+penalty(const MMConfig *cfg, const MMPool *pool, int i, int j)
+{
+	if (cfg->window.rematch_penalty == 0 ||
+		mm_met_pair_find(pool, pool->tickets[i].id, pool->tickets[j].id) == NULL)
+		return 0;
+	return cfg->window.rematch_penalty;
+}
+
+/*
+ * Whether the run of tickets run[0 .. k) (sorted by position) is a group
+ * every member of which accepts every other, with windows w.
+ */
+static int
+run_accepted(const MMConfig *cfg, const MMPool *pool, const double *x,
+			 const double *w, const int *run, int k)
+{
+	double		lo = x[run[0]];
+	double		hi = x[run[k - 1]];
+
+	if (pool->nmet <= 0 || cfg->window.rematch_penalty == 0)
+	{
+		for (int i = 0; i < k; i++)
+		{
+			double		xi = x[run[i]];
+			double		need = hi - xi > xi - lo ? hi - xi : xi - lo;
+
+			if (need > w[run[i]])
+				return 0;
+		}
+		return 1;
+	}
+	/* with rematches every pair counts: the distance plus its penalty */
+	for (int i = 0; i < k; i++)
+		for (int j = i + 1; j < k; j++)
+		{
+			double		p = penalty(cfg, pool, run[i], run[j]);
+			double		d = fabs(x[run[i]] - x[run[j]]) + p;
+
+			if (d > w[run[i]] || d > w[run[j]])
+				return 0;
+		}
+	return 1;
+}
+
+/* The working state of one window step. */
+typedef struct WindowStep
+{
+	const MMConfig *cfg;
+	const MMPool *pool;
+	int			k;
+	double	   *x;				/* ticket -> position on the axis */
+	double	   *w;				/* ticket -> window */
+	int		   *prev;			/* the unmatched tickets in axis order, */
+	int		   *next;			/* as a doubly linked list of indices */
+	int		   *kept;			/* 2k - 1 entries: a sweep's kept tickets */
+	char	   *taken;			/* ticket -> matched */
+} WindowStep;
+
+/*
+ * Every ticket's position (its rating, or its rating rank scaled to [0,
+ * 1]) and window at time now, and the list of tickets in axis order.
+ */
+static void
+place_on_axis(WindowStep *W, AxisEntry *axis, double now)
+{
+	const MMPool *pool = W->pool;
+	int			n = pool->ntickets;
+
+	for (int i = 0; i < n; i++)
+	{
+		axis[i].x = pool->tickets[i].rating;
+		axis[i].idx = i;
+	}
+	qsort(axis, n, sizeof(AxisEntry), axis_cmp);
+	for (int r = 0; r < n; r++)
+	{
+		int			i = axis[r].idx;
+
+		W->x[i] = W->cfg->window.percentile ? (n > 1 ? (double) r / (n - 1) : 0.0) : axis[r].x;
+		W->w[i] = window_at(W->cfg, pool, pool->tickets[i].arrival, now);
+		W->prev[i] = r > 0 ? axis[r - 1].idx : -1;
+		W->next[i] = r + 1 < n ? axis[r + 1].idx : -1;
+	}
+}
+
+/*
+ * Sweep outwards from a within its window, keeping the tickets that
+ * accept a: up to k - 1 on each side, nearest first.  W->kept ends up in
+ * axis order: the left side (reversed), a, the right side.  Returns the
+ * number kept; a's place goes to *at.
+ */
+static int
+sweep(WindowStep *W, int a, int *at)
+{
+	const double *x = W->x;
+	const double *w = W->w;
+	int		   *kept = W->kept;
+	int			k = W->k;
+	int			nleft = 0;
+	int			nkept;
+
+	for (int c = W->prev[a]; c >= 0 && x[a] - x[c] <= w[a] && nleft < k - 1; c = W->prev[c])
+	{
+		double		d = x[a] - x[c] + penalty(W->cfg, W->pool, a, c);
+
+		if (d <= w[c] && d <= w[a])
+			kept[nleft++] = c;
+	}
+	for (int i = 0; i < nleft / 2; i++)
+	{
+		int			t = kept[i];
+
+		kept[i] = kept[nleft - 1 - i];
+		kept[nleft - 1 - i] = t;
+	}
+	*at = nleft;
+	kept[nleft] = a;
+	nkept = nleft + 1;
+	for (int c = W->next[a]; c >= 0 && x[c] - x[a] <= w[a] && nkept - nleft - 1 < k - 1; c = W->next[c])
+	{
+		double		d = x[c] - x[a] + penalty(W->cfg, W->pool, a, c);
+
+		if (d <= w[c] && d <= w[a])
+			kept[nkept++] = c;
+	}
+	return nkept;
+}
+
+/*
+ * Among the runs of k kept tickets that contain the one at place at, the
+ * accepted one of least rating spread: its first place, or -1.
+ */
+static int
+tightest_run(const WindowStep *W, int nkept, int at)
+{
+	const MMTicket *t = W->pool->tickets;
+	const int  *kept = W->kept;
+	int			k = W->k;
+	int			best = -1;
+	double		best_spread = INFINITY;
+
+	for (int s = at - (k - 1) < 0 ? 0 : at - (k - 1); s <= at && s + k <= nkept; s++)
+	{
+		double		spread = t[kept[s + k - 1]].rating - t[kept[s]].rating;
+
+		if (spread < best_spread &&
+			run_accepted(W->cfg, W->pool, W->x, W->w, kept + s, k))
+		{
+			best = s;
+			best_spread = spread;
+		}
+	}
+	return best;
+}
+
+/* The k kept tickets from place s become a match and leave the axis. */
+static void
+take_run(WindowStep *W, int s, MMResult *res)
+{
+	mm_add_match(res, W->kept + s, W->k, W->k);
+	for (int i = s; i < s + W->k; i++)
+	{
+		int			c = W->kept[i];
+
+		W->taken[c] = 1;
+		if (W->prev[c] >= 0)
+			W->next[W->prev[c]] = W->next[c];
+		if (W->next[c] >= 0)
+			W->prev[W->next[c]] = W->prev[c];
+	}
+}
+
+MMStatus
+mm_window_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
+			   MMResult *res)
+{
+	int			n = pool->ntickets;
+	int			k = mm_config_k(cfg);
+	WindowStep	W;
+	AxisEntry  *axis = malloc(sizeof(AxisEntry) * (size_t) n);
+	MMStatus	st = MM_OK;
+
+	(void) prev;
+	W.cfg = cfg;
+	W.pool = pool;
+	W.k = k;
+	W.x = malloc(sizeof(double) * (size_t) n);
+	W.w = malloc(sizeof(double) * (size_t) n);
+	W.prev = malloc(sizeof(int) * (size_t) n);
+	W.next = malloc(sizeof(int) * (size_t) n);
+	W.kept = malloc(sizeof(int) * (size_t) (2 * k - 1));
+	W.taken = calloc((size_t) n, 1);
+	if (axis == NULL || W.x == NULL || W.w == NULL ||
+		W.prev == NULL || W.next == NULL || W.kept == NULL || W.taken == NULL)
+	{
+		st = MM_ERR_NOMEM;
+		goto done;
+	}
+
+	place_on_axis(&W, axis, now);
+	for (int a = 0; a < n; a++)
+	{
+		int			at;
+		int			nkept;
+		int			best;
+
+		if (W.taken[a])
+			continue;
+		nkept = sweep(&W, a, &at);
+		best = tightest_run(&W, nkept, at);
+		if (best >= 0)
+			take_run(&W, best, res);
+	}
+
+	/* who timed out without a group plays alone with bots, or expires */
+	for (int i = 0; i < n && mm_timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
+	{
+		if (W.taken[i])
+			continue;
+		if (cfg->on_timeout == MM_TIMEOUT_BOTS)
+			mm_add_match(res, &i, 1, k);
+		else
+			res->expired[res->nexpired++] = i;
+	}
+
+done:
+	free(axis);
+	free(W.x);
+	free(W.w);
+	free(W.prev);
+	free(W.next);
+	free(W.kept);
+	free(W.taken);
+	return st;
+}
+
+/*
+ * The first widening after the pool's last step: the next grid instant,
+ * unless every window is at its cap (INFINITY then).
+ */
+static double
+next_widening(const MMConfig *cfg, const MMPool *pool)
+{
+	if (!(cfg->window.widen > 0))
+		return INFINITY;
+	for (int i = 0; i < pool->ntickets; i++)
+		if (window_at(cfg, pool, pool->tickets[i].arrival, pool->stepped_at) < cfg->window.max)
+			return mm_recheck_next(cfg, pool);
+	return INFINITY;
+}
+
+/*
+ * The oldest ticket's timeout, or the first widening after the pool's last
+ * step if sooner (fewer than k tickets can only time out).
+ */
+double
+mm_window_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	double		t = pool->tickets[0].arrival + cfg->max_wait;
+	double		w = INFINITY;
+
+	if (pool->ntickets >= mm_config_k(cfg))
+		w = next_widening(cfg, pool);
+	return w < t ? w : t;
+}
