@@ -28,9 +28,12 @@ members_used(const MMResult *res)
 		res->matches[res->nmatches - 1].nmembers;
 }
 
-/* Append a match of n tickets taken from idx (k - n bots). */
-void
-mm_add_match(MMResult *res, const int *idx, int n, int k)
+/*
+ * Open a match of n real tickets and k - n bots at the end of res; returns
+ * where its members go in res->members.  The caller fills them in.
+ */
+static int
+open_match(MMResult *res, int n, int k)
 {
 	MMMatch    *m = &res->matches[res->nmatches];
 	int			first = members_used(res);
@@ -39,25 +42,28 @@ mm_add_match(MMResult *res, const int *idx, int n, int k)
 	m->nmembers = n;
 	m->bots = k - n;
 	m->cost.criteria = m->cost.wait = m->cost.total = 0.0;
+	res->nmatches++;
+	return first;
+}
+
+/* Append a match of n tickets taken from idx (k - n bots). */
+void
+mm_add_match(MMResult *res, const int *idx, int n, int k)
+{
+	int			first = open_match(res, n, k);
+
 	for (int i = 0; i < n; i++)
 		res->members[first + i] = idx[i];
-	res->nmatches++;
 }
 
 /* Append a match of the n consecutive tickets from start (k - n bots). */
 void
 mm_add_match_range(MMResult *res, int start, int n, int k)
 {
-	MMMatch    *m = &res->matches[res->nmatches];
-	int			first = members_used(res);
+	int			first = open_match(res, n, k);
 
-	m->first = first;
-	m->nmembers = n;
-	m->bots = k - n;
-	m->cost.criteria = m->cost.wait = m->cost.total = 0.0;
 	for (int i = 0; i < n; i++)
 		res->members[first + i] = start + i;
-	res->nmatches++;
 }
 
 /*
