@@ -4,8 +4,10 @@
  *
  * enqueue is the hot path: it runs two prepared statements (the queue's
  * lookup and an INSERT ... ON CONFLICT DO NOTHING on the partial unique
- * index of waiting tickets), takes no lock that serialises clients and
- * scans no waiting tickets.
+ * index of waiting tickets), takes no lock that serialises clients (the
+ * queue's enqueue lock is shared by all of them; only drop_queue takes it
+ * exclusively) and scans no waiting tickets.  cancel updates its ticket's
+ * row only.
  */
 #include "matchmaker.h"
 
@@ -44,18 +46,6 @@ PG_FUNCTION_INFO_V1(mm_ticket_status);
 
 /* Longest player identifier, in bytes. */
 #define MM_MAX_PLAYER_LEN	256
-
-/* Lock matchmaker.tickets ROW EXCLUSIVE, the lock an INSERT takes anyway. */
-static void
-lock_tickets_table(void)
-{
-	Oid			nsp = get_namespace_oid("matchmaker", false);
-	Oid			rel = get_relname_relid("tickets", nsp);
-
-	if (!OidIsValid(rel))
-		elog(ERROR, "table matchmaker.tickets does not exist");
-	LockRelationOid(rel, RowExclusiveLock);
-}
 
 /*
  * The calling role, and the switch to the extension's owner for the table
@@ -177,11 +167,14 @@ queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *att
 	MMQueue    *queue;
 
 	/*
-	 * Take the tickets table's insert lock before looking the queue up, so
-	 * that a concurrent drop_queue (which locks the table against inserts)
-	 * either finishes first, and the queue is seen gone, or waits for us.
+	 * Take the queue's enqueue lock (shared with every other enqueue of the
+	 * queue) before looking the queue up, so that a concurrent drop_queue
+	 * (which takes it exclusively) either finishes first, and the queue is
+	 * seen gone, or waits for this transaction.  alter_queue does not take
+	 * it: a ticket checked against the old settings that commits after an
+	 * alter is ended by the next tick if the new settings cannot use it.
 	 */
-	lock_tickets_table();
+	mm_lock_queue_key(queue_name, MM_LOCK_KIND_ENQUEUE, 0, ShareLock);
 	queue = palloc0(sizeof(MMQueue));
 	if (!mm_load_queue(queue_name, MM_LOCK_NONE, queue))
 		ereport(ERROR,
@@ -342,17 +335,22 @@ mm_enqueue_0_2(PG_FUNCTION_ARGS)
  * cancelled); a ticket id that never existed is an error, and so is a
  * ticket of a role the caller may not act for (owned, 0.2.0 on).
  *
- * The ticket's queue row is locked FOR KEY SHARE first: a tick of that
- * queue holds it FOR UPDATE, so a cancel waits for a running tick (and then
- * finds the ticket matched) or the tick waits for the cancel (and then
- * does not see the ticket waiting).
+ * cancel locks nothing but its ticket's row (the UPDATE's own lock): a
+ * client idle in its transaction after a cancel holds no lock on the
+ * queue.  A tick locks the tickets it matches or expires (FOR UPDATE SKIP
+ * LOCKED) before it writes them: when the tick gets there first, the
+ * cancel waits for it and then finds the ticket matched (false); when the
+ * cancel does, the tick leaves the ticket out.  A difference_wait
+ * provisional group that holds the ticket stays until the next tick of
+ * the queue dissolves it (matchmaker.provisional shows only groups whose
+ * tickets all wait), so that no tick waits for the canceller's row lock on
+ * it.
  */
 static Datum
 cancel_internal(FunctionCallInfo fcinfo, bool owned)
 {
-	static SPIPlanPtr lock_plan[2];
+	static SPIPlanPtr lookup_plan[2];
 	static SPIPlanPtr cancel_plan;
-	static SPIPlanPtr ungroup_plan;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	bool		cancelled;
@@ -369,21 +367,16 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 		act_as_owner(&caller);
 	SPI_connect();
 	if (owned)
-		mm_keep_plan(&lock_plan[1],
-					 "SELECT q.name, t.enqueued_by FROM matchmaker.tickets t "
-					 "JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) t.queue "
-					 "WHERE t.id OPERATOR(pg_catalog.=) $1 "
-					 "FOR KEY SHARE OF q",
+		mm_keep_plan(&lookup_plan[1],
+					 "SELECT t.queue, t.enqueued_by FROM matchmaker.tickets t "
+					 "WHERE t.id OPERATOR(pg_catalog.=) $1",
 					 1, argtypes);
 	else
-		mm_keep_plan(&lock_plan[0],
-					 "SELECT q.name FROM matchmaker.queues q "
-					 "WHERE q.name OPERATOR(pg_catalog.=) "
-					 "(SELECT t.queue FROM matchmaker.tickets t WHERE t.id OPERATOR(pg_catalog.=) $1) "
-					 "FOR KEY SHARE",
+		mm_keep_plan(&lookup_plan[0],
+					 "SELECT t.queue FROM matchmaker.tickets t WHERE t.id OPERATOR(pg_catalog.=) $1",
 					 1, argtypes);
-	if (SPI_execute_plan(lock_plan[owned], values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock the ticket's queue");
+	if (SPI_execute_plan(lookup_plan[owned], values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the ticket");
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -407,25 +400,7 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 		elog(ERROR, "could not cancel ticket");
 	cancelled = SPI_processed > 0;
 	if (cancelled)
-	{
-		Oid			ungroup_types[2] = {INT8OID, TEXTOID};
-		Datum		ungroup_values[2];
-
-		/*
-		 * A difference_wait provisional group holds waiting tickets only:
-		 * dissolve the ticket's group; the next tick regroups the others.
-		 */
-		mm_keep_plan(&ungroup_plan,
-					 "DELETE FROM matchmaker.provisional_groups "
-					 "WHERE queue OPERATOR(pg_catalog.=) $2 "
-					 "AND $1 OPERATOR(pg_catalog.=) ANY (tickets)",
-					 2, ungroup_types);
-		ungroup_values[0] = values[0];
-		ungroup_values[1] = CStringGetTextDatum(queue_name);
-		if (SPI_execute_plan(ungroup_plan, ungroup_values, NULL, false, 0) != SPI_OK_DELETE)
-			elog(ERROR, "could not dissolve the ticket's provisional group");
 		mm_wake_on_commit(queue_name);
-	}
 	SPI_finish();
 	if (owned)
 		act_as_caller(&caller);
