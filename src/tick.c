@@ -379,7 +379,8 @@ pool_by_id(const MMPool *pool)
 
 /*
  * optimize's per-ticket data from the tickets' attributes: "party" (a
- * premade's name; its members share a party number) and "ping" (an
+ * premade's name, per role: the members, tickets of one role naming one
+ * party, share a party number) and "ping" (an
  * object of region names and milliseconds), as the pool's party numbers
  * and ping table.  Only the tickets in the pool count, whose shapes
  * load_tickets checked; the query reads the others without failing.
@@ -400,7 +401,7 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 	values[1] = TimestampTzGetDatum(now);
 
 	mm_keep_plan(&party_plan,
-				 "SELECT id, pg_catalog.dense_rank() OVER (ORDER BY attributes OPERATOR(pg_catalog.->>) 'party') "
+				 "SELECT id, pg_catalog.dense_rank() OVER (ORDER BY enqueued_by, attributes OPERATOR(pg_catalog.->>) 'party') "
 				 "OPERATOR(pg_catalog.-) 1 FROM matchmaker.tickets "
 				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
 				 "AND enqueued_at OPERATOR(pg_catalog.<=) $2 "

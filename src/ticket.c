@@ -18,6 +18,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -94,33 +95,54 @@ caller_owns(const MMCaller *caller, Oid owner)
 /*
  * Refuse a party that already has a team's worth of other players waiting
  * in the queue (it could never be placed), after mm_optimize_attributes
- * checked the shapes of "party" and "ping".
+ * checked the shapes of "party" and "ping".  A party is named per role
+ * (with owner, from 0.2.0 on: the tickets of that role only), so one role
+ * can neither join nor block another's premade.  The count runs under a
+ * transaction-level lock on (queue, role, party), which only the same
+ * role's enqueues into the same party of the queue also take: concurrent
+ * members are counted one after the other, each seeing those committed
+ * before it (a fresh snapshot), so a party never grows past a team.
  */
 static void
-check_optimize_attributes(const MMQueue *queue, text *player, Jsonb *attributes)
+check_optimize_attributes(const MMQueue *queue, text *player, Jsonb *attributes,
+						  bool owned, Oid role)
 {
-	static SPIPlanPtr party_plan;
+	static SPIPlanPtr party_plan[2];
 	JsonbValue *party;
 	JsonbValue *ping;
 
 	mm_optimize_attributes(attributes, &party, &ping);
 	if (party != NULL)
 	{
-		Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
-		Datum		values[3];
+		Oid			argtypes[4] = {TEXTOID, TEXTOID, TEXTOID, OIDOID};
+		Datum		values[4];
 		bool		isnull;
 		int64		members;
+		uint32		key;
 
-		mm_keep_plan(&party_plan,
-					 "SELECT pg_catalog.count(*) FROM matchmaker.tickets "
-					 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
-					 "AND attributes OPERATOR(pg_catalog.->>) 'party' OPERATOR(pg_catalog.=) $2 "
-					 "AND player OPERATOR(pg_catalog.<>) $3",
-					 3, argtypes);
+		key = hash_bytes_extended((const unsigned char *) party->val.string.val,
+								  party->val.string.len, (uint64) role);
+		mm_lock_queue_key(queue->name, MM_LOCK_KIND_PARTY, key, ExclusiveLock);
+		if (owned)
+			mm_keep_plan(&party_plan[1],
+						 "SELECT pg_catalog.count(*) FROM matchmaker.tickets "
+						 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+						 "AND attributes OPERATOR(pg_catalog.->>) 'party' OPERATOR(pg_catalog.=) $2 "
+						 "AND player OPERATOR(pg_catalog.<>) $3 "
+						 "AND enqueued_by::pg_catalog.oid OPERATOR(pg_catalog.=) $4",
+						 4, argtypes);
+		else
+			mm_keep_plan(&party_plan[0],
+						 "SELECT pg_catalog.count(*) FROM matchmaker.tickets "
+						 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+						 "AND attributes OPERATOR(pg_catalog.->>) 'party' OPERATOR(pg_catalog.=) $2 "
+						 "AND player OPERATOR(pg_catalog.<>) $3",
+						 3, argtypes);
 		values[0] = CStringGetTextDatum(queue->name);
 		values[1] = PointerGetDatum(cstring_to_text_with_len(party->val.string.val, party->val.string.len));
 		values[2] = PointerGetDatum(player);
-		if (SPI_execute_plan(party_plan, values, NULL, true, 1) != SPI_OK_SELECT)
+		values[3] = ObjectIdGetDatum(role);
+		if (SPI_execute_plan(party_plan[owned], values, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not count the party's waiting members");
 		members = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		if (members >= queue->cfg.team_size)
@@ -162,7 +184,8 @@ check_ticket_args(text *player, Jsonb *attributes)
  * attributes are seen to fit it.
  */
 static MMQueue *
-queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *attributes)
+queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *attributes,
+				 bool owned, Oid role)
 {
 	MMQueue    *queue;
 
@@ -183,7 +206,7 @@ queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *att
 				 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
 	(void) mm_normalise_rating(queue, rating, "rating");
 	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
-		check_optimize_attributes(queue, player, attributes);
+		check_optimize_attributes(queue, player, attributes, owned, role);
 	if (queue->cfg.criteria.n > 0)
 	{
 		double		crit[MM_MAX_CRITERIA];
@@ -301,7 +324,7 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 	if (owned)
 		act_as_owner(&caller);
 	SPI_connect();
-	(void) queue_for_ticket(queue_name, player, rating, attributes);
+	(void) queue_for_ticket(queue_name, player, rating, attributes, owned, caller.role);
 
 	values[0] = CStringGetTextDatum(queue_name);
 	values[1] = PointerGetDatum(player);
