@@ -88,16 +88,20 @@ CREATE TABLE matchmaker.tickets (
     match_id    bigint,
     team        integer,
     enqueued_by regrole NOT NULL,
-    CONSTRAINT tickets_state CHECK (state IN ('waiting', 'matched', 'cancelled', 'expired'))
+    end_reason  text,
+    CONSTRAINT tickets_state CHECK (state IN ('waiting', 'matched', 'cancelled', 'expired', 'invalid'))
 );
 ALTER SEQUENCE matchmaker.tickets_id_seq OWNED BY matchmaker.tickets.id;
 -- One waiting ticket per (queue, player); also the index tick reads a queue's waiting tickets with.
 CREATE UNIQUE INDEX tickets_waiting ON matchmaker.tickets (queue, player) WHERE state = 'waiting';
 CREATE INDEX tickets_match ON matchmaker.tickets (match_id) WHERE match_id IS NOT NULL;
-COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, matched, cancelled or expired.';
+COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, matched, cancelled, expired or invalid (end_reason says why).';
 
 -- difference_wait's provisional groups: tick rewrites a queue's rows each time
--- it runs.  Times are those of the tick that formed the group.
+-- it runs.  Times are those of the tick that formed the group.  A cancel
+-- leaves its ticket's group in place (it locks nothing a tick waits for):
+-- the next tick dissolves it, and the view below shows only the groups
+-- whose tickets all wait.
 CREATE TABLE matchmaker.provisional_groups (
     queue       text NOT NULL,
     tickets     bigint[] NOT NULL,
@@ -109,8 +113,11 @@ CREATE INDEX provisional_groups_queue ON matchmaker.provisional_groups (queue);
 COMMENT ON TABLE matchmaker.provisional_groups IS 'difference_wait provisional groups, as the last tick left them.';
 
 CREATE VIEW matchmaker.provisional AS
-    SELECT queue, tickets, q, formed_at, finalize_at
-    FROM matchmaker.provisional_groups;
+    SELECT p.queue, p.tickets, p.q, p.formed_at, p.finalize_at
+    FROM matchmaker.provisional_groups p
+    WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(p.tickets) AS m(id)
+                      LEFT JOIN matchmaker.tickets t ON t.id OPERATOR(pg_catalog.=) m.id
+                      WHERE t.state IS DISTINCT FROM 'waiting');
 COMMENT ON VIEW matchmaker.provisional IS 'difference_wait provisional groups: their tickets, rating spread q and when they become final.';
 
 -- Keep queues, tickets, matches and provisional groups (and the id sequences) in pg_dump output.
@@ -273,8 +280,9 @@ AS $$
     HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) q.team_size
         OR t.team IS NULL OR t.team OPERATOR(pg_catalog.<) 1 OR t.team OPERATOR(pg_catalog.>) q.teams
   UNION ALL
-    -- a ticket is matched exactly when it has a match (so no cancelled or
-    -- expired ticket is in one), and the match is of its queue
+    -- a ticket is matched exactly when it has a match (so no cancelled,
+    -- expired or invalid ticket is in one), and the match is of its queue;
+    -- an invalid ticket, and only one, has an end_reason
     SELECT 'ticket state', t.queue, t.id,
            pg_catalog.format('state %s with match %s, matched_at %s', t.state,
                              COALESCE(t.match_id::text, 'none'),
@@ -285,6 +293,7 @@ AS $$
        OR (t.state OPERATOR(pg_catalog.=) 'matched') OPERATOR(pg_catalog.<>) (t.matched_at IS NOT NULL)
        OR (t.match_id IS NOT NULL AND m.id IS NULL)
        OR m.queue OPERATOR(pg_catalog.<>) t.queue
+       OR (t.state OPERATOR(pg_catalog.=) 'invalid') OPERATOR(pg_catalog.<>) (t.end_reason IS NOT NULL)
   UNION ALL
     -- every ticket and match belongs to an existing queue
     SELECT 'unknown queue', x.queue, x.id, x.what
@@ -293,12 +302,14 @@ AS $$
           SELECT m.queue, m.id, 'match' FROM matchmaker.matches m) x
     WHERE NOT EXISTS (SELECT 1 FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) x.queue)
   UNION ALL
-    -- a provisional group holds waiting tickets of its own queue
+    -- a provisional group holds tickets of its own queue that wait (or that
+    -- a cancel ended since the last tick, which dissolves the group)
     SELECT 'provisional group', g.queue, g.member,
            pg_catalog.format('ticket in a provisional group is %s', COALESCE(t.state, 'missing'))
     FROM (SELECT p.queue, pg_catalog.unnest(p.tickets) AS member FROM matchmaker.provisional_groups p) g
     LEFT JOIN matchmaker.tickets t ON t.id OPERATOR(pg_catalog.=) g.member
-    WHERE t.id IS NULL OR t.state OPERATOR(pg_catalog.<>) 'waiting' OR t.queue OPERATOR(pg_catalog.<>) g.queue
+    WHERE t.id IS NULL OR t.state OPERATOR(pg_catalog.<>) ALL (ARRAY['waiting', 'cancelled'])
+       OR t.queue OPERATOR(pg_catalog.<>) g.queue
   UNION ALL
     -- while this database's worker runs, no ticket waits past max_wait plus a tick interval
     SELECT 'overdue', t.queue, t.id,

@@ -6,6 +6,9 @@
  */
 #include "matchmaker.h"
 
+const char *const MM_BAD_PARTY = "attribute \"party\" must be a string of 1 to 64 bytes";
+const char *const MM_BAD_PING = "attribute \"ping\" must be an object of at most 64 regions and their pings in milliseconds (0 to 1e6)";
+
 #include <math.h>
 
 #include "fmgr.h"
@@ -150,20 +153,19 @@ mm_criteria_values(const MMQueue *queue, Jsonb *attributes, double *out,
  * optimize reads "party" (a string of 1 to 64 bytes: the premade's name)
  * and "ping" (an object of at most 64 region names of 1 to 64 bytes and
  * their pings in milliseconds, 0 to 1e6) from a player's attributes:
- * refuse other shapes.  *party and *ping get the values, or NULL.
+ * anything else is a problem: MM_BAD_PARTY or MM_BAD_PING (the text of
+ * the rule), NULL when both are usable.  *party and *ping get the values,
+ * or NULL.
  */
-void
-mm_optimize_attributes(Jsonb *attributes, JsonbValue **party, JsonbValue **ping)
+const char *
+mm_optimize_attributes_problem(Jsonb *attributes, JsonbValue **party, JsonbValue **ping)
 {
 	*party = attribute(attributes, "party");
 	*ping = attribute(attributes, "ping");
 
 	if (*party != NULL &&
 		((*party)->type != jbvString || (*party)->val.string.len == 0 || (*party)->val.string.len > 64))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("attribute \"party\" must be a string of 1 to 64 bytes"),
-				 errhint("Give the members of a premade the same party name, for example {\"party\": \"clan-42\"}.")));
+		return MM_BAD_PARTY;
 	if (*ping != NULL)
 	{
 		bool		ok = (*ping)->type == jbvBinary && JsonContainerIsObject((*ping)->val.binary.data);
@@ -194,10 +196,26 @@ mm_optimize_attributes(Jsonb *attributes, JsonbValue **party, JsonbValue **ping)
 			}
 		}
 		if (!ok || regions > 64)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("attribute \"ping\" must be an object of at most 64 regions and their pings in milliseconds (0 to 1e6)"),
-					 errhint("Send the player's measured pings, for example {\"ping\": {\"eu\": 30, \"us-east\": 110}}.")));
+			return MM_BAD_PING;
 	}
+	return NULL;
+}
+
+/* mm_optimize_attributes_problem, raising the error of the problem. */
+void
+mm_optimize_attributes(Jsonb *attributes, JsonbValue **party, JsonbValue **ping)
+{
+	const char *problem = mm_optimize_attributes_problem(attributes, party, ping);
+
+	if (problem == MM_BAD_PARTY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("attribute \"party\" must be a string of 1 to 64 bytes"),
+				 errhint("Give the members of a premade the same party name, for example {\"party\": \"clan-42\"}.")));
+	if (problem == MM_BAD_PING)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("attribute \"ping\" must be an object of at most 64 regions and their pings in milliseconds (0 to 1e6)"),
+				 errhint("Send the player's measured pings, for example {\"ping\": {\"eu\": 30, \"us-east\": 110}}.")));
 }
 

@@ -9,6 +9,7 @@
 
 #include "datatype/timestamp.h"
 #include "executor/spi.h"
+#include "storage/lockdefs.h"
 #include "utils/jsonb.h"
 
 #include "core/mm_core.h"
@@ -63,6 +64,11 @@ extern void mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 extern bool mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue);
 extern MMQueue *mm_get_queue(text *name, MMQueueLock lock);
 extern double mm_interval_seconds(const Interval *iv);
+extern void mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode);
+
+/* The kinds of mm_lock_queue_key's locks (field4 of an advisory lock tag). */
+#define MM_LOCK_KIND_ENQUEUE	0x4d01	/* enqueue (share) against drop_queue (exclusive) */
+#define MM_LOCK_KIND_PARTY		0x4d02	/* a party's enqueues, one at a time */
 
 /* settings.c */
 extern char *mm_database;
@@ -111,6 +117,10 @@ extern void mm_criteria_report(const MMQueue *queue, int d, MMCriterionProblem p
 extern char *mm_criteria_names(const MMQueue *queue);
 extern void mm_criteria_values(const MMQueue *queue, Jsonb *attributes, double *out,
 							   const char *whose);
+extern const char *const MM_BAD_PARTY;
+extern const char *const MM_BAD_PING;
+extern const char *mm_optimize_attributes_problem(Jsonb *attributes, JsonbValue **party,
+												  JsonbValue **ping);
 extern void mm_optimize_attributes(Jsonb *attributes, JsonbValue **party, JsonbValue **ping);
 
 #endif							/* MATCHMAKER_H */

@@ -11,6 +11,9 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
@@ -368,23 +371,27 @@ waiting_outside(const char *name, double lo, double hi)
 	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM matchmaker.tickets "
 							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
 							  "AND (rating OPERATOR(pg_catalog.<) $2 OR rating OPERATOR(pg_catalog.>) $3)",
-							  3, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+							  3, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not count waiting tickets");
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
 /*
- * Block enqueues until the end of the transaction (SPI connected): an
- * enqueue takes ROW EXCLUSIVE on tickets before it reads the queue, so
- * once this returns no enqueue can still be working from the queue's old
- * row.  Callers lock the queue's row first, in the same order as tick and
- * cancel, so that the two locks cannot deadlock.
+ * The lock enqueue takes on its queue (share) and drop_queue (exclusive),
+ * until the end of the transaction: an advisory lock of this database on
+ * a hash of the queue's name, with its own kind (so no SQL advisory lock
+ * can clash with it).  Two queues whose names share a hash only make a
+ * drop_queue wait for the other queue's enqueues as well.  extra, for
+ * other kinds, hashes a second key.
  */
-static void
-block_enqueues(void)
+void
+mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode)
 {
-	if (SPI_execute("LOCK TABLE matchmaker.tickets IN SHARE ROW EXCLUSIVE MODE", false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "could not lock matchmaker.tickets");
+	LOCKTAG		tag;
+	uint32		key = DatumGetUInt32(hash_any((const unsigned char *) name, strlen(name)));
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, key, extra, kind);
+	(void) LockAcquire(&tag, mode, false, false);
 }
 
 /* Remove a queue's provisional groups (SPI connected). */
@@ -408,14 +415,14 @@ queue_has_history(const char *name)
 
 	if (SPI_execute_with_args("SELECT 1 FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1 "
 							  "UNION ALL SELECT 1 FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1 LIMIT 1",
-							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look up the tickets of queue \"%s\"", name);
 	return SPI_processed > 0;
 }
 
 /*
  * Refuse new criteria that a waiting ticket of the queue does not satisfy
- * (SPI connected, enqueues blocked): tick could not match it.
+ * (SPI connected, the queue's row locked): tick could not match it.
  */
 static void
 check_waiting_criteria(const char *name, const MMConfig *cfg, const MMCriteria *criteria)
@@ -438,7 +445,7 @@ check_waiting_criteria(const char *name, const MMConfig *cfg, const MMCriteria *
 	if (SPI_execute_with_args("SELECT id, attributes FROM matchmaker.tickets "
 							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
 							  "ORDER BY id",
-							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the waiting tickets of queue \"%s\"", name);
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
@@ -474,6 +481,52 @@ check_waiting_criteria(const char *name, const MMConfig *cfg, const MMCriteria *
 				 errhint("Change the criteria once those tickets have left the queue, or cancel them.")));
 }
 
+/*
+ * Refuse a change to optimize while a waiting ticket of the queue has a
+ * "party" or "ping" attribute optimize cannot use (SPI connected, the
+ * queue's row locked): enqueue checked them only for the old algorithm.
+ */
+static void
+check_waiting_optimize(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	int64		bad = 0;
+	int64		first_id = 0;
+	const char *first_problem = NULL;
+
+	if (SPI_execute_with_args("SELECT id, attributes FROM matchmaker.tickets "
+							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+							  "AND (attributes OPERATOR(pg_catalog.?) 'party' OR attributes OPERATOR(pg_catalog.?) 'ping') "
+							  "ORDER BY id",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the waiting tickets of queue \"%s\"", name);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		JsonbValue *party;
+		JsonbValue *ping;
+		const char *problem;
+
+		problem = mm_optimize_attributes_problem(DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i],
+																			  SPI_tuptable->tupdesc, 2, &isnull)),
+												 &party, &ping);
+		if (problem != NULL && bad++ == 0)
+		{
+			first_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+			first_problem = problem;
+		}
+	}
+	if (bad > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg_plural("queue \"%s\" has %lld waiting ticket whose attributes optimize cannot use",
+							   "queue \"%s\" has %lld waiting tickets whose attributes optimize cannot use",
+							   bad, name, (long long) bad),
+				 errdetail("Ticket %lld: %s.", (long long) first_id, first_problem),
+				 errhint("Change the algorithm once those tickets have left the queue, or cancel them.")));
+}
+
 /* matchmaker.alter_queue(name, ...): NULL arguments leave a setting unchanged. */
 Datum
 mm_alter_queue(PG_FUNCTION_ARGS)
@@ -493,7 +546,6 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 	old_team_size = s.team_size;
 	old_teams = s.teams;
 	old_algorithm = pstrdup(s.algorithm);
-	block_enqueues();
 
 	if (!PG_ARGISNULL(1))
 		s.team_size = PG_GETARG_INT32(1);
@@ -531,6 +583,8 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 				 errdetail("The new range is %s to %s.", mm_float_text(s.rating_min), mm_float_text(s.rating_max)),
 				 errhint("Narrow the range once those tickets have left the queue, or cancel them.")));
 	check_waiting_criteria(name, &cfg, &criteria);
+	if (cfg.algorithm == MM_ALGO_OPTIMIZE && strcmp(old_algorithm, s.algorithm) != 0)
+		check_waiting_optimize(name);
 
 	store_settings(&s, false);
 	if (strcmp(old_algorithm, "difference_wait") == 0 && strcmp(s.algorithm, "difference_wait") != 0)
@@ -559,14 +613,19 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(name);
 
 	SPI_connect();
-	/* the queue's row, then the table: the order tick and cancel use */
+	/*
+	 * The queue's row (waiting for a tick or an alter of the queue), then
+	 * the queue's enqueue lock: every enqueue that read the queue's row
+	 * before it was deleted has ended once this returns, so its ticket is
+	 * seen below and none can be added after.
+	 */
 	if (!load_settings(name, &s))
 		queue_not_found(name);
-	block_enqueues();
+	mm_lock_queue_key(name, MM_LOCK_KIND_ENQUEUE, 0, ExclusiveLock);
 
 	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM matchmaker.tickets "
 							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting'",
-							  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT)
+							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not count waiting tickets");
 	waiting = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	if (waiting > 0 && !force)

@@ -6,17 +6,30 @@
  *		the caller's transaction.
  *
  * Concurrency: the queue's row is locked FOR UPDATE first, so two ticks of
- * one queue run one after the other.  cancel takes FOR KEY SHARE on the same
- * row before it touches a ticket, so a cancel and a tick of one queue never
- * overlap either: the tick reads the waiting tickets after it holds the lock
- * (a fresh snapshot in READ COMMITTED) and no ticket can change under it,
- * without locking the waiting tickets one by one.  enqueue takes no queue
- * lock; a ticket committed after the tick's snapshot waits for the next tick.
+ * one queue (and a tick and an alter_queue or drop_queue of it) run one
+ * after the other.  The tick then reads the waiting tickets (a fresh
+ * snapshot in READ COMMITTED) without locking them, runs the core's step,
+ * and locks only the tickets it is about to match or end, FOR UPDATE SKIP
+ * LOCKED.  A ticket it cannot lock (a cancel holds it, in a transaction
+ * still open) or that stopped waiting since it was read (a cancel
+ * committed) is left out, and the step runs again without it, a bounded
+ * number of times; then the matches that need a ticket still missing are
+ * left for the next tick.  So a tick never waits for a client and never
+ * skips a whole queue because of one ticket.  enqueue takes no lock a tick
+ * waits for; a ticket committed after the tick's read waits for the next
+ * tick.
+ *
+ * Data: a waiting ticket the queue's current settings cannot use (a rating
+ * outside the range, attributes lacking a criterion or with a party or ping
+ * optimize cannot use, however it got there) is ended in state 'invalid'
+ * with its reason, with a NOTIFY of its own, and the rest of the queue is
+ * matched.
  */
 #include "matchmaker.h"
 
 #include <math.h>
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "access/xact.h"
 #include "commands/async.h"
@@ -28,6 +41,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(mm_tick);
@@ -37,6 +51,52 @@ PG_FUNCTION_INFO_V1(mm_tick);
 
 /* Rows fetched per round trip when loading waiting tickets. */
 #define MM_FETCH_BATCH	10000
+
+/* Steps a tick runs at most when tickets it decided on could not be locked. */
+#define MM_LOCK_ATTEMPTS	3
+
+/*
+ * Ticket ids: those a tick leaves out (could not lock), those it ends as
+ * invalid (with their reasons).
+ */
+typedef struct IdList
+{
+	int64	   *ids;
+	char	  **reasons;		/* NULL for a plain list */
+	int			n;
+	int			cap;
+} IdList;
+
+static void
+idlist_add(IdList *l, int64 id, char *reason)
+{
+	if (l->n == l->cap)
+	{
+		l->cap = Max(16, l->cap * 2);
+		l->ids = l->ids ? repalloc(l->ids, sizeof(int64) * l->cap) : palloc(sizeof(int64) * l->cap);
+		l->reasons = l->reasons ? repalloc(l->reasons, sizeof(char *) * l->cap) :
+			palloc(sizeof(char *) * l->cap);
+	}
+	l->ids[l->n] = id;
+	l->reasons[l->n] = reason;
+	l->n++;
+}
+
+static int
+int64_cmp(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Whether id is in sorted[0 .. n). */
+static bool
+id_in(const int64 *sorted, int n, int64 id)
+{
+	return n > 0 && bsearch(&id, sorted, n, sizeof(int64), int64_cmp) != NULL;
+}
 
 /* Seconds from origin to t. */
 static double
@@ -75,11 +135,59 @@ id_index_cmp(const void *a, const void *b)
 }
 
 /*
+ * Why the queue's current settings cannot use a waiting ticket (its
+ * rating and attributes), or NULL when they can; crit gets its criteria.
+ */
+static char *
+ticket_problem(MMQueue *queue, double rating, Jsonb *attributes, double *crit)
+{
+	if (isnan(rating) || isinf(rating) ||
+		rating < queue->rating_min || rating > queue->rating_max)
+		return psprintf("rating %s is outside the queue's rating range %s to %s",
+						mm_float_text(rating), mm_float_text(queue->rating_min),
+						mm_float_text(queue->rating_max));
+	if (attributes != NULL && (!JB_ROOT_IS_OBJECT(attributes) || JB_ROOT_IS_SCALAR(attributes)))
+		return pstrdup("attributes are not a JSON object");
+	if (queue->cfg.criteria.n > 0)
+	{
+		MMCriterionProblem problem;
+		double		got;
+		int			d = mm_criteria_read(queue, attributes, crit, &problem, &got);
+
+		if (d > 0)
+		{
+			const char *key = mm_shorten(queue->criteria.attribute[d]);
+
+			if (problem == MM_CRITERION_OUTSIDE)
+				return psprintf("attribute \"%s\" %s is outside the criterion's range %s to %s",
+								key, mm_float_text(got), mm_float_text(queue->criteria.lo[d]),
+								mm_float_text(queue->criteria.hi[d]));
+			return psprintf(problem == MM_CRITERION_MISSING ?
+							"attributes lack \"%s\", a criterion of the queue" :
+							"attribute \"%s\" is not a number", key);
+		}
+	}
+	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+	{
+		JsonbValue *party;
+		JsonbValue *ping;
+		const char *problem = mm_optimize_attributes_problem(attributes, &party, &ping);
+
+		if (problem != NULL)
+			return pstrdup(problem);
+	}
+	return NULL;
+}
+
+/*
  * Load a queue's waiting tickets into pool (times in seconds
- * relative to now, ratings normalised), sorted by arrival.
+ * relative to now, ratings normalised), sorted by arrival, leaving out
+ * the ids in left_out (sorted) and the tickets the settings cannot use,
+ * which go to invalid with their reasons.
  */
 static void
-load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
+load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
+			 const int64 *left_out, int nleft_out, IdList *invalid)
 {
 	static SPIPlanPtr plan;
 	static SPIPlanPtr plan_attributes;
@@ -88,20 +196,22 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 	Portal		portal;
 	int			cap = 1024;
 	int			nc = queue->cfg.criteria.n;
+	bool		read_attributes = nc > 0 || queue->cfg.algorithm == MM_ALGO_OPTIMIZE;
 	double	   *criteria = NULL;
+	double		crit[MM_MAX_CRITERIA];
 
 	/*
 	 * A ticket enqueued after now (committed between the caller reading
 	 * the clock and this query) waits for the next tick, so that no match
 	 * is made before one of its tickets arrived.  A queue with criteria
-	 * reads them from the attributes too.
+	 * (or optimize, for party and ping) reads the attributes too.
 	 */
 	mm_keep_plan(&plan,
 				 "SELECT id, rating, enqueued_at FROM matchmaker.tickets "
 				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
 				 "AND enqueued_at OPERATOR(pg_catalog.<=) $2",
 				 2, argtypes);
-	if (nc > 0)
+	if (read_attributes)
 		mm_keep_plan(&plan_attributes,
 					 "SELECT id, rating, enqueued_at, attributes FROM matchmaker.tickets "
 					 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
@@ -114,7 +224,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 	if (nc > 0)
 		criteria = palloc(sizeof(double) * cap * nc);
 	pool->ntickets = 0;
-	portal = SPI_cursor_open(NULL, nc > 0 ? plan_attributes : plan, values, NULL, false);
+	portal = SPI_cursor_open(NULL, read_attributes ? plan_attributes : plan, values, NULL, false);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, MM_FETCH_BATCH);
@@ -132,14 +242,27 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 		{
 			HeapTuple	tup = SPI_tuptable->vals[i];
 			TupleDesc	desc = SPI_tuptable->tupdesc;
-			int			row = pool->ntickets++;
+			int			row = pool->ntickets;
 			MMTicket   *t = &pool->tickets[row];
 			bool		isnull;
 			double		rating;
+			int64		id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+			char	   *problem;
 
-			t->id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+			if (id_in(left_out, nleft_out, id))
+				continue;
 			rating = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
-			/* alter_queue keeps waiting ratings inside the range; clamp rounding only */
+			problem = ticket_problem(queue, rating,
+									 read_attributes ? DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)) : NULL,
+									 crit);
+			if (problem != NULL)
+			{
+				idlist_add(invalid, id, problem);
+				continue;
+			}
+			pool->ntickets++;
+			t->id = id;
+			/* inside the range (checked above): clamp rounding only */
 			rating = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
 			t->rating = Min(Max(rating, 0.0), 1.0);
 			t->arrival = seconds_since(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull)), now);
@@ -149,17 +272,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool)
 			/* rows stay where they are read; the sort below moves tickets only */
 			t->crow = row;
 			if (nc > 0)
-			{
-				MMCriterionProblem problem;
-				double		got;
-				int			d = mm_criteria_read(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)),
-												 criteria + (Size) row * nc, &problem, &got);
-
-				/* enqueue and alter_queue make sure this cannot happen */
-				if (d > 0)
-					mm_criteria_report(queue, d, problem, got,
-									   psprintf("ticket %lld's", (long long) t->id));
-			}
+				memcpy(criteria + (Size) row * nc, crit, sizeof(double) * nc);
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
@@ -266,9 +379,11 @@ pool_by_id(const MMPool *pool)
 
 /*
  * optimize's per-ticket data from the tickets' attributes: "party" (a
- * premade's name; its members share a party number) and "ping" (an
+ * premade's name, per role: the members, tickets of one role naming one
+ * party, share a party number) and "ping" (an
  * object of region names and milliseconds), as the pool's party numbers
- * and ping table.  enqueue checked their shapes.
+ * and ping table.  Only the tickets in the pool count, whose shapes
+ * load_tickets checked; the query reads the others without failing.
  */
 static void
 load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
@@ -286,11 +401,11 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 	values[1] = TimestampTzGetDatum(now);
 
 	mm_keep_plan(&party_plan,
-				 "SELECT id, pg_catalog.dense_rank() OVER (ORDER BY attributes OPERATOR(pg_catalog.->>) 'party') "
+				 "SELECT id, pg_catalog.dense_rank() OVER (ORDER BY enqueued_by, attributes OPERATOR(pg_catalog.->>) 'party') "
 				 "OPERATOR(pg_catalog.-) 1 FROM matchmaker.tickets "
 				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
 				 "AND enqueued_at OPERATOR(pg_catalog.<=) $2 "
-				 "AND attributes OPERATOR(pg_catalog.?) 'party'",
+				 "AND pg_catalog.jsonb_typeof(attributes OPERATOR(pg_catalog.->) 'party') OPERATOR(pg_catalog.=) 'string'",
 				 2, argtypes);
 	if (SPI_execute_plan(party_plan, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the tickets' parties");
@@ -307,9 +422,12 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 
 	/* one row per (ticket, region), tickets in id order, regions numbered by name */
 	mm_keep_plan(&ping_plan,
-				 "WITH p AS (SELECT t.id, e.key AS region, e.value::pg_catalog.float8 AS ms "
+				 "WITH p AS (SELECT t.id, e.key AS region, "
+				 "  CASE WHEN pg_catalog.jsonb_typeof(e.value) OPERATOR(pg_catalog.=) 'number' "
+				 "  THEN e.value::pg_catalog.float8 END AS ms "
 				 "  FROM matchmaker.tickets t, "
-				 "  pg_catalog.jsonb_each(t.attributes OPERATOR(pg_catalog.->) 'ping') e "
+				 "  pg_catalog.jsonb_each(CASE WHEN pg_catalog.jsonb_typeof(t.attributes OPERATOR(pg_catalog.->) 'ping') "
+				 "  OPERATOR(pg_catalog.=) 'object' THEN t.attributes OPERATOR(pg_catalog.->) 'ping' END) e "
 				 "  WHERE t.queue OPERATOR(pg_catalog.=) $1 AND t.state OPERATOR(pg_catalog.=) 'waiting' "
 				 "  AND t.enqueued_at OPERATOR(pg_catalog.<=) $2 "
 				 "  AND t.attributes OPERATOR(pg_catalog.?) 'ping') "
@@ -336,6 +454,7 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 		bool		isnull;
 		int			i = pool_index_of(byid, pool->ntickets, DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull)));
 		int			region = (int) DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+		double		ms;
 
 		if (i < 0)
 			continue;
@@ -348,8 +467,9 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 			nrows++;
 			last_ticket = i;
 		}
-		ping[(Size) pool->tickets[i].attr * pool->nregions + region] =
-			(float) DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
+		ms = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
+		if (!isnull)
+			ping[(Size) pool->tickets[i].attr * pool->nregions + region] = (float) ms;
 	}
 	pool->ping = ping;
 }
@@ -814,6 +934,191 @@ write_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
 }
 
 /*
+ * Whether matchmaker.tickets has the column end_reason (0.3.0 on): until
+ * ALTER EXTENSION matchmaker UPDATE, a tick cannot end an invalid ticket
+ * and raises the old error instead.
+ */
+static bool
+tickets_have_end_reason(void)
+{
+	Oid			nsp = get_namespace_oid("matchmaker", false);
+	Oid			rel = get_relname_relid("tickets", nsp);
+
+	return OidIsValid(rel) && get_attnum(rel, "end_reason") != InvalidAttrNumber;
+}
+
+/*
+ * End the tickets the queue's settings cannot use in state 'invalid' with
+ * their reasons, each with a NOTIFY of its own:
+ * {"ticket": id, "queue": name, "state": "invalid", "reason": text}.
+ */
+static void
+write_invalid(MMQueue *queue, TimestampTz now, IdList *invalid)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[3] = {TIMESTAMPTZOID, INT8ARRAYOID, TEXTARRAYOID};
+	Datum		values[3];
+	Datum	   *reasons;
+	StringInfoData payload;
+
+	if (invalid->n == 0)
+		return;
+	if (!tickets_have_end_reason())
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("ticket %lld of queue \"%s\" cannot be matched: %s",
+						(long long) invalid->ids[0], queue->name, invalid->reasons[0]),
+				 errhint("Run ALTER EXTENSION matchmaker UPDATE: from version 0.3.0 on, a tick ends such tickets.")));
+	reasons = palloc(sizeof(Datum) * invalid->n);
+	for (int i = 0; i < invalid->n; i++)
+		reasons[i] = CStringGetTextDatum(invalid->reasons[i]);
+	mm_keep_plan(&plan,
+				 "UPDATE matchmaker.tickets AS t SET state = 'invalid', ended_at = $1, end_reason = u.reason "
+				 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(id, reason) "
+				 "WHERE t.id OPERATOR(pg_catalog.=) u.id AND t.state OPERATOR(pg_catalog.=) 'waiting'",
+				 3, argtypes);
+	values[0] = TimestampTzGetDatum(now);
+	values[1] = sql_array(INT8OID, invalid->ids, invalid->n, 0);
+	values[2] = PointerGetDatum(construct_array(reasons, invalid->n, TEXTOID, -1, false, TYPALIGN_INT));
+	run_plan(plan, values, SPI_OK_UPDATE, "end invalid tickets");
+	if (SPI_processed != (uint64) invalid->n)
+		elog(ERROR, "ended %llu invalid tickets, expected %d",
+			 (unsigned long long) SPI_processed, invalid->n);
+
+	initStringInfo(&payload);
+	for (int i = 0; i < invalid->n; i++)
+	{
+		resetStringInfo(&payload);
+		appendStringInfo(&payload, "{\"ticket\": " INT64_FORMAT ", \"queue\": ", invalid->ids[i]);
+		escape_json(&payload, queue->name);
+		appendStringInfoString(&payload, ", \"state\": \"invalid\", \"reason\": ");
+		escape_json(&payload, invalid->reasons[i]);
+		appendStringInfoChar(&payload, '}');
+		Async_Notify("matchmaker", payload.data);
+	}
+}
+
+/*
+ * Lock the tickets among ids[0 .. n) that still wait, FOR UPDATE SKIP
+ * LOCKED (a fresh snapshot: a ticket cancelled since the pool was read,
+ * or held by a cancel not yet committed, is not returned).  Returns the
+ * ids locked, sorted, and their number in *nlocked.
+ */
+static int64 *
+lock_tickets(const int64 *ids, int n, int *nlocked)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[1] = {INT8ARRAYOID};
+	Datum		values[1];
+	int64	   *locked;
+
+	*nlocked = 0;
+	if (n == 0)
+		return NULL;
+	mm_keep_plan(&plan,
+				 "SELECT id FROM matchmaker.tickets "
+				 "WHERE id OPERATOR(pg_catalog.=) ANY ($1) AND state OPERATOR(pg_catalog.=) 'waiting' "
+				 "FOR UPDATE SKIP LOCKED",
+				 1, argtypes);
+	values[0] = sql_array(INT8OID, ids, n, 0);
+	if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock the tickets");
+	locked = palloc(sizeof(int64) * Max(SPI_processed, 1));
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+
+		locked[r] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	*nlocked = (int) SPI_processed;
+	SPI_freetuptable(SPI_tuptable);
+	pfree(DatumGetPointer(values[0]));
+	qsort(locked, *nlocked, sizeof(int64), int64_cmp);
+	return locked;
+}
+
+/*
+ * Lock what a step decided on: the tickets it matches or expires, and the
+ * invalid ones.  Invalid tickets that cannot be locked are dropped from
+ * invalid (a later tick ends them).  Returns the number of matched or
+ * expired tickets that could not be locked, which go to missing.
+ */
+static int
+lock_decided(MMPool *pool, MMResult *res, IdList *invalid, IdList *missing,
+			 int64 **locked_out, int *nlocked_out)
+{
+	int			nmembers = 0;
+	int			n = 0;
+	int64	   *ids;
+	int64	   *locked;
+	int			nlocked;
+	int			before = missing->n;
+	int			kept = 0;
+
+	for (int j = 0; j < res->nmatches; j++)
+		nmembers += res->matches[j].nmembers;
+	ids = palloc(sizeof(int64) * Max(nmembers + res->nexpired + invalid->n, 1));
+	for (int m = 0; m < nmembers; m++)
+		ids[n++] = pool->tickets[res->members[m]].id;
+	for (int e = 0; e < res->nexpired; e++)
+		ids[n++] = pool->tickets[res->expired[e]].id;
+	for (int i = 0; i < invalid->n; i++)
+		ids[n++] = invalid->ids[i];
+	locked = lock_tickets(ids, n, &nlocked);
+	for (int i = 0; i < nmembers + res->nexpired; i++)
+		if (!id_in(locked, nlocked, ids[i]))
+			idlist_add(missing, ids[i], NULL);
+	for (int i = 0; i < invalid->n; i++)
+		if (id_in(locked, nlocked, invalid->ids[i]))
+		{
+			invalid->ids[kept] = invalid->ids[i];
+			invalid->reasons[kept] = invalid->reasons[i];
+			kept++;
+		}
+	invalid->n = kept;
+	pfree(ids);
+	*locked_out = locked;
+	*nlocked_out = nlocked;
+	return missing->n - before;
+}
+
+/*
+ * Keep in res only the matches whose members are all in locked (sorted)
+ * and the expiries of tickets in it: the others wait for a later tick.
+ */
+static void
+keep_locked(MMPool *pool, MMResult *res, const int64 *locked, int nlocked)
+{
+	int			nm = 0;
+	int			slot = 0;
+	int			ne = 0;
+
+	for (int j = 0; j < res->nmatches; j++)
+	{
+		MMMatch		match = res->matches[j];
+		bool		all = true;
+
+		for (int m = 0; m < match.nmembers && all; m++)
+			all = id_in(locked, nlocked, pool->tickets[res->members[match.first + m]].id);
+		if (!all)
+			continue;
+		for (int m = 0; m < match.nmembers; m++)
+		{
+			res->members[slot + m] = res->members[match.first + m];
+			res->teams[slot + m] = res->teams[match.first + m];
+		}
+		match.first = slot;
+		slot += match.nmembers;
+		res->matches[nm++] = match;
+	}
+	res->nmatches = nm;
+	for (int e = 0; e < res->nexpired; e++)
+		if (id_in(locked, nlocked, pool->tickets[res->expired[e]].id))
+			res->expired[ne++] = res->expired[e];
+	res->nexpired = ne;
+}
+
+/*
  * For crash tests: when matchmaker.test_hold_tick names the queue and the
  * tick made matches, wait here, everything written and nothing committed,
  * until the process is interrupted (cancelled, terminated or killed).
@@ -841,16 +1146,19 @@ hold_tick(MMQueue *queue, int nmatches)
  * Load what the queue's algorithm needs into pool: the waiting tickets,
  * the measured "auto" parameters (into queue->cfg), the recent opponents,
  * optimize's parties and pings, difference_wait's provisional groups.
- * prev_step is when the worker last ran the queue (0: unknown).
+ * prev_step is when the worker last ran the queue (0: unknown).  The
+ * tickets in left_out (sorted) are left out; those the settings cannot
+ * use go to invalid.
  */
 static void
-load_pool(MMQueue *queue, TimestampTz now, TimestampTz prev_step, MMPool *pool)
+load_pool(MMQueue *queue, TimestampTz now, TimestampTz prev_step, MMPool *pool,
+		  const int64 *left_out, int nleft_out, IdList *invalid)
 {
 	memset(pool, 0, sizeof(MMPool));
 	/* times are seconds relative to now; the recheck grid is on Unix time */
 	pool->epoch = (double) now / USECS_PER_SEC +
 		(double) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
-	load_tickets(queue, now, pool);
+	load_tickets(queue, now, pool, left_out, nleft_out, invalid);
 	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.periodic.batch == 0) ||
 		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.multi_queue.ranges == 0))
 		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, pool);
@@ -936,6 +1244,8 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	MMResult	res;
 	int			n;
 	MMStatus	st;
+	IdList		left_out = {0};
+	IdList		invalid = {0};
 
 	if (IsolationUsesXactSnapshot())
 		ereport(ERROR,
@@ -954,28 +1264,54 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 				 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
 	}
 
-	load_pool(queue, now, info != NULL ? info->prev_step : 0, &pool);
+	/*
+	 * Step, then lock what the step decided on; when a ticket could not be
+	 * locked, step again without it (see the header comment).
+	 */
+	for (int attempt = 1;; attempt++)
+	{
+		int64	   *locked;
+		int			nlocked;
 
-	n = Max(pool.ntickets, 1);
-	res.matches = palloc(sizeof(MMMatch) * n);
-	res.members = palloc(sizeof(int) * n);
-	res.teams = palloc(sizeof(int) * n);
-	res.expired = palloc(sizeof(int) * n);
-	res.nmatches = 0;
-	res.nexpired = 0;
+		invalid.n = 0;
+		if (left_out.n > 0)
+			qsort(left_out.ids, left_out.n, sizeof(int64), int64_cmp);
+		load_pool(queue, now, info != NULL ? info->prev_step : 0, &pool,
+				  left_out.ids, left_out.n, &invalid);
 
-	st = mm_step(&queue->cfg, &pool, 0.0, &res);
-	if (st != MM_OK)
-		mm_status_error(st, psprintf("matching queue \"%s\"", name), NULL, NULL);
+		n = Max(pool.ntickets, 1);
+		res.matches = palloc(sizeof(MMMatch) * n);
+		res.members = palloc(sizeof(int) * n);
+		res.teams = palloc(sizeof(int) * n);
+		res.expired = palloc(sizeof(int) * n);
+		res.nmatches = 0;
+		res.nexpired = 0;
+
+		st = mm_step(&queue->cfg, &pool, 0.0, &res);
+		if (st != MM_OK)
+			mm_status_error(st, psprintf("matching queue \"%s\"", name), NULL, NULL);
+
+		if (lock_decided(&pool, &res, &invalid, &left_out, &locked, &nlocked) == 0)
+			break;
+		if (attempt == MM_LOCK_ATTEMPTS)
+		{
+			keep_locked(&pool, &res, locked, nlocked);
+			break;
+		}
+	}
 
 	write_matches(queue, now, &pool, &res);
 	write_expired(now, &pool, &res);
+	write_invalid(queue, now, &invalid);
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
 		write_groups(queue, now, &pool);
 	hold_tick(queue, res.nmatches);
 
 	if (info != NULL)
+	{
 		tick_info(queue, now, &pool, &res, info);
+		info->wrote = info->wrote || invalid.n > 0;
+	}
 	return res.nmatches;
 }
 

@@ -4,8 +4,10 @@
  *
  * enqueue is the hot path: it runs two prepared statements (the queue's
  * lookup and an INSERT ... ON CONFLICT DO NOTHING on the partial unique
- * index of waiting tickets), takes no lock that serialises clients and
- * scans no waiting tickets.
+ * index of waiting tickets), takes no lock that serialises clients (the
+ * queue's enqueue lock is shared by all of them; only drop_queue takes it
+ * exclusively) and scans no waiting tickets.  cancel updates its ticket's
+ * row only.
  */
 #include "matchmaker.h"
 
@@ -16,6 +18,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -44,18 +47,6 @@ PG_FUNCTION_INFO_V1(mm_ticket_status);
 
 /* Longest player identifier, in bytes. */
 #define MM_MAX_PLAYER_LEN	256
-
-/* Lock matchmaker.tickets ROW EXCLUSIVE, the lock an INSERT takes anyway. */
-static void
-lock_tickets_table(void)
-{
-	Oid			nsp = get_namespace_oid("matchmaker", false);
-	Oid			rel = get_relname_relid("tickets", nsp);
-
-	if (!OidIsValid(rel))
-		elog(ERROR, "table matchmaker.tickets does not exist");
-	LockRelationOid(rel, RowExclusiveLock);
-}
 
 /*
  * The calling role, and the switch to the extension's owner for the table
@@ -104,33 +95,54 @@ caller_owns(const MMCaller *caller, Oid owner)
 /*
  * Refuse a party that already has a team's worth of other players waiting
  * in the queue (it could never be placed), after mm_optimize_attributes
- * checked the shapes of "party" and "ping".
+ * checked the shapes of "party" and "ping".  A party is named per role
+ * (with owner, from 0.2.0 on: the tickets of that role only), so one role
+ * can neither join nor block another's premade.  The count runs under a
+ * transaction-level lock on (queue, role, party), which only the same
+ * role's enqueues into the same party of the queue also take: concurrent
+ * members are counted one after the other, each seeing those committed
+ * before it (a fresh snapshot), so a party never grows past a team.
  */
 static void
-check_optimize_attributes(const MMQueue *queue, text *player, Jsonb *attributes)
+check_optimize_attributes(const MMQueue *queue, text *player, Jsonb *attributes,
+						  bool owned, Oid role)
 {
-	static SPIPlanPtr party_plan;
+	static SPIPlanPtr party_plan[2];
 	JsonbValue *party;
 	JsonbValue *ping;
 
 	mm_optimize_attributes(attributes, &party, &ping);
 	if (party != NULL)
 	{
-		Oid			argtypes[3] = {TEXTOID, TEXTOID, TEXTOID};
-		Datum		values[3];
+		Oid			argtypes[4] = {TEXTOID, TEXTOID, TEXTOID, OIDOID};
+		Datum		values[4];
 		bool		isnull;
 		int64		members;
+		uint32		key;
 
-		mm_keep_plan(&party_plan,
-					 "SELECT pg_catalog.count(*) FROM matchmaker.tickets "
-					 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
-					 "AND attributes OPERATOR(pg_catalog.->>) 'party' OPERATOR(pg_catalog.=) $2 "
-					 "AND player OPERATOR(pg_catalog.<>) $3",
-					 3, argtypes);
+		key = hash_bytes_extended((const unsigned char *) party->val.string.val,
+								  party->val.string.len, (uint64) role);
+		mm_lock_queue_key(queue->name, MM_LOCK_KIND_PARTY, key, ExclusiveLock);
+		if (owned)
+			mm_keep_plan(&party_plan[1],
+						 "SELECT pg_catalog.count(*) FROM matchmaker.tickets "
+						 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+						 "AND attributes OPERATOR(pg_catalog.->>) 'party' OPERATOR(pg_catalog.=) $2 "
+						 "AND player OPERATOR(pg_catalog.<>) $3 "
+						 "AND enqueued_by::pg_catalog.oid OPERATOR(pg_catalog.=) $4",
+						 4, argtypes);
+		else
+			mm_keep_plan(&party_plan[0],
+						 "SELECT pg_catalog.count(*) FROM matchmaker.tickets "
+						 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+						 "AND attributes OPERATOR(pg_catalog.->>) 'party' OPERATOR(pg_catalog.=) $2 "
+						 "AND player OPERATOR(pg_catalog.<>) $3",
+						 3, argtypes);
 		values[0] = CStringGetTextDatum(queue->name);
 		values[1] = PointerGetDatum(cstring_to_text_with_len(party->val.string.val, party->val.string.len));
 		values[2] = PointerGetDatum(player);
-		if (SPI_execute_plan(party_plan, values, NULL, true, 1) != SPI_OK_SELECT)
+		values[3] = ObjectIdGetDatum(role);
+		if (SPI_execute_plan(party_plan[owned], values, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not count the party's waiting members");
 		members = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		if (members >= queue->cfg.team_size)
@@ -172,16 +184,20 @@ check_ticket_args(text *player, Jsonb *attributes)
  * attributes are seen to fit it.
  */
 static MMQueue *
-queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *attributes)
+queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *attributes,
+				 bool owned, Oid role)
 {
 	MMQueue    *queue;
 
 	/*
-	 * Take the tickets table's insert lock before looking the queue up, so
-	 * that a concurrent drop_queue (which locks the table against inserts)
-	 * either finishes first, and the queue is seen gone, or waits for us.
+	 * Take the queue's enqueue lock (shared with every other enqueue of the
+	 * queue) before looking the queue up, so that a concurrent drop_queue
+	 * (which takes it exclusively) either finishes first, and the queue is
+	 * seen gone, or waits for this transaction.  alter_queue does not take
+	 * it: a ticket checked against the old settings that commits after an
+	 * alter is ended by the next tick if the new settings cannot use it.
 	 */
-	lock_tickets_table();
+	mm_lock_queue_key(queue_name, MM_LOCK_KIND_ENQUEUE, 0, ShareLock);
 	queue = palloc0(sizeof(MMQueue));
 	if (!mm_load_queue(queue_name, MM_LOCK_NONE, queue))
 		ereport(ERROR,
@@ -190,7 +206,7 @@ queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *att
 				 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
 	(void) mm_normalise_rating(queue, rating, "rating");
 	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
-		check_optimize_attributes(queue, player, attributes);
+		check_optimize_attributes(queue, player, attributes, owned, role);
 	if (queue->cfg.criteria.n > 0)
 	{
 		double		crit[MM_MAX_CRITERIA];
@@ -308,7 +324,7 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 	if (owned)
 		act_as_owner(&caller);
 	SPI_connect();
-	(void) queue_for_ticket(queue_name, player, rating, attributes);
+	(void) queue_for_ticket(queue_name, player, rating, attributes, owned, caller.role);
 
 	values[0] = CStringGetTextDatum(queue_name);
 	values[1] = PointerGetDatum(player);
@@ -342,17 +358,22 @@ mm_enqueue_0_2(PG_FUNCTION_ARGS)
  * cancelled); a ticket id that never existed is an error, and so is a
  * ticket of a role the caller may not act for (owned, 0.2.0 on).
  *
- * The ticket's queue row is locked FOR KEY SHARE first: a tick of that
- * queue holds it FOR UPDATE, so a cancel waits for a running tick (and then
- * finds the ticket matched) or the tick waits for the cancel (and then
- * does not see the ticket waiting).
+ * cancel locks nothing but its ticket's row (the UPDATE's own lock): a
+ * client idle in its transaction after a cancel holds no lock on the
+ * queue.  A tick locks the tickets it matches or expires (FOR UPDATE SKIP
+ * LOCKED) before it writes them: when the tick gets there first, the
+ * cancel waits for it and then finds the ticket matched (false); when the
+ * cancel does, the tick leaves the ticket out.  A difference_wait
+ * provisional group that holds the ticket stays until the next tick of
+ * the queue dissolves it (matchmaker.provisional shows only groups whose
+ * tickets all wait), so that no tick waits for the canceller's row lock on
+ * it.
  */
 static Datum
 cancel_internal(FunctionCallInfo fcinfo, bool owned)
 {
-	static SPIPlanPtr lock_plan[2];
+	static SPIPlanPtr lookup_plan[2];
 	static SPIPlanPtr cancel_plan;
-	static SPIPlanPtr ungroup_plan;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	bool		cancelled;
@@ -369,21 +390,16 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 		act_as_owner(&caller);
 	SPI_connect();
 	if (owned)
-		mm_keep_plan(&lock_plan[1],
-					 "SELECT q.name, t.enqueued_by FROM matchmaker.tickets t "
-					 "JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) t.queue "
-					 "WHERE t.id OPERATOR(pg_catalog.=) $1 "
-					 "FOR KEY SHARE OF q",
+		mm_keep_plan(&lookup_plan[1],
+					 "SELECT t.queue, t.enqueued_by FROM matchmaker.tickets t "
+					 "WHERE t.id OPERATOR(pg_catalog.=) $1",
 					 1, argtypes);
 	else
-		mm_keep_plan(&lock_plan[0],
-					 "SELECT q.name FROM matchmaker.queues q "
-					 "WHERE q.name OPERATOR(pg_catalog.=) "
-					 "(SELECT t.queue FROM matchmaker.tickets t WHERE t.id OPERATOR(pg_catalog.=) $1) "
-					 "FOR KEY SHARE",
+		mm_keep_plan(&lookup_plan[0],
+					 "SELECT t.queue FROM matchmaker.tickets t WHERE t.id OPERATOR(pg_catalog.=) $1",
 					 1, argtypes);
-	if (SPI_execute_plan(lock_plan[owned], values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock the ticket's queue");
+	if (SPI_execute_plan(lookup_plan[owned], values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the ticket");
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -407,25 +423,7 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 		elog(ERROR, "could not cancel ticket");
 	cancelled = SPI_processed > 0;
 	if (cancelled)
-	{
-		Oid			ungroup_types[2] = {INT8OID, TEXTOID};
-		Datum		ungroup_values[2];
-
-		/*
-		 * A difference_wait provisional group holds waiting tickets only:
-		 * dissolve the ticket's group; the next tick regroups the others.
-		 */
-		mm_keep_plan(&ungroup_plan,
-					 "DELETE FROM matchmaker.provisional_groups "
-					 "WHERE queue OPERATOR(pg_catalog.=) $2 "
-					 "AND $1 OPERATOR(pg_catalog.=) ANY (tickets)",
-					 2, ungroup_types);
-		ungroup_values[0] = values[0];
-		ungroup_values[1] = CStringGetTextDatum(queue_name);
-		if (SPI_execute_plan(ungroup_plan, ungroup_values, NULL, false, 0) != SPI_OK_DELETE)
-			elog(ERROR, "could not dissolve the ticket's provisional group");
 		mm_wake_on_commit(queue_name);
-	}
 	SPI_finish();
 	if (owned)
 		act_as_caller(&caller);

@@ -1,0 +1,90 @@
+\echo Use "ALTER EXTENSION matchmaker UPDATE TO '0.3.0'" to load this file. \quit
+
+-- 0.2.0 to 0.3.0: a tick ends a waiting ticket the queue's settings cannot
+-- use in the new state 'invalid', with its reason in the new column
+-- tickets.end_reason; cancel no longer removes its ticket's provisional
+-- group (the next tick dissolves it), so the view provisional shows only
+-- groups whose tickets all wait and check() accepts a cancelled member.
+
+ALTER TABLE matchmaker.tickets ADD COLUMN end_reason text;
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT tickets_state;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT tickets_state
+    CHECK (state IN ('waiting', 'matched', 'cancelled', 'expired', 'invalid'));
+COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, matched, cancelled, expired or invalid (end_reason says why).';
+
+CREATE OR REPLACE VIEW matchmaker.provisional AS
+    SELECT p.queue, p.tickets, p.q, p.formed_at, p.finalize_at
+    FROM matchmaker.provisional_groups p
+    WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.unnest(p.tickets) AS m(id)
+                      LEFT JOIN matchmaker.tickets t ON t.id OPERATOR(pg_catalog.=) m.id
+                      WHERE t.state IS DISTINCT FROM 'waiting');
+
+CREATE OR REPLACE FUNCTION matchmaker.check()
+RETURNS TABLE (problem text, queue text, id bigint, detail text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    -- a match has k participants (tickets + computer players)
+    SELECT 'match size'::text, m.queue, m.id,
+           pg_catalog.format('%s tickets and %s computer players, expected %s',
+                             pg_catalog.count(t.id), m.bots, q.team_size OPERATOR(pg_catalog.*) q.teams)
+    FROM matchmaker.matches m
+    JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) m.queue
+    LEFT JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
+    GROUP BY m.id, m.queue, m.bots, q.team_size, q.teams
+    HAVING (pg_catalog.count(t.id) OPERATOR(pg_catalog.+) m.bots) OPERATOR(pg_catalog.<>) (q.team_size OPERATOR(pg_catalog.*) q.teams)
+  UNION ALL
+    -- a team holds at most team_size real players, numbered 1..teams
+    SELECT 'team size', m.queue, m.id,
+           pg_catalog.format('team %s has %s players, at most %s', t.team, pg_catalog.count(*), q.team_size)
+    FROM matchmaker.matches m
+    JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) m.queue
+    JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
+    GROUP BY m.id, m.queue, t.team, q.team_size, q.teams
+    HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) q.team_size
+        OR t.team IS NULL OR t.team OPERATOR(pg_catalog.<) 1 OR t.team OPERATOR(pg_catalog.>) q.teams
+  UNION ALL
+    -- a ticket is matched exactly when it has a match (so no cancelled,
+    -- expired or invalid ticket is in one), and the match is of its queue;
+    -- an invalid ticket, and only one, has an end_reason
+    SELECT 'ticket state', t.queue, t.id,
+           pg_catalog.format('state %s with match %s, matched_at %s', t.state,
+                             COALESCE(t.match_id::text, 'none'),
+                             CASE WHEN t.matched_at IS NULL THEN 'unset' ELSE 'set' END)
+    FROM matchmaker.tickets t
+    LEFT JOIN matchmaker.matches m ON m.id OPERATOR(pg_catalog.=) t.match_id
+    WHERE (t.state OPERATOR(pg_catalog.=) 'matched') OPERATOR(pg_catalog.<>) (m.id IS NOT NULL)
+       OR (t.state OPERATOR(pg_catalog.=) 'matched') OPERATOR(pg_catalog.<>) (t.matched_at IS NOT NULL)
+       OR (t.match_id IS NOT NULL AND m.id IS NULL)
+       OR m.queue OPERATOR(pg_catalog.<>) t.queue
+       OR (t.state OPERATOR(pg_catalog.=) 'invalid') OPERATOR(pg_catalog.<>) (t.end_reason IS NOT NULL)
+  UNION ALL
+    -- every ticket and match belongs to an existing queue
+    SELECT 'unknown queue', x.queue, x.id, x.what
+    FROM (SELECT t.queue, t.id, 'ticket'::text AS what FROM matchmaker.tickets t
+          UNION ALL
+          SELECT m.queue, m.id, 'match' FROM matchmaker.matches m) x
+    WHERE NOT EXISTS (SELECT 1 FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) x.queue)
+  UNION ALL
+    -- a provisional group holds tickets of its own queue that wait (or that
+    -- a cancel ended since the last tick, which dissolves the group)
+    SELECT 'provisional group', g.queue, g.member,
+           pg_catalog.format('ticket in a provisional group is %s', COALESCE(t.state, 'missing'))
+    FROM (SELECT p.queue, pg_catalog.unnest(p.tickets) AS member FROM matchmaker.provisional_groups p) g
+    LEFT JOIN matchmaker.tickets t ON t.id OPERATOR(pg_catalog.=) g.member
+    WHERE t.id IS NULL OR t.state OPERATOR(pg_catalog.<>) ALL (ARRAY['waiting', 'cancelled'])
+       OR t.queue OPERATOR(pg_catalog.<>) g.queue
+  UNION ALL
+    -- while this database's worker runs, no ticket waits past max_wait plus a tick interval
+    SELECT 'overdue', t.queue, t.id,
+           pg_catalog.format('waiting since %s, max_wait %s, tick %s', t.enqueued_at, q.max_wait, q.tick)
+    FROM matchmaker.tickets t
+    JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) t.queue
+    WHERE t.state OPERATOR(pg_catalog.=) 'waiting'
+      AND ((t.enqueued_at OPERATOR(pg_catalog.+) q.max_wait) OPERATOR(pg_catalog.+) q.tick)
+          OPERATOR(pg_catalog.<) pg_catalog.now()
+      AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
+                  WHERE a.backend_type OPERATOR(pg_catalog.=) 'matchmaker worker'
+                    AND a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+      AND pg_catalog.current_setting('matchmaker.enabled', true) IS DISTINCT FROM 'off'
+$$;

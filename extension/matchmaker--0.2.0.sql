@@ -1,0 +1,381 @@
+\echo Use "CREATE EXTENSION matchmaker" to load this file. \quit
+
+-- The source of the current version's install script: the Makefile copies it
+-- to matchmaker--<default_version>.sql (DATA_built).  Edit this file, never
+-- the built copy; released versions' full scripts stay frozen beside it.
+
+-- The schema matchmaker is created by CREATE EXTENSION (see matchmaker.control).
+-- When it existed already, it must belong to the role installing the
+-- extension: objects another role could put in it would sit beside ours.
+DO $$
+BEGIN
+    IF (SELECT n.nspowner FROM pg_catalog.pg_namespace n
+        WHERE n.nspname OPERATOR(pg_catalog.=) 'matchmaker')
+       OPERATOR(pg_catalog.<>)
+       (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
+    THEN
+        RAISE EXCEPTION USING
+            ERRCODE = 'insufficient_privilege',
+            MESSAGE = 'schema "matchmaker" belongs to another role',
+            DETAIL = 'The extension installs into schema matchmaker, which exists and is not owned by the installing role.',
+            HINT = 'Drop or rename that schema, or install as its owner.';
+    END IF;
+END
+$$;
+
+-- The roles game backends and operators are granted (roles are shared by
+-- the cluster's databases: created when missing, never dropped).
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'matchmaker_client') THEN
+        CREATE ROLE matchmaker_client NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) 'matchmaker_admin') THEN
+        CREATE ROLE matchmaker_admin NOLOGIN;
+    END IF;
+END
+$$;
+
+-- ---------------------------------------------------------------------
+-- Tables.  They are written only through the functions below (no role but
+-- the owner may write them); integrity between them is kept by those
+-- functions (no foreign keys, so that enqueue never locks the queue row and
+-- tick writes no trigger work).  tickets.enqueued_by is the role that
+-- enqueued the ticket: the one that may cancel and read it.
+-- ---------------------------------------------------------------------
+
+CREATE TABLE matchmaker.queues (
+    name        text PRIMARY KEY,
+    team_size   integer NOT NULL,
+    teams       integer NOT NULL,
+    algorithm   text NOT NULL,
+    max_wait    interval NOT NULL,
+    rating_min  float8 NOT NULL,
+    rating_max  float8 NOT NULL,
+    tick        interval NOT NULL,
+    params      jsonb NOT NULL,
+    created_at  timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    CONSTRAINT queues_game_shape CHECK (team_size >= 1 AND teams >= 1 AND team_size * teams >= 2),
+    CONSTRAINT queues_rating_range CHECK (rating_min < rating_max)
+);
+COMMENT ON TABLE matchmaker.queues IS 'Matchmaking queues: game shape, algorithm and its parameters.';
+
+CREATE SEQUENCE matchmaker.matches_id_seq;
+CREATE TABLE matchmaker.matches (
+    id            bigint PRIMARY KEY DEFAULT pg_catalog.nextval('matchmaker.matches_id_seq'),
+    queue         text NOT NULL,
+    created_at    timestamptz NOT NULL,
+    bots          integer NOT NULL DEFAULT 0,
+    cost          float8 NOT NULL,
+    criteria_cost float8 NOT NULL,
+    wait_cost     float8 NOT NULL
+);
+ALTER SEQUENCE matchmaker.matches_id_seq OWNED BY matchmaker.matches.id;
+CREATE INDEX matches_queue_created ON matchmaker.matches (queue, created_at);
+COMMENT ON TABLE matchmaker.matches IS 'Matches formed by tick, one row per game, with its cost (Schlup eq. 1).';
+
+CREATE SEQUENCE matchmaker.tickets_id_seq;
+CREATE TABLE matchmaker.tickets (
+    id          bigint PRIMARY KEY DEFAULT pg_catalog.nextval('matchmaker.tickets_id_seq'),
+    queue       text NOT NULL,
+    player      text NOT NULL,
+    rating      float8 NOT NULL,
+    attributes  jsonb NOT NULL DEFAULT '{}',
+    state       text NOT NULL DEFAULT 'waiting',
+    enqueued_at timestamptz NOT NULL,
+    matched_at  timestamptz,
+    ended_at    timestamptz,
+    match_id    bigint,
+    team        integer,
+    enqueued_by regrole NOT NULL,
+    CONSTRAINT tickets_state CHECK (state IN ('waiting', 'matched', 'cancelled', 'expired'))
+);
+ALTER SEQUENCE matchmaker.tickets_id_seq OWNED BY matchmaker.tickets.id;
+-- One waiting ticket per (queue, player); also the index tick reads a queue's waiting tickets with.
+CREATE UNIQUE INDEX tickets_waiting ON matchmaker.tickets (queue, player) WHERE state = 'waiting';
+CREATE INDEX tickets_match ON matchmaker.tickets (match_id) WHERE match_id IS NOT NULL;
+COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, matched, cancelled or expired.';
+
+-- difference_wait's provisional groups: tick rewrites a queue's rows each time
+-- it runs.  Times are those of the tick that formed the group.
+CREATE TABLE matchmaker.provisional_groups (
+    queue       text NOT NULL,
+    tickets     bigint[] NOT NULL,
+    q           float8 NOT NULL,
+    formed_at   timestamptz NOT NULL,
+    finalize_at timestamptz NOT NULL
+);
+CREATE INDEX provisional_groups_queue ON matchmaker.provisional_groups (queue);
+COMMENT ON TABLE matchmaker.provisional_groups IS 'difference_wait provisional groups, as the last tick left them.';
+
+CREATE VIEW matchmaker.provisional AS
+    SELECT queue, tickets, q, formed_at, finalize_at
+    FROM matchmaker.provisional_groups;
+COMMENT ON VIEW matchmaker.provisional IS 'difference_wait provisional groups: their tickets, rating spread q and when they become final.';
+
+-- Keep queues, tickets, matches and provisional groups (and the id sequences) in pg_dump output.
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.queues', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.tickets', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.provisional_groups', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.tickets_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches_id_seq', '');
+
+-- ---------------------------------------------------------------------
+-- Functions.  They are written in C; every query they run names its
+-- tables, functions and operators with their schema, so they do not
+-- depend on the caller's search_path.
+--
+-- SECURITY DEFINER: the functions an operator calls to write the tables
+-- (create_queue, alter_queue, drop_queue, tick) run as the extension's
+-- owner, because no other role may write those tables, which keeps them
+-- consistent.  enqueue, cancel and ticket_status, which game backends
+-- call, are SECURITY INVOKER and switch to the owner in C for their
+-- table access only after noting the calling role (the current user), so
+-- that a ticket belongs to the role that called enqueue, also through a
+-- caller's own SECURITY DEFINER function.  All of them pin search_path and
+-- are revoked from PUBLIC below.  The functions that only read (match_cost,
+-- simulate, simulate_summary, optimal_cost, audit, check) run as the
+-- caller, with the caller's privileges: simulate and optimal_cost run a
+-- query the caller passes, which must never run with the owner's.
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION matchmaker.create_queue(
+    name text,
+    team_size integer DEFAULT 1,
+    teams integer DEFAULT 2,
+    algorithm text DEFAULT 'periodic',
+    max_wait interval DEFAULT '5 minutes',
+    rating_min float8 DEFAULT 0,
+    rating_max float8 DEFAULT 1,
+    tick interval DEFAULT '1 second',
+    params jsonb DEFAULT '{}')
+RETURNS void
+AS 'MODULE_PATHNAME', 'mm_create_queue'
+LANGUAGE C VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.create_queue IS 'Create a matchmaking queue.';
+
+CREATE FUNCTION matchmaker.alter_queue(
+    name text,
+    team_size integer DEFAULT NULL,
+    teams integer DEFAULT NULL,
+    algorithm text DEFAULT NULL,
+    max_wait interval DEFAULT NULL,
+    rating_min float8 DEFAULT NULL,
+    rating_max float8 DEFAULT NULL,
+    tick interval DEFAULT NULL,
+    params jsonb DEFAULT NULL)
+RETURNS void
+AS 'MODULE_PATHNAME', 'mm_alter_queue'
+LANGUAGE C VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.alter_queue IS 'Change a queue''s settings; NULL leaves a setting unchanged.';
+
+CREATE FUNCTION matchmaker.drop_queue(name text, force boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'mm_drop_queue'
+LANGUAGE C VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.drop_queue IS 'Drop a queue with its tickets and matches; refused while tickets wait unless force.';
+
+CREATE FUNCTION matchmaker.enqueue(queue text, player text, rating float8, attributes jsonb DEFAULT '{}')
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'mm_enqueue_0_2'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.enqueue IS 'Put a player in a queue; returns the ticket id (the same id while that ticket waits). The ticket belongs to the calling role.';
+
+CREATE FUNCTION matchmaker.cancel(ticket bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'mm_cancel_0_2'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting ticket of the calling role; false when it is no longer waiting.';
+
+CREATE FUNCTION matchmaker.ticket_status(ticket bigint,
+    OUT queue text, OUT player text, OUT state text, OUT enqueued_at timestamptz,
+    OUT waited interval, OUT match_id bigint, OUT team integer,
+    OUT expected_wait interval, OUT next_round timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'mm_ticket_status'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.ticket_status IS 'A ticket''s state, wait so far, match and team, and while it waits the expected remaining wait; for the role that enqueued it and for matchmaker_admin.';
+
+CREATE FUNCTION matchmaker.match_cost(queue text, ratings float8[], waits float8[], bots integer DEFAULT 0,
+                                      attributes jsonb[] DEFAULT NULL)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'mm_match_cost'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION matchmaker.match_cost IS 'Cost of one game in a queue (Schlup eq. 1): spread of the rating and the queue''s criteria (from attributes) plus waits.';
+
+CREATE FUNCTION matchmaker.tick(queue text, now timestamptz DEFAULT pg_catalog.clock_timestamp())
+RETURNS integer
+AS 'MODULE_PATHNAME', 'mm_tick'
+LANGUAGE C VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.tick IS 'Run a queue''s algorithm on its waiting tickets at time now; returns the number of matches made.';
+
+CREATE FUNCTION matchmaker.simulate(queue text, arrivals text, params jsonb DEFAULT NULL)
+RETURNS TABLE (match_no bigint, id bigint, team integer, matched_at float8)
+AS 'MODULE_PATHNAME', 'mm_simulate_rows'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.simulate IS 'Run a queue''s algorithm (params overriding) over an arrival stream in virtual time: one row per player.';
+
+CREATE FUNCTION matchmaker.simulate_summary(queue text, arrivals text, params jsonb DEFAULT NULL,
+    OUT players bigint, OUT games bigint, OUT bots bigint, OUT expired bigint,
+    OUT cost float8, OUT criteria_cost float8, OUT wait_cost float8, OUT cost_per_game float8,
+    OUT mean_wait float8, OUT max_wait float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'mm_simulate_summary'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.simulate_summary IS 'The totals of matchmaker.simulate in one row.';
+
+CREATE FUNCTION matchmaker.optimal_cost(queue text, arrivals text)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'mm_optimal_cost'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.optimal_cost IS 'Cost of the offline optimum (Schlup''s OPT, pairs) for an arrival stream.';
+
+CREATE FUNCTION matchmaker.audit(queue text, "from" timestamptz, "to" timestamptz,
+    OUT matches bigint, OUT players bigint, OUT bots bigint, OUT expired bigint,
+    OUT cost float8, OUT optimal_cost float8, OUT ratio float8)
+RETURNS record
+AS 'MODULE_PATHNAME', 'mm_audit'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.audit IS 'A queue''s matches made in [from, to) against the offline optimum for the same players.';
+
+-- Invariants that hold at every commit, checked in the spirit of amcheck:
+-- one row per violation, none when healthy.
+CREATE FUNCTION matchmaker.check()
+RETURNS TABLE (problem text, queue text, id bigint, detail text)
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    -- a match has k participants (tickets + computer players)
+    SELECT 'match size'::text, m.queue, m.id,
+           pg_catalog.format('%s tickets and %s computer players, expected %s',
+                             pg_catalog.count(t.id), m.bots, q.team_size OPERATOR(pg_catalog.*) q.teams)
+    FROM matchmaker.matches m
+    JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) m.queue
+    LEFT JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
+    GROUP BY m.id, m.queue, m.bots, q.team_size, q.teams
+    HAVING (pg_catalog.count(t.id) OPERATOR(pg_catalog.+) m.bots) OPERATOR(pg_catalog.<>) (q.team_size OPERATOR(pg_catalog.*) q.teams)
+  UNION ALL
+    -- a team holds at most team_size real players, numbered 1..teams
+    SELECT 'team size', m.queue, m.id,
+           pg_catalog.format('team %s has %s players, at most %s', t.team, pg_catalog.count(*), q.team_size)
+    FROM matchmaker.matches m
+    JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) m.queue
+    JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
+    GROUP BY m.id, m.queue, t.team, q.team_size, q.teams
+    HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) q.team_size
+        OR t.team IS NULL OR t.team OPERATOR(pg_catalog.<) 1 OR t.team OPERATOR(pg_catalog.>) q.teams
+  UNION ALL
+    -- a ticket is matched exactly when it has a match (so no cancelled or
+    -- expired ticket is in one), and the match is of its queue
+    SELECT 'ticket state', t.queue, t.id,
+           pg_catalog.format('state %s with match %s, matched_at %s', t.state,
+                             COALESCE(t.match_id::text, 'none'),
+                             CASE WHEN t.matched_at IS NULL THEN 'unset' ELSE 'set' END)
+    FROM matchmaker.tickets t
+    LEFT JOIN matchmaker.matches m ON m.id OPERATOR(pg_catalog.=) t.match_id
+    WHERE (t.state OPERATOR(pg_catalog.=) 'matched') OPERATOR(pg_catalog.<>) (m.id IS NOT NULL)
+       OR (t.state OPERATOR(pg_catalog.=) 'matched') OPERATOR(pg_catalog.<>) (t.matched_at IS NOT NULL)
+       OR (t.match_id IS NOT NULL AND m.id IS NULL)
+       OR m.queue OPERATOR(pg_catalog.<>) t.queue
+  UNION ALL
+    -- every ticket and match belongs to an existing queue
+    SELECT 'unknown queue', x.queue, x.id, x.what
+    FROM (SELECT t.queue, t.id, 'ticket'::text AS what FROM matchmaker.tickets t
+          UNION ALL
+          SELECT m.queue, m.id, 'match' FROM matchmaker.matches m) x
+    WHERE NOT EXISTS (SELECT 1 FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) x.queue)
+  UNION ALL
+    -- a provisional group holds waiting tickets of its own queue
+    SELECT 'provisional group', g.queue, g.member,
+           pg_catalog.format('ticket in a provisional group is %s', COALESCE(t.state, 'missing'))
+    FROM (SELECT p.queue, pg_catalog.unnest(p.tickets) AS member FROM matchmaker.provisional_groups p) g
+    LEFT JOIN matchmaker.tickets t ON t.id OPERATOR(pg_catalog.=) g.member
+    WHERE t.id IS NULL OR t.state OPERATOR(pg_catalog.<>) 'waiting' OR t.queue OPERATOR(pg_catalog.<>) g.queue
+  UNION ALL
+    -- while this database's worker runs, no ticket waits past max_wait plus a tick interval
+    SELECT 'overdue', t.queue, t.id,
+           pg_catalog.format('waiting since %s, max_wait %s, tick %s', t.enqueued_at, q.max_wait, q.tick)
+    FROM matchmaker.tickets t
+    JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) t.queue
+    WHERE t.state OPERATOR(pg_catalog.=) 'waiting'
+      AND ((t.enqueued_at OPERATOR(pg_catalog.+) q.max_wait) OPERATOR(pg_catalog.+) q.tick)
+          OPERATOR(pg_catalog.<) pg_catalog.now()
+      AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
+                  WHERE a.backend_type OPERATOR(pg_catalog.=) 'matchmaker worker'
+                    AND a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+      AND pg_catalog.current_setting('matchmaker.enabled', true) IS DISTINCT FROM 'off'
+$$;
+COMMENT ON FUNCTION matchmaker.check IS 'The violations of matchmaker''s invariants, one row each; none when healthy.';
+
+
+-- ---------------------------------------------------------------------
+-- Privileges.  PUBLIC gets nothing.  matchmaker_client (game backends):
+-- enqueue, cancel and read its own tickets.  matchmaker_admin (operators):
+-- queues, tick, simulation, audit and check, and reading every table.
+-- Neither may write a table except through the functions.
+-- ---------------------------------------------------------------------
+
+-- Start from owner-only privileges on the schema and every table, view,
+-- sequence and function in it, whatever default privileges or earlier
+-- grants gave (0.1.0's documentation had game backends granted table
+-- access).
+DO $$
+DECLARE
+    obj record;
+    who oid;
+BEGIN
+    FOR obj IN
+        SELECT CASE WHEN c.relkind OPERATOR(pg_catalog.=) 'S' THEN 'SEQUENCE' ELSE 'TABLE' END AS kind,
+               c.oid::pg_catalog.regclass::pg_catalog.text AS name, c.relacl AS acl, c.relowner AS owner
+        FROM pg_catalog.pg_class c
+        WHERE c.relnamespace OPERATOR(pg_catalog.=) 'matchmaker'::pg_catalog.regnamespace
+          AND c.relkind OPERATOR(pg_catalog.=) ANY (ARRAY['r', 'v', 'S']::"char"[])
+        UNION ALL
+        SELECT 'FUNCTION', p.oid::pg_catalog.regprocedure::pg_catalog.text, p.proacl, p.proowner
+        FROM pg_catalog.pg_proc p
+        WHERE p.pronamespace OPERATOR(pg_catalog.=) 'matchmaker'::pg_catalog.regnamespace
+        UNION ALL
+        SELECT 'SCHEMA', 'matchmaker', n.nspacl, n.nspowner
+        FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) 'matchmaker'
+    LOOP
+        FOR who IN SELECT DISTINCT a.grantee FROM pg_catalog.aclexplode(obj.acl) a
+                   WHERE a.grantee OPERATOR(pg_catalog.<>) obj.owner
+        LOOP
+            EXECUTE pg_catalog.format('REVOKE ALL ON %s %s FROM %s', obj.kind, obj.name,
+                CASE WHEN who OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                     ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(who)) END);
+        END LOOP;
+    END LOOP;
+END
+$$;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA matchmaker FROM PUBLIC;
+GRANT USAGE ON SCHEMA matchmaker TO matchmaker_client, matchmaker_admin;
+
+GRANT EXECUTE ON FUNCTION
+    matchmaker.enqueue(text, text, float8, jsonb),
+    matchmaker.cancel(bigint),
+    matchmaker.ticket_status(bigint)
+TO matchmaker_client;
+
+GRANT EXECUTE ON FUNCTION
+    matchmaker.create_queue(text, integer, integer, text, interval, float8, float8, interval, jsonb),
+    matchmaker.alter_queue(text, integer, integer, text, interval, float8, float8, interval, jsonb),
+    matchmaker.drop_queue(text, boolean),
+    matchmaker.tick(text, timestamptz),
+    matchmaker.match_cost(text, float8[], float8[], integer, jsonb[]),
+    matchmaker.simulate(text, text, jsonb),
+    matchmaker.simulate_summary(text, text, jsonb),
+    matchmaker.optimal_cost(text, text),
+    matchmaker.audit(text, timestamptz, timestamptz),
+    matchmaker.check(),
+    matchmaker.ticket_status(bigint)
+TO matchmaker_admin;
+GRANT SELECT ON ALL TABLES IN SCHEMA matchmaker TO matchmaker_admin;

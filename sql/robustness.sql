@@ -1,0 +1,58 @@
+-- A tick is never wedged by data: a waiting ticket the queue's current
+-- settings cannot use, however it got there (here rows a superuser wrote by
+-- hand), is ended in state 'invalid' with its reason, and the rest of the
+-- queue is matched.  And every algorithm change in alter_queue checks the
+-- waiting tickets for the new algorithm.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS matchmaker CASCADE;
+CREATE EXTENSION matchmaker;
+RESET client_min_messages;
+
+-- A greedy queue with a criterion; its tickets are then corrupted by hand.
+SELECT matchmaker.create_queue('c', algorithm => 'greedy', max_wait => '1 hour',
+                               params => '{"criteria": {"latency": {"min": 0, "max": 300}}}');
+SELECT matchmaker.enqueue('c', p, r, jsonb_build_object('latency', 50)) > 0 AS enqueued
+FROM (VALUES ('a', 0.1), ('b', 0.2), ('c', 0.3), ('d', 0.4), ('e', 0.5), ('f', 0.6)) AS v(p, r);
+UPDATE matchmaker.tickets SET attributes = '{}' WHERE player = 'b';
+UPDATE matchmaker.tickets SET attributes = '{"latency": "high"}' WHERE player = 'c';
+UPDATE matchmaker.tickets SET attributes = '{"latency": 900}' WHERE player = 'd';
+UPDATE matchmaker.tickets SET rating = 7 WHERE player = 'e';
+UPDATE matchmaker.tickets SET rating = 'NaN' WHERE player = 'f';
+SELECT matchmaker.tick('c');
+-- a is alone: it waits; the others are ended with their reasons (never clamped).
+SELECT player, state, end_reason FROM matchmaker.tickets WHERE queue = 'c' ORDER BY player;
+SELECT matchmaker.enqueue('c', 'g', 0.15, '{"latency": 60}') > 0 AS enqueued;
+SELECT matchmaker.tick('c');
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'c' AND state IN ('waiting', 'matched') ORDER BY player;
+SELECT count(*) AS problems FROM matchmaker.check();
+
+-- An optimize queue: party and ping optimize cannot use.
+SELECT matchmaker.create_queue('o', algorithm => 'optimize', max_wait => '1 hour');
+SELECT matchmaker.enqueue('o', p, 0.5, jsonb_build_object('ping', jsonb_build_object('eu', 20))) > 0 AS enqueued
+FROM (VALUES ('a'), ('b'), ('c'), ('d'), ('e'), ('f')) AS v(p);
+UPDATE matchmaker.tickets SET attributes = '{"ping": "fast"}' WHERE queue = 'o' AND player = 'c';
+UPDATE matchmaker.tickets SET attributes = '{"ping": {"eu": 5e9}}' WHERE queue = 'o' AND player = 'd';
+UPDATE matchmaker.tickets SET attributes = '{"ping": {"eu": "x"}}' WHERE queue = 'o' AND player = 'e';
+UPDATE matchmaker.tickets SET attributes = '{"party": 42}' WHERE queue = 'o' AND player = 'f';
+SELECT matchmaker.tick('o', now() + interval '1 minute');
+SELECT player, state, end_reason FROM matchmaker.tickets WHERE queue = 'o' ORDER BY player;
+SELECT count(*) AS problems FROM matchmaker.check();
+
+-- alter_queue to optimize refuses while a waiting ticket has a party or
+-- ping optimize cannot use (enqueue checked them only for greedy).
+SELECT matchmaker.create_queue('g', algorithm => 'greedy', max_wait => '1 hour');
+SELECT matchmaker.enqueue('g', 'fast', 0.5, '{"ping": "fast"}') AS fast \gset
+SELECT matchmaker.enqueue('g', 'far', 0.5, '{"ping": {"eu": 5e9}}') AS far \gset
+SELECT matchmaker.enqueue('g', 'clan', 0.5, '{"party": ""}') AS clan \gset
+\set VERBOSITY default
+SELECT matchmaker.alter_queue('g', algorithm => 'optimize');
+SELECT matchmaker.cancel(:fast);
+SELECT matchmaker.alter_queue('g', algorithm => 'optimize');
+SELECT matchmaker.cancel(:far), matchmaker.cancel(:clan);
+\set VERBOSITY terse
+SELECT matchmaker.alter_queue('g', algorithm => 'optimize');
+SELECT algorithm FROM matchmaker.queues WHERE name = 'g';
+-- Back to greedy and to optimize again: usable attributes pass.
+SELECT matchmaker.alter_queue('g', algorithm => 'greedy');
+SELECT matchmaker.enqueue('g', 'ok', 0.5, '{"ping": {"eu": 30}, "party": "p"}') > 0 AS enqueued;
+SELECT matchmaker.alter_queue('g', algorithm => 'optimize');
