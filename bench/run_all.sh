@@ -12,4 +12,5 @@ bash simulate.sh 1000000 5
 bash tick.sh 1000 10000 100000 1000000
 bash enqueue.sh 8 20
 bash notify_latency.sh 200
+bash slow_queue.sh 200
 bash baseline.sh 15 4 1000 2

@@ -75,7 +75,12 @@ extern char *mm_database;
 extern int	mm_naptime;
 extern bool mm_enabled;
 extern char *mm_test_hold_tick;
+extern int	mm_workers_per_database;
+extern int	mm_max_queues;
 extern void mm_settings_init(void);
+
+#define MM_MAX_DATABASES	16	/* in matchmaker.database */
+#define MM_MAX_WORKERS		8	/* matchmaker.workers_per_database at most */
 
 /* worker.c */
 extern void mm_worker_init(void);

@@ -1,8 +1,9 @@
 /*
  * settings.c
- *		The module's settings (GUCs): which databases the background worker
- *		serves, how long it naps, whether it runs, and the test-only hold of
- *		a tick before it commits.
+ *		The module's settings (GUCs): which databases the background workers
+ *		serve, how many workers each database has, how many queues their
+ *		shared schedule holds, how long they nap, whether they run, and the
+ *		test-only hold of a tick before it commits.
  */
 #include "matchmaker.h"
 
@@ -13,19 +14,34 @@ char	   *mm_database = NULL;
 int			mm_naptime = 1000;
 bool		mm_enabled = true;
 char	   *mm_test_hold_tick = NULL;
+int			mm_workers_per_database = 2;
+int			mm_max_queues = 1024;
 
 /*
- * Define the settings.  matchmaker.database is a server-start setting,
- * which can only be defined while the library is preloaded.
+ * Define the settings.  matchmaker.database, workers_per_database and
+ * max_queues are server-start settings, which can only be defined while
+ * the library is preloaded (they size shared memory).
  */
 void
 mm_settings_init(void)
 {
 	if (process_shared_preload_libraries_in_progress)
+	{
 		DefineCustomStringVariable("matchmaker.database",
-								   "Databases whose queues the background worker runs (comma-separated).",
+								   "Databases whose queues the background workers run (comma-separated).",
 								   NULL, &mm_database, "postgres",
 								   PGC_POSTMASTER, 0, NULL, NULL, NULL);
+		DefineCustomIntVariable("matchmaker.workers_per_database",
+								"Background workers that run each database's queues.",
+								"Each runs one queue at a time; while one is inside a long tick, the others run the other queues.",
+								&mm_workers_per_database, 2, 1, MM_MAX_WORKERS,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
+		DefineCustomIntVariable("matchmaker.max_queues",
+								"Most queues per database that the background workers run.",
+								"The workers of a database share their queues' schedule in shared memory of this many entries.",
+								&mm_max_queues, 1024, 16, 1000000,
+								PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	}
 	DefineCustomIntVariable("matchmaker.naptime",
 							"Longest time the worker sleeps before it looks at the queues again.",
 							"Each queue also runs when its tick interval is due and when a ticket arrives or leaves.",

@@ -17,6 +17,8 @@ $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'matchmaker'
 matchmaker.database = 'postgres'
+# one worker, so that "the worker" below is one process
+matchmaker.workers_per_database = 1
 matchmaker.naptime = '200ms'
 restart_after_crash = on
 });

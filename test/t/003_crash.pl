@@ -21,6 +21,8 @@ $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'matchmaker'
 matchmaker.database = 'postgres'
+# one worker, so that "the worker" below is one process
+matchmaker.workers_per_database = 1
 matchmaker.naptime = '100ms'
 restart_after_crash = on
 max_connections = 40
