@@ -38,7 +38,7 @@ def main():
         now = time.time()
         for n in conn.notifies:
             if now - start >= WARMUP:
-                received.extend((now, t) for t in json.loads(n.payload)["tickets"])
+                received.extend((now, t) for t in json.loads(n.payload).get("tickets", []))
         conn.notifies.clear()
     if not received:
         print("0 - -")

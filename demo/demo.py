@@ -94,6 +94,10 @@ def main():
         conn.poll()
         while conn.notifies:
             note = json.loads(conn.notifies.pop(0).payload)
+            if "match" not in note:
+                # A ticket's own event (a ticket a tick could not use): not a match.
+                print(f"ticket {note.get('ticket')} {note.get('state')}: {note.get('reason')}", flush=True)
+                continue
             line = describe(cur, note)
             if line:
                 matches += 1
