@@ -69,6 +69,7 @@ extern char *mm_database;
 extern int	mm_naptime;
 extern bool mm_enabled;
 extern char *mm_test_hold_tick;
+extern int	mm_core_memory_limit;	/* kB, matchmaker.core_memory_limit */
 extern void mm_settings_init(void);
 
 /* worker.c */

@@ -1,8 +1,8 @@
 /*
  * settings.c
  *		The module's settings (GUCs): which databases the background worker
- *		serves, how long it naps, whether it runs, and the test-only hold of
- *		a tick before it commits.
+ *		serves, how long it naps, whether it runs, the core's memory limit,
+ *		and the test-only hold of a tick before it commits.
  */
 #include "matchmaker.h"
 
@@ -13,6 +13,14 @@ char	   *mm_database = NULL;
 int			mm_naptime = 1000;
 bool		mm_enabled = true;
 char	   *mm_test_hold_tick = NULL;
+int			mm_core_memory_limit = 1024 * 1024;	/* kB */
+
+/* The core's allocator refuses to hold more than the setting. */
+static void
+assign_core_memory_limit(int newval, void *extra)
+{
+	mm_memory_limit = (size_t) newval * 1024;
+}
 
 /*
  * Define the settings.  matchmaker.database is a server-start setting,
@@ -40,5 +48,10 @@ mm_settings_init(void)
 							   "The tick waits, its matches written and not committed, until its process is cancelled, terminated or killed.",
 							   &mm_test_hold_tick, "",
 							   PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("matchmaker.core_memory_limit",
+							"Most memory one matchmaking computation (a tick's step, a simulation, the offline optimum) may hold outside PostgreSQL's memory contexts.",
+							"A computation that would need more fails with an out-of-memory error naming this setting.",
+							&mm_core_memory_limit, 1024 * 1024, 1024, MAX_KILOBYTES,
+							PGC_SUSET, GUC_UNIT_KB, NULL, assign_core_memory_limit, NULL);
 	MarkGUCPrefixReserved("matchmaker");
 }

@@ -18,6 +18,7 @@ int			(*mm_interrupt) (void) = NULL;
 size_t		mm_memory_limit = 0;
 size_t		mm_memory_used = 0;
 size_t		mm_memory_peak = 0;
+int			mm_memory_refused = 0;
 
 unsigned int mm_poll_count = 0;
 
@@ -38,7 +39,10 @@ fits(size_t size)
 		return 0;
 	if (mm_memory_limit > 0 &&
 		(size > mm_memory_limit || mm_memory_used > mm_memory_limit - size))
+	{
+		mm_memory_refused = 1;
 		return 0;
+	}
 	return 1;
 }
 

@@ -47,6 +47,12 @@ extern size_t mm_memory_limit;
 extern size_t mm_memory_used;
 extern size_t mm_memory_peak;
 
+/*
+ * Set to 1 when mm_memory_limit refused an allocation (rather than malloc
+ * failing); the caller clears it when it reports the failure.
+ */
+extern int	mm_memory_refused;
+
 /* ----------------------------------------------------------------
  * Cost model (Schlup, eq. 1)
  * ----------------------------------------------------------------

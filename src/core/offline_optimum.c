@@ -1332,7 +1332,10 @@ mm_optimal_pairs(const MMArrival *arrivals, int n, double max_wait,
 				ne++;
 		/* refuse as soon as the edges alone would pass the memory limit */
 		if (mm_memory_limit > 0 && ne > (int64_t) (mm_memory_limit / OPT_EDGE_BYTES))
+		{
+			mm_memory_refused = 1;
 			return MM_ERR_NOMEM;
+		}
 	}
 	if (ne > (INT_MAX - 2) / 2)
 		return MM_ERR_NOMEM;	/* beyond what int endpoints can index */
