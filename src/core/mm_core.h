@@ -373,6 +373,17 @@ typedef struct MMPool
 	 */
 	const double *criteria;
 	int			ncrows;
+	/*
+	 * optimize, instead of ping (which is then ignored) when ping_start is
+	 * not NULL: the pings as lists, so that memory is O(known pings) rather
+	 * than rows x regions.  Row r (a ticket's attr, below nping_rows) knows
+	 * the regions ping_region[ping_start[r] .. ping_start[r + 1]), ascending
+	 * and below nregions, with the pings ping_ms[...] in ms.
+	 */
+	const int32_t *ping_start;
+	const int32_t *ping_region;
+	const float *ping_ms;
+	int			nping_rows;
 } MMPool;
 
 /* The order of MMPool.met: by a, then b (for qsort). */

@@ -84,6 +84,34 @@ capped(const MMConfig *cfg, double r)
 	return (r - cfg->optimize.skill_lo) / (cfg->optimize.skill_hi - cfg->optimize.skill_lo);
 }
 
+/* The least sum of two sorted lists' pings over their common regions; NAN when none. */
+static double
+merge_ping(const int32_t *ra, const float *ma, int na,
+		   const int32_t *rb, const float *mb, int nb)
+{
+	int			a = 0;
+	int			b = 0;
+	double		best = NAN;
+
+	while (a < na && b < nb)
+	{
+		if (ra[a] < rb[b])
+			a++;
+		else if (ra[a] > rb[b])
+			b++;
+		else
+		{
+			double		p = (double) ma[a] + (double) mb[b];
+
+			if (isnan(best) || p < best)
+				best = p;
+			a++;
+			b++;
+		}
+	}
+	return best;
+}
+
 /* The ping between two tickets over their best common region; NAN when none is known to both. */
 static double
 pair_ping(const MMPool *pool, const MMTicket *a, const MMTicket *b)
@@ -92,6 +120,20 @@ pair_ping(const MMPool *pool, const MMTicket *a, const MMTicket *b)
 	const float *pb;
 	double		best = NAN;
 
+	if (pool->ping_start != NULL)
+	{
+		int			sa;
+		int			sb;
+
+		if (a->attr < 0 || b->attr < 0)
+			return NAN;
+		sa = pool->ping_start[a->attr];
+		sb = pool->ping_start[b->attr];
+		return merge_ping(pool->ping_region + sa, pool->ping_ms + sa,
+						  pool->ping_start[a->attr + 1] - sa,
+						  pool->ping_region + sb, pool->ping_ms + sb,
+						  pool->ping_start[b->attr + 1] - sb);
+	}
 	if (pool->ping == NULL || pool->nregions <= 0 || a->attr < 0 || b->attr < 0)
 		return NAN;
 	pa = pool->ping + (size_t) a->attr * (size_t) pool->nregions;
@@ -126,28 +168,10 @@ static double
 list_ping(const PingLists *pl, int i, int j)
 {
 	int			a = pl->start[i];
-	int			ae = pl->start[i + 1];
 	int			b = pl->start[j];
-	int			be = pl->start[j + 1];
-	double		best = NAN;
 
-	while (a < ae && b < be)
-	{
-		if (pl->region[a] < pl->region[b])
-			a++;
-		else if (pl->region[a] > pl->region[b])
-			b++;
-		else
-		{
-			double		p = (double) pl->ms[a] + (double) pl->ms[b];
-
-			if (isnan(best) || p < best)
-				best = p;
-			a++;
-			b++;
-		}
-	}
-	return best;
+	return merge_ping(pl->region + a, pl->ms + a, pl->start[i + 1] - a,
+					  pl->region + b, pl->ms + b, pl->start[j + 1] - b);
 }
 
 /* How two tickets met in their previous match: -1 not, 0 opponents, 1 teammates. */
@@ -1254,15 +1278,43 @@ static MMStatus
 check_optimize_pool(const MMPool *pool)
 {
 	int			has_ping = pool->ping != NULL && pool->nregions > 0;
+	const int32_t *ps = pool->ping_start;
 
 	if (pool->nregions < 0 || pool->nmet < 0)
 		return MM_ERR_ARGUMENT;
+	if (ps != NULL)
+	{
+		/* the lists: increasing offsets, ascending regions, pings in range */
+		if (pool->nping_rows < 0 || pool->ping_region == NULL ||
+			pool->ping_ms == NULL || ps[0] != 0)
+			return MM_ERR_ARGUMENT;
+		for (int r = 0; r < pool->nping_rows; r++)
+		{
+			if (ps[r + 1] < ps[r])
+				return MM_ERR_ARGUMENT;
+			for (int x = ps[r]; x < ps[r + 1]; x++)
+			{
+				float		p = pool->ping_ms[x];
+
+				if (pool->ping_region[x] < 0 || pool->ping_region[x] >= pool->nregions ||
+					(x > ps[r] && pool->ping_region[x] <= pool->ping_region[x - 1]) ||
+					(!isnan(p) && !(p >= 0 && p <= 1e9f)))
+					return MM_ERR_ARGUMENT;
+			}
+		}
+	}
 	for (int i = 0; i < pool->ntickets; i++)
 	{
 		const MMTicket *t = &pool->tickets[i];
 
 		if (t->party < -1 || t->attr < -1)
 			return MM_ERR_ARGUMENT;
+		if (ps != NULL)
+		{
+			if (t->attr >= pool->nping_rows)
+				return MM_ERR_ARGUMENT;
+			continue;
+		}
 		if (has_ping && t->attr >= 0)
 			for (int r = 0; r < pool->nregions; r++)
 			{
@@ -1651,6 +1703,35 @@ ping_lists(const MMPool *pool, PingLists *pl)
 	int			w = 0;
 
 	memset(pl, 0, sizeof(*pl));
+	if (pool->ping_start != NULL)
+	{
+		const int32_t *ps = pool->ping_start;
+
+		for (int i = 0; i < n; i++)
+			if (pool->tickets[i].attr >= 0)
+				known += (size_t) (ps[pool->tickets[i].attr + 1] - ps[pool->tickets[i].attr]);
+		pl->start = mm_malloc_array((size_t) n + 1, sizeof(int));
+		pl->region = mm_malloc_array(known + 1, sizeof(int32_t));
+		pl->ms = mm_malloc_array(known + 1, sizeof(float));
+		if (known > INT32_MAX || pl->start == NULL || pl->region == NULL || pl->ms == NULL)
+			return MM_ERR_NOMEM;
+		for (int i = 0; i < n; i++)
+		{
+			int			a = pool->tickets[i].attr;
+
+			pl->start[i] = w;
+			for (int x = a >= 0 ? ps[a] : 0; a >= 0 && x < ps[a + 1]; x++)
+			{
+				if (isnan(pool->ping_ms[x]))
+					continue;
+				pl->region[w] = pool->ping_region[x];
+				pl->ms[w] = pool->ping_ms[x];
+				w++;
+			}
+		}
+		pl->start[n] = w;
+		return MM_OK;
+	}
 	if (pool->ping == NULL || pool->nregions <= 0)
 		return MM_OK;
 	for (int i = 0; i < n; i++)

@@ -390,3 +390,135 @@ test_optimize_memory(void)
 	CHECK_INT(mm_memory_used, 0);
 	big_free(&b);
 }
+
+/*
+ * Pings as lists (MMPool.ping_start) decide exactly as the same pings in a
+ * table, and many distinct regions cost memory for the known pings only:
+ * 2,100 tickets naming 64 regions each, 134,400 regions in all (a table of
+ * them would be 1.1 GB).
+ */
+void
+test_optimize_ping_lists(void)
+{
+	enum
+	{
+		N = 60, R = 5
+	};
+	BigPool		b;
+	BigPool		c;
+	MMConfig	cfg;
+	float		table[N * R];
+	int32_t		start[N + 1];
+	int32_t		region[N * R];
+	float		ms[N * R];
+	uint64_t	seed = 29;
+	int			w = 0;
+	double		s1;
+	double		s2;
+
+	mm_config_init(&cfg, MM_ALGO_OPTIMIZE);
+	cfg.teams = 2;
+	cfg.team_size = 2;
+	cfg.optimize.budget_ms = 1e9;
+	if (!big_pool(&b, N, 1.0, 31) || !big_pool(&c, N, 1.0, 31))
+	{
+		CHECK(!"out of memory");
+		big_free(&b);
+		big_free(&c);
+		return;
+	}
+	for (int i = 0; i < N; i++)
+	{
+		start[i] = w;
+		for (int r = 0; r < R; r++)
+		{
+			int			known = next_rand(&seed) % 3 != 0;
+			float		p = (float) (next_rand(&seed) % 200);
+
+			table[i * R + r] = known ? p : NAN;
+			if (known)
+			{
+				region[w] = r;
+				ms[w++] = p;
+			}
+		}
+		b.pool.tickets[i].attr = c.pool.tickets[i].attr = i;
+	}
+	start[N] = w;
+	b.pool.ping = table;
+	b.pool.nregions = R;
+	c.pool.ping_start = start;
+	c.pool.ping_region = region;
+	c.pool.ping_ms = ms;
+	c.pool.nping_rows = N;
+	c.pool.nregions = R;
+	CHECK_INT(mm_optimize_round(&cfg, &b.pool, 10.0, &b.res, &s1, NULL), MM_OK);
+	CHECK_INT(mm_optimize_round(&cfg, &c.pool, 10.0, &c.res, &s2, NULL), MM_OK);
+	CHECK(s1 == s2);
+	CHECK_INT(b.res.nmatches, c.res.nmatches);
+	for (int i = 0; i < N; i++)
+	{
+		CHECK_INT(b.res.members[i], c.res.members[i]);
+		CHECK_INT(b.res.teams[i], c.res.teams[i]);
+	}
+	{
+		int			mem[4] = {0, 1, 2, 3};
+		int			tm[4] = {1, 1, 2, 2};
+
+		CHECK(mm_optimize_match_score(&cfg, &b.pool, mem, tm, 4) ==
+			  mm_optimize_match_score(&cfg, &c.pool, mem, tm, 4));
+	}
+	/* a region out of order is refused */
+	region[1] = region[0];
+	CHECK_INT(mm_optimize_round(&cfg, &c.pool, 10.0, &c.res, &s2, NULL),
+			  start[1] > 1 ? MM_ERR_ARGUMENT : MM_OK);
+	big_free(&b);
+	big_free(&c);
+
+	/* 2,100 tickets, 64 regions of their own each */
+	{
+		int			n = 2100;
+		int			per = 64;
+		int32_t    *st = malloc(sizeof(int32_t) * (size_t) (n + 1));
+		int32_t    *rg = malloc(sizeof(int32_t) * (size_t) n * per);
+		float	   *pm = malloc(sizeof(float) * (size_t) n * per);
+
+		mm_config_init(&cfg, MM_ALGO_OPTIMIZE);
+		cfg.optimize.budget_ms = 50;
+		if (st == NULL || rg == NULL || pm == NULL || !big_pool(&b, n, 10.0, 37))
+		{
+			CHECK(!"out of memory");
+			free(st);
+			free(rg);
+			free(pm);
+			big_free(&b);
+			return;
+		}
+		for (int i = 0; i < n; i++)
+		{
+			st[i] = i * per;
+			for (int r = 0; r < per; r++)
+			{
+				rg[i * per + r] = i * per + r;
+				pm[i * per + r] = 40;
+			}
+			b.pool.tickets[i].attr = i;
+		}
+		st[n] = n * per;
+		b.pool.ping_start = st;
+		b.pool.ping_region = rg;
+		b.pool.ping_ms = pm;
+		b.pool.nping_rows = n;
+		b.pool.nregions = n * per;
+		cfg.optimize.round_max = n;
+		mm_memory_limit = (size_t) 128 << 20;
+		CHECK_INT(mm_optimize_round(&cfg, &b.pool, 10.0, &b.res, NULL, NULL), MM_OK);
+		CHECK_INT(b.res.nmatches, n / 2);
+		mm_memory_limit = 0;
+		CHECK_INT(mm_memory_used, 0);
+		free(st);
+		free(rg);
+		free(pm);
+		big_free(&b);
+	}
+}

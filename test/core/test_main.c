@@ -81,6 +81,7 @@ static const MMTestCase tests[] = {
 	{"optimize_round_max", test_optimize_round_max},
 	{"optimize_budget", test_optimize_budget},
 	{"optimize_memory", test_optimize_memory},
+	{"optimize_ping_lists", test_optimize_ping_lists},
 };
 
 int

@@ -89,5 +89,6 @@ extern void test_memory_limit(void);
 extern void test_optimize_round_max(void);
 extern void test_optimize_budget(void);
 extern void test_optimize_memory(void);
+extern void test_optimize_ping_lists(void);
 
 #endif							/* MM_TESTS_H */

@@ -85,6 +85,21 @@ is($node->safe_psql('postgres', q{
 	  AND id < (SELECT max(id) FROM matchmaker.tickets WHERE queue = 'opt1' AND state <> 'waiting')}),
 	'0', 'round_max: the tickets left waiting are the youngest');
 
+# Many regions: 2,100 tickets naming 64 regions of their own each (134,400
+# regions; a table of tickets x regions was 1.1 GB and failed every tick).
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.create_queue('regions', algorithm => 'optimize', max_wait => '1 hour',
+	                               params => '{"round": 60, "round_max": 3000}');
+	SELECT count(matchmaker.enqueue('regions', 'r' || g, (g * 7919 % 2100) / 2100.0,
+	         jsonb_build_object('ping',
+	           (SELECT jsonb_object_agg('region-' || g || '-' || x, 20 + x) FROM generate_series(1, 64) x))))
+	FROM generate_series(1, 2100) g});
+$t0 = time;
+is($node->safe_psql('postgres', q{SELECT matchmaker.tick('regions', now() + interval '2 minutes')}),
+	'1050', 'regions: a round over 134,400 distinct regions matches everyone');
+$took = time - $t0;
+cmp_ok($took, '<', 10, "regions: within seconds (took ${took}s)");
+
 # The core's memory limit: 16,000 simultaneous arrivals (128 million pairs,
 # some 4 GB) are refused at once, naming the setting.
 $t0 = time;
