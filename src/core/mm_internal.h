@@ -172,6 +172,13 @@ extern MMStatus mm_optimize_step(const MMConfig *cfg, MMPool *pool,
 extern MMStatus mm_optimize_check(const MMConfig *cfg);
 
 /*
+ * optimize: the oldest timeout or the next round instant; when a round
+ * left timed-out tickets waiting (more than round_max of them), at once:
+ * the first representable time after the pool's last step.
+ */
+extern double mm_optimize_deadline(const MMConfig *cfg, const MMPool *pool);
+
+/*
  * mm_optimize_round with every climb (the first start's and each
  * restart's) stopped after max_swaps improving swaps (< 0: no limit, 0:
  * the starts as they are).  For the benchmark.

@@ -1985,6 +1985,17 @@ mm_optimize_round(const MMConfig *cfg, const MMPool *pool, double now,
 }
 
 /* See mm_internal.h. */
+double
+mm_optimize_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	double		d = mm_recheck_deadline(cfg, pool);
+
+	if (d <= pool->stepped_at && isfinite(pool->stepped_at))
+		d = nextafter(pool->stepped_at, INFINITY);
+	return d;
+}
+
+/* See mm_internal.h. */
 MMStatus
 mm_optimize_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 				 MMResult *result)

@@ -35,7 +35,7 @@ static const MMAlgorithmEntry algorithms[] = {
 	[MM_ALGO_DIFFERENCE_WAIT] = {NULL, mm_difference_wait_step, mm_difference_wait_deadline},
 	[MM_ALGO_WINDOW] = {mm_window_check, mm_window_step, mm_window_deadline},
 	[MM_ALGO_CLUSTER] = {mm_cluster_check, mm_cluster_step, mm_recheck_deadline},
-	[MM_ALGO_OPTIMIZE] = {mm_optimize_check, mm_optimize_step, mm_recheck_deadline},
+	[MM_ALGO_OPTIMIZE] = {mm_optimize_check, mm_optimize_step, mm_optimize_deadline},
 };
 
 #define NUM_ALGORITHMS ((int) (sizeof(algorithms) / sizeof(algorithms[0])))

@@ -522,3 +522,50 @@ test_optimize_ping_lists(void)
 		big_free(&b);
 	}
 }
+
+/*
+ * A burst larger than round_max that times out all at once: the round
+ * takes round_max of them, the others are due at once, and a simulation
+ * goes on (each later round just after the previous one) until every
+ * player is matched or expired.
+ */
+void
+test_optimize_round_max_burst(void)
+{
+	int			n = 900;
+	MMArrival  *a = malloc(sizeof(MMArrival) * (size_t) n);
+	MMOutcome  *o = malloc(sizeof(MMOutcome) * (size_t) n);
+	MMConfig	cfg;
+	MMSimSummary s;
+	uint64_t	seed = 41;
+
+	if (a == NULL || o == NULL)
+	{
+		CHECK(!"out of memory");
+		free(a);
+		free(o);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		a[i].id = i;
+		a[i].rating = unit_rand(&seed);
+		a[i].arrival = 5.0;
+	}
+	for (int tmo = 0; tmo < 2; tmo++)
+	{
+		mm_config_init(&cfg, MM_ALGO_OPTIMIZE);
+		mm_config_set_max_wait(&cfg, 1.0);
+		cfg.recheck = 1000.0;	/* no round before the timeout */
+		cfg.on_timeout = tmo ? MM_TIMEOUT_EXPIRE : MM_TIMEOUT_BOTS;
+		cfg.optimize.round_max = 100;
+		cfg.optimize.restarts = 0;
+		CHECK_INT(mm_simulate(&cfg, a, NULL, n, o, &s), MM_OK);
+		CHECK_INT(s.players, n);
+		CHECK_INT(s.games * 2 - s.bots + s.expired, n);
+		for (int i = 0; i < n; i++)
+			CHECK(o[i].matched_at >= 6.0 && o[i].matched_at < 6.001);
+	}
+	free(a);
+	free(o);
+}

@@ -82,6 +82,7 @@ static const MMTestCase tests[] = {
 	{"optimize_budget", test_optimize_budget},
 	{"optimize_memory", test_optimize_memory},
 	{"optimize_ping_lists", test_optimize_ping_lists},
+	{"optimize_round_max_burst", test_optimize_round_max_burst},
 };
 
 int

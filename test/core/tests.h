@@ -90,5 +90,6 @@ extern void test_optimize_round_max(void);
 extern void test_optimize_budget(void);
 extern void test_optimize_memory(void);
 extern void test_optimize_ping_lists(void);
+extern void test_optimize_round_max_burst(void);
 
 #endif							/* MM_TESTS_H */
