@@ -173,7 +173,7 @@ test_interrupt_split(void)
 void
 test_interrupt_optimal(void)
 {
-	int			n = 600;
+	int			n = 400;
 	MMArrival  *a = malloc(sizeof(MMArrival) * (size_t) n);
 	uint64_t	seed = 5;
 	long		calls;
@@ -192,14 +192,14 @@ test_interrupt_optimal(void)
 	}
 	/* how many hook calls a whole run makes */
 	arm(1L << 40);
-	CHECK_INT(mm_optimal_pairs(a, n, 60.0, 3.0, NULL, &cost), MM_OK);
+	CHECK_INT(mm_optimal_pairs(a, n, 10.0, 3.0, NULL, &cost), MM_OK);
 	calls = hook_calls;
 	CHECK(calls > 10);
 	/* interrupted early, in the middle and near the end */
 	for (int f = 1; f <= 3; f++)
 	{
 		arm(f == 1 ? 1 : f == 2 ? calls / 2 : calls - 1);
-		CHECK_INT(mm_optimal_pairs(a, n, 60.0, 3.0, NULL, &cost), MM_ERR_INTERRUPTED);
+		CHECK_INT(mm_optimal_pairs(a, n, 10.0, 3.0, NULL, &cost), MM_ERR_INTERRUPTED);
 		CHECK_INT(mm_memory_used, 0);
 	}
 	mm_interrupt = NULL;
@@ -217,7 +217,7 @@ test_interrupt_optimize(void)
 
 	mm_config_init(&cfg, MM_ALGO_OPTIMIZE);
 	cfg.teams = 2;
-	cfg.team_size = 5;
+	cfg.team_size = 2;
 	cfg.optimize.budget_ms = 1e9;
 	cfg.optimize.restarts = 1;
 	if (!big_pool(&b, 40, 10.0, 9))
@@ -420,6 +420,7 @@ test_optimize_ping_lists(void)
 	cfg.teams = 2;
 	cfg.team_size = 2;
 	cfg.optimize.budget_ms = 1e9;
+	cfg.optimize.restarts = 1;
 	if (!big_pool(&b, N, 1.0, 31) || !big_pool(&c, N, 1.0, 31))
 	{
 		CHECK(!"out of memory");
