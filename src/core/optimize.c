@@ -1194,7 +1194,14 @@ start(Round *R)
 		for (int x = 0; x < R->open_n[m]; x++)
 			Y->bench[Y->nbench++] = R->open_units[(size_t) m * KMAX + x];
 	for (int m = 0; m < Y->nm; m++)
+	{
+		if (mm_interrupted())
+		{
+			R->stop = STOP_INTERRUPT;
+			return;
+		}
 		rescore(R, m);
+	}
 }
 
 /* The current layout's total score (the sum of its match scores). */
