@@ -8,6 +8,7 @@ bash paper.sh 2000 3 1000000
 bash algorithms.sh 20000
 bash criteria.sh 200000
 bash optimize.sh 5
+bash optimize_rounds.sh 3
 bash simulate.sh 1000000 5
 bash tick.sh 1000 10000 100000 1000000
 bash enqueue.sh 8 20

@@ -77,6 +77,7 @@ extern bool mm_enabled;
 extern char *mm_test_hold_tick;
 extern int	mm_workers_per_database;
 extern int	mm_max_queues;
+extern int	mm_core_memory_limit;	/* kB, matchmaker.core_memory_limit */
 extern void mm_settings_init(void);
 
 #define MM_MAX_DATABASES	16	/* in matchmaker.database */

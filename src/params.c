@@ -235,6 +235,13 @@ static const MMParamDef params[] = {
 		NULL, NULL
 	},
 	{
+		"round_max",
+		ALGO(MM_ALGO_OPTIMIZE), MM_PARAM_INT, MM_OPTIMIZE_MAX_K, MM_OPTIMIZE_MAX_ROUND, NULL, 0, FIELD(optimize.round_max),
+		"a whole number from 12 to 1000000",
+		"round_max is how many waiting tickets a round takes at most, the oldest first (the others wait for the next round), for example 2000.",
+		NULL, NULL
+	},
+	{
 		"criteria",
 		ALGO(MM_ALGO_GREEDY) | ALGO(MM_ALGO_MULTI_QUEUE), MM_PARAM_CUSTOM, 0, 0, NULL, 0, NO_FIELD,
 		NULL,

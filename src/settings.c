@@ -2,8 +2,9 @@
  * settings.c
  *		The module's settings (GUCs): which databases the background workers
  *		serve, how many workers each database has, how many queues their
- *		shared schedule holds, how long they nap, whether they run, and the
- *		test-only hold of a tick before it commits.
+ *		shared schedule holds, how long they nap, whether they run, the
+ *		core's memory limit, and the test-only hold of a tick before it
+ *		commits.
  */
 #include "matchmaker.h"
 
@@ -16,6 +17,14 @@ bool		mm_enabled = true;
 char	   *mm_test_hold_tick = NULL;
 int			mm_workers_per_database = 2;
 int			mm_max_queues = 1024;
+int			mm_core_memory_limit = 1024 * 1024;	/* kB */
+
+/* The core's allocator refuses to hold more than the setting. */
+static void
+assign_core_memory_limit(int newval, void *extra)
+{
+	mm_memory_limit = (size_t) newval * 1024;
+}
 
 /*
  * Define the settings.  matchmaker.database, workers_per_database and
@@ -56,5 +65,10 @@ mm_settings_init(void)
 							   "The tick waits, its matches written and not committed, until its process is cancelled, terminated or killed.",
 							   &mm_test_hold_tick, "",
 							   PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("matchmaker.core_memory_limit",
+							"Most memory one matchmaking computation (a tick's step, a simulation, the offline optimum) may hold outside PostgreSQL's memory contexts.",
+							"A computation that would need more fails with an out-of-memory error naming this setting.",
+							&mm_core_memory_limit, 1024 * 1024, 1024, MAX_KILOBYTES,
+							PGC_SUSET, GUC_UNIT_KB, NULL, assign_core_memory_limit, NULL);
 	MarkGUCPrefixReserved("matchmaker");
 }

@@ -699,9 +699,10 @@ require_pairs(MMQueue *queue, const char *what)
 }
 
 /*
- * OPT's cost for arrivals; raises the core's failures.  The matching runs
- * in the core, which cannot be interrupted, so the stream is bounded: at
- * MM_OPT_MAX_PLAYERS it takes under a minute at 10 arrivals per second.
+ * OPT's cost for arrivals; raises the core's failures.  The stream is
+ * bounded: at MM_OPT_MAX_PLAYERS it takes under a minute at 10 arrivals per
+ * second.  Its pairs are bounded by matchmaker.core_memory_limit, and the
+ * matching stops when the query is cancelled.
  */
 static double
 optimal_of(MMQueue *queue, MMArrival *arr, int n)

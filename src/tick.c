@@ -382,7 +382,7 @@ pool_by_id(const MMPool *pool)
  * premade's name, per role: the members, tickets of one role naming one
  * party, share a party number) and "ping" (an
  * object of region names and milliseconds), as the pool's party numbers
- * and ping table.  Only the tickets in the pool count, whose shapes
+ * and ping lists.  Only the tickets in the pool count, whose shapes
  * load_tickets checked; the query reads the others without failing.
  */
 static void
@@ -395,7 +395,10 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 	int64	   *byid = pool_by_id(pool);
 	int			nrows = 0;
 	int			last_ticket = -1;
-	float	   *ping;
+	int32	   *ping_start;
+	int32	   *ping_region;
+	float	   *ping_ms;
+	int			w = 0;
 
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(now);
@@ -432,7 +435,7 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 				 "  AND t.enqueued_at OPERATOR(pg_catalog.<=) $2 "
 				 "  AND t.attributes OPERATOR(pg_catalog.?) 'ping') "
 				 "SELECT id, pg_catalog.dense_rank() OVER (ORDER BY region) OPERATOR(pg_catalog.-) 1, ms "
-				 "FROM p ORDER BY id",
+				 "FROM p ORDER BY id, 2",
 				 2, argtypes);
 	if (SPI_execute_plan(ping_plan, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the tickets' pings");
@@ -446,7 +449,10 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 	}
 	if (SPI_processed == 0 || pool->nregions == 0)
 		return;
-	ping = palloc(sizeof(float) * (Size) pool->ntickets * pool->nregions);
+	/* lists of the known pings (MMPool.ping_start): memory O(pings), not tickets x regions */
+	ping_start = palloc(sizeof(int32) * ((Size) pool->ntickets + 1));
+	ping_region = palloc(sizeof(int32) * (Size) SPI_processed);
+	ping_ms = palloc(sizeof(float) * (Size) SPI_processed);
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[r];
@@ -460,18 +466,22 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 			continue;
 		if (i != last_ticket)
 		{
-			/* a new ticket (rows come by id): its own row of the table, unknown by default */
+			/* a new ticket (rows come by id, then region): its own list */
 			pool->tickets[i].attr = nrows;
-			for (int g = 0; g < pool->nregions; g++)
-				ping[(Size) nrows * pool->nregions + g] = NAN;
-			nrows++;
+			ping_start[nrows++] = w;
 			last_ticket = i;
 		}
 		ms = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
-		if (!isnull)
-			ping[(Size) pool->tickets[i].attr * pool->nregions + region] = (float) ms;
+		if (isnull)
+			continue;			/* not a number: unknown, as if absent */
+		ping_region[w] = region;
+		ping_ms[w++] = (float) ms;
 	}
-	pool->ping = ping;
+	ping_start[nrows] = w;
+	pool->ping_start = ping_start;
+	pool->ping_region = ping_region;
+	pool->ping_ms = ping_ms;
+	pool->nping_rows = nrows;
 }
 
 /*

@@ -85,6 +85,15 @@ mm_status_error(MMStatus st, const char *doing, const char *interrupted,
 	switch (st)
 	{
 		case MM_ERR_NOMEM:
+			if (mm_memory_refused)
+			{
+				mm_memory_refused = 0;
+				ereport(ERROR,
+						(errcode(ERRCODE_OUT_OF_MEMORY),
+						 errmsg("out of memory while %s: it needs more than matchmaker.core_memory_limit (%d kB)",
+								doing, mm_core_memory_limit),
+						 errhint("Raise matchmaker.core_memory_limit, or give the computation less input (fewer tickets, players or regions, or a smaller round_max).")));
+			}
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),
 					 errmsg("out of memory while %s", doing)));

@@ -244,16 +244,16 @@ mm_cluster_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	C.theta = cfg->cluster.threshold;
 	C.nbuckets = (int) floor(1.0 / C.theta) + 1;
 	C.n = 0;
-	C.sum = malloc(sizeof(double) * (size_t) n);
-	C.size = malloc(sizeof(int) * (size_t) n);
-	C.bucket_of = malloc(sizeof(int) * (size_t) n);
-	C.bnext = malloc(sizeof(int) * (size_t) n);
-	C.bprev = malloc(sizeof(int) * (size_t) n);
-	C.first = malloc(sizeof(int) * (size_t) n);
-	C.next_member = malloc(sizeof(int) * (size_t) n);
-	C.head = malloc(sizeof(int) * (size_t) C.nbuckets);
-	C.cluster_of = malloc(sizeof(int) * (size_t) n);
-	C.buf = malloc(sizeof(int) * (size_t) C.k);
+	C.sum = mm_malloc(sizeof(double) * (size_t) n);
+	C.size = mm_malloc(sizeof(int) * (size_t) n);
+	C.bucket_of = mm_malloc(sizeof(int) * (size_t) n);
+	C.bnext = mm_malloc(sizeof(int) * (size_t) n);
+	C.bprev = mm_malloc(sizeof(int) * (size_t) n);
+	C.first = mm_malloc(sizeof(int) * (size_t) n);
+	C.next_member = mm_malloc(sizeof(int) * (size_t) n);
+	C.head = mm_malloc(sizeof(int) * (size_t) C.nbuckets);
+	C.cluster_of = mm_malloc(sizeof(int) * (size_t) n);
+	C.buf = mm_malloc(sizeof(int) * (size_t) C.k);
 	if (C.sum == NULL || C.size == NULL || C.bucket_of == NULL || C.bnext == NULL ||
 		C.bprev == NULL || C.first == NULL || C.next_member == NULL ||
 		C.head == NULL || C.cluster_of == NULL || C.buf == NULL)
@@ -268,19 +268,26 @@ mm_cluster_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	mean /= n;
 
 	for (int i = 0; i < n; i++)
+	{
+		if (mm_interrupted())
+		{
+			st = MM_ERR_INTERRUPTED;
+			goto done;
+		}
 		join_cluster(&C, i, decayed(cfg, pool, &pool->tickets[i], mean, now), res);
+	}
 	settle_timeouts(&C, cfg, pool, now, res);
 
 done:
-	free(C.sum);
-	free(C.size);
-	free(C.bucket_of);
-	free(C.bnext);
-	free(C.bprev);
-	free(C.first);
-	free(C.next_member);
-	free(C.head);
-	free(C.cluster_of);
-	free(C.buf);
+	mm_free(C.sum);
+	mm_free(C.size);
+	mm_free(C.bucket_of);
+	mm_free(C.bnext);
+	mm_free(C.bprev);
+	mm_free(C.first);
+	mm_free(C.next_member);
+	mm_free(C.head);
+	mm_free(C.cluster_of);
+	mm_free(C.buf);
 	return st;
 }

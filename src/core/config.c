@@ -98,6 +98,7 @@ mm_config_init(MMConfig *cfg, MMAlgorithm algorithm)
 	cfg->optimize.host_ping = 150;
 	cfg->optimize.restarts = 4;
 	cfg->optimize.budget_ms = 200;
+	cfg->optimize.round_max = MM_OPTIMIZE_ROUND_MAX;
 	cfg->optimize.seed = 1;
 
 	mm_config_set_max_wait(cfg, MM_DEFAULT_MAX_WAIT);

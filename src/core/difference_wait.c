@@ -558,7 +558,7 @@ dw_alloc(DWState *s, DWScratch *w, int maxg, int nold)
 	size_t		o_stamp = dw_reserve(&total, sizeof(int) * ((size_t) maxg + 1));
 	size_t		o_oldcount = dw_reserve(&total, sizeof(int) * ((size_t) nold + 1));
 	size_t		o_visits = dw_reserve(&total, (size_t) n + 1);
-	char	   *block = malloc(total);
+	char	   *block = mm_malloc(total);
 
 	if (block == NULL)
 		return MM_ERR_NOMEM;
@@ -890,6 +890,11 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double prev,
 	{
 		int			y = i;
 
+		if (mm_interrupted())
+		{
+			mm_free(w.block);
+			return MM_ERR_INTERRUPTED;
+		}
 		while (y >= 0 && s.grp[y] == -1 && s.visits[y] < DW_MAX_VISITS)
 		{
 			s.visits[y]++;
@@ -901,7 +906,7 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double prev,
 	settle_timeouts(&s, &w, cfg, pool, result);
 	write_back_groups(&s, &w, pool);
 
-	free(w.block);
+	mm_free(w.block);
 	return MM_OK;
 }
 

@@ -129,7 +129,7 @@ mm_greedy_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		return MM_OK;
 	}
 
-	rem = malloc(sizeof(int) * (size_t) n);
+	rem = mm_malloc(sizeof(int) * (size_t) n);
 	if (rem == NULL)
 		return MM_ERR_NOMEM;
 	for (int j = 0; j < n; j++)
@@ -144,7 +144,7 @@ mm_greedy_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 
 		if (st != MM_OK)
 		{
-			free(rem);
+			mm_free(rem);
 			return st;
 		}
 		if (take == 0)
@@ -165,6 +165,6 @@ mm_greedy_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 			for (int j = 0; j < nrem && mm_timed_out(&pool->tickets[head[j]], now, cfg->max_wait); j++)
 				res->expired[res->nexpired++] = head[j];
 	}
-	free(rem);
+	mm_free(rem);
 	return MM_OK;
 }

@@ -5,7 +5,8 @@
  *
  * Nothing here includes PostgreSQL headers.  The core works on arrays that
  * the caller owns; scratch memory needed inside one call is taken with
- * malloc() and released before the call returns, so a caller never has to
+ * the core's allocator (limits.c, within mm_memory_limit) and released
+ * before the call returns, so a caller never has to
  * free anything the core made.  Functions report failure through MMStatus.
  *
  * Ratings handed to the core are already normalised to [0, 1] (Schlup's
@@ -21,17 +22,36 @@ typedef enum MMStatus
 {
 	MM_OK = 0,
 	MM_ERR_ARGUMENT,			/* an argument is out of its domain */
-	MM_ERR_NOMEM,				/* malloc() failed */
+	MM_ERR_NOMEM,				/* malloc() failed, or mm_memory_limit refused */
 	MM_ERR_INTERRUPTED			/* mm_interrupt asked a long computation to stop */
 } MMStatus;
 
 /*
- * When set, long computations (mm_simulate) call this every few thousand
- * steps and stop with MM_ERR_INTERRUPTED, releasing their memory, when it
- * returns nonzero.  The PostgreSQL side points it at its query-cancel and
- * terminate flags.
+ * When set, every loop of the core that can run long (a step over a large
+ * pool, an optimize round, the simulator, the offline optimum's matching)
+ * calls this every few dozen iterations and stops with MM_ERR_INTERRUPTED,
+ * releasing its memory, when it returns nonzero.  The PostgreSQL side
+ * points it at its query-cancel and terminate flags.
  */
 extern int	(*mm_interrupt) (void);
+
+/*
+ * The core's memory: every scratch block it allocates counts in
+ * mm_memory_used (bytes, live), whose high-water mark is mm_memory_peak (a
+ * caller may reset it to 0).  When mm_memory_limit is not 0, an allocation
+ * that would take mm_memory_used above it fails and the computation
+ * returns MM_ERR_NOMEM, as when malloc() fails.  The PostgreSQL side sets
+ * the limit from matchmaker.core_memory_limit.
+ */
+extern size_t mm_memory_limit;
+extern size_t mm_memory_used;
+extern size_t mm_memory_peak;
+
+/*
+ * Set to 1 when mm_memory_limit refused an allocation (rather than malloc
+ * failing); the caller clears it when it reports the failure.
+ */
+extern int	mm_memory_refused;
 
 /* ----------------------------------------------------------------
  * Cost model (Schlup, eq. 1)
@@ -182,7 +202,10 @@ typedef struct MMOptimizeParams
 	double		ping_max;		/* ms (> 0): a ping at or above scores 0 */
 	double		host_ping;		/* ms (> 0): largest ping from a host to every member */
 	int			restarts;		/* random restarts after the first start (>= 0) */
-	double		budget_ms;		/* wall-clock budget of a round's restarts (> 0) */
+	double		budget_ms;		/* wall-clock budget of a round's search, the first
+								 * climb included (> 0) */
+	int			round_max;		/* tickets in a round at most, the oldest units first
+								 * (k to MM_OPTIMIZE_MAX_ROUND) */
 	uint64_t	seed;			/* for the restarts' shuffles */
 } MMOptimizeParams;
 
@@ -218,6 +241,10 @@ typedef struct MMConfig
 
 /* optimize splits every match by brute force, so it is offered up to this k. */
 #define MM_OPTIMIZE_MAX_K 12
+
+/* optimize's round_max: the default, and the largest accepted. */
+#define MM_OPTIMIZE_ROUND_MAX 2000
+#define MM_OPTIMIZE_MAX_ROUND 1000000
 
 /* The max_wait of mm_config_init, seconds (as create_queue's default, 5 minutes). */
 #define MM_DEFAULT_MAX_WAIT 300.0
@@ -346,6 +373,17 @@ typedef struct MMPool
 	 */
 	const double *criteria;
 	int			ncrows;
+	/*
+	 * optimize, instead of ping (which is then ignored) when ping_start is
+	 * not NULL: the pings as lists, so that memory is O(known pings) rather
+	 * than rows x regions.  Row r (a ticket's attr, below nping_rows) knows
+	 * the regions ping_region[ping_start[r] .. ping_start[r + 1]), ascending
+	 * and below nregions, with the pings ping_ms[...] in ms.
+	 */
+	const int32_t *ping_start;
+	const int32_t *ping_region;
+	const float *ping_ms;
+	int			nping_rows;
 } MMPool;
 
 /* The order of MMPool.met: by a, then b (for qsort). */
@@ -423,8 +461,8 @@ extern double mm_optimize_match_score(const MMConfig *cfg, const MMPool *pool,
 									  int n);
 
 /*
- * optimize: hold one round at time now over every waiting ticket, whether
- * or not one is due (mm_step holds them at the recheck instants and at
+ * optimize: hold one round at time now over the waiting tickets (at most
+ * round_max of them, the oldest units first), whether or not one is due (mm_step holds them at the recheck instants and at
  * timeouts), and settle the timed-out tickets left over.  Fills res like
  * mm_step, teams included, members of a match in pool order.  score (may
  * be NULL) gets the round score, the mean score of the matches the search
@@ -517,7 +555,8 @@ extern MMStatus mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
  * doc/optimal.md.  partner (n entries, may be NULL) gets the index of each
  * player's partner, or -1 for a bot; total_cost (may be NULL) the cost of
  * that solution.  MM_ERR_ARGUMENT on bad input, MM_ERR_NOMEM when memory
- * (O(n + admissible pairs)) runs out.
+ * (O(n + admissible pairs), about 40 bytes a pair) runs out or would pass
+ * mm_memory_limit, MM_ERR_INTERRUPTED when mm_interrupt stops it.
  */
 extern MMStatus mm_optimal_pairs(const MMArrival *arrivals, int n,
 								 double max_wait, double bot_cost,

@@ -26,6 +26,42 @@ mm_timed_out(const MMTicket *t, double now, double max_wait)
 #define MM_AUTO_MAX			1e9
 
 /* ----------------------------------------------------------------
+ * Bounds (limits.c): memory and interrupts
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The core's allocator: as malloc, calloc, realloc and free, but a request
+ * that would take the core's live memory (mm_memory_used) above
+ * mm_memory_limit fails (NULL), as does a size that overflows.  Every
+ * block the core allocates comes from here and goes back through mm_free.
+ */
+extern void *mm_malloc(size_t size);
+extern void *mm_calloc(size_t n, size_t size);
+extern void *mm_malloc_array(size_t n, size_t size);
+extern void *mm_realloc(void *p, size_t size);
+extern void mm_free(void *p);
+
+/* How many polls go by between two calls of mm_interrupt. */
+#define MM_POLL_EVERY		64
+
+extern unsigned int mm_poll_count;
+
+/*
+ * Whether mm_interrupt asks the running computation to stop.  Cheap: long
+ * loops call it once per iteration, and it calls the hook once every
+ * MM_POLL_EVERY polls.  A computation that sees 1 releases its memory and
+ * returns MM_ERR_INTERRUPTED.
+ */
+static inline int
+mm_interrupted(void)
+{
+	if (mm_interrupt == NULL || ++mm_poll_count % MM_POLL_EVERY != 0)
+		return 0;
+	return mm_interrupt() != 0;
+}
+
+/* ----------------------------------------------------------------
  * Helpers every algorithm may use; they call no algorithm.
  * ----------------------------------------------------------------
  */
@@ -134,6 +170,13 @@ extern MMStatus mm_cluster_check(const MMConfig *cfg);
 extern MMStatus mm_optimize_step(const MMConfig *cfg, MMPool *pool,
 								 double prev, double now, MMResult *result);
 extern MMStatus mm_optimize_check(const MMConfig *cfg);
+
+/*
+ * optimize: the oldest timeout or the next round instant; when a round
+ * left timed-out tickets waiting (more than round_max of them), at once:
+ * the first representable time after the pool's last step.
+ */
+extern double mm_optimize_deadline(const MMConfig *cfg, const MMPool *pool);
 
 /*
  * mm_optimize_round with every climb (the first start's and each

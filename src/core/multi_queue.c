@@ -165,7 +165,7 @@ mq_alloc(MQState *q)
 	int			k = q->k;
 
 	q->counting = q->r <= 4 * (int64_t) n + 64;
-	q->block = malloc(sizeof(RangedIndex) * (size_t) n +
+	q->block = mm_malloc(sizeof(RangedIndex) * (size_t) n +
 					  (q->dims > 1 ? sizeof(RingCell) * (size_t) n : 0) +
 					  sizeof(FullQueue) * (size_t) (n / k + 1) +
 					  sizeof(int64_t) * (size_t) n +
@@ -355,7 +355,7 @@ take_by_neighbours(MQState *q, int rx, int *take, int ntake)
  * growth over the non-empty ranges; the tickets taken from a range are
  * always its oldest, so every range is consumed from its head.
  */
-static void
+static MMStatus
 settle_timeouts(MQState *q, const MMConfig *cfg, const MMPool *pool,
 				double now, MMResult *res)
 {
@@ -368,6 +368,8 @@ settle_timeouts(MQState *q, const MMConfig *cfg, const MMPool *pool,
 		int			rx;
 		int			ntake = 0;
 
+		if (mm_interrupted())
+			return MM_ERR_INTERRUPTED;
 		if (q->gone[x])
 			continue;
 		if (!mm_timed_out(&pool->tickets[x], now, cfg->max_wait))
@@ -409,6 +411,7 @@ settle_timeouts(MQState *q, const MMConfig *cfg, const MMPool *pool,
 		q->waiting -= ntake;
 		mm_add_match(res, take, ntake, k);
 	}
+	return MM_OK;
 }
 
 /*
@@ -425,6 +428,7 @@ mm_multi_queue_step(const MMConfig *cfg, MMPool *pool, double prev,
 					double now, MMResult *res)
 {
 	MQState		q;
+	MMStatus	st;
 
 	(void) prev;
 	if (pool->ntickets < mm_config_k(cfg) &&
@@ -447,10 +451,10 @@ mm_multi_queue_step(const MMConfig *cfg, MMPool *pool, double prev,
 
 	sort_by_range(&q, cfg, pool);
 	match_full_queues(&q, res);
-	settle_timeouts(&q, cfg, pool, now, res);
+	st = settle_timeouts(&q, cfg, pool, now, res);
 
-	free(q.block);
-	return MM_OK;
+	mm_free(q.block);
+	return st;
 }
 
 /*

@@ -66,6 +66,9 @@
 
 /* Fixed-point unit of the edge weights: 2^30. */
 #define OPT_SCALE 1073741824.0
+/* Bytes the matching needs per edge (eu, ev, ew, two adj and lnext entries, allowedge). */
+#define OPT_EDGE_BYTES 33
+
 /* Largest bot cost accepted: keeps 2^30 * 2 * bot_cost well inside int64. */
 #define OPT_MAX_BOT_COST 1.0e6
 
@@ -123,6 +126,7 @@ typedef struct Mwm
 	int		   *scratch;		/* 2 nv: paths and cycles being built */
 	int		   *scratch2;		/* 2 nv: the same, second list */
 	int		   *bestto;			/* 2 nv: best endpoint towards a blossom, or -1 */
+	bool		interrupted;	/* mm_interrupt asked the run to stop */
 } Mwm;
 
 /* The vertex at endpoint p. */
@@ -837,7 +841,14 @@ scan_queue(Mwm *g)
 {
 	while (g->nqueue > 0)
 	{
-		int			v = g->queue[--g->nqueue];
+		int			v;
+
+		if (mm_interrupted())
+		{
+			g->interrupted = true;
+			return false;
+		}
+		v = g->queue[--g->nqueue];
 
 		g->inqueue[v] = false;
 		for (int i = g->adj_start[v]; i < g->adj_start[v + 1]; i++)
@@ -1096,6 +1107,11 @@ solve(Mwm *g)
 	{
 		if (scan_queue(g))
 			continue;
+		if (g->interrupted || mm_interrupted())
+		{
+			g->interrupted = true;
+			break;
+		}
 		if (!dual_update(g))
 			break;
 	}
@@ -1171,37 +1187,37 @@ verify_certificate(const Mwm *g)
 static void
 mwm_free(Mwm *g)
 {
-	free(g->eu);
-	free(g->ev);
-	free(g->ew);
-	free(g->adj_start);
-	free(g->adj);
-	free(g->mate);
-	free(g->inblossom);
-	free(g->label);
-	free(g->labelend);
-	free(g->bparent);
-	free(g->bbase);
-	free(g->bfirst);
-	free(g->bnext);
-	free(g->bprev);
-	free(g->blink);
-	free(g->bestedge);
-	free(g->bhead);
-	free(g->bhaslist);
-	free(g->lnext);
-	free(g->dual);
-	free(g->allowedge);
-	free(g->tree);
-	free(g->queue);
-	free(g->inqueue);
-	free(g->mark);
-	free(g->dlist);
-	free(g->rlist);
-	free(g->freeids);
-	free(g->scratch);
-	free(g->scratch2);
-	free(g->bestto);
+	mm_free(g->eu);
+	mm_free(g->ev);
+	mm_free(g->ew);
+	mm_free(g->adj_start);
+	mm_free(g->adj);
+	mm_free(g->mate);
+	mm_free(g->inblossom);
+	mm_free(g->label);
+	mm_free(g->labelend);
+	mm_free(g->bparent);
+	mm_free(g->bbase);
+	mm_free(g->bfirst);
+	mm_free(g->bnext);
+	mm_free(g->bprev);
+	mm_free(g->blink);
+	mm_free(g->bestedge);
+	mm_free(g->bhead);
+	mm_free(g->bhaslist);
+	mm_free(g->lnext);
+	mm_free(g->dual);
+	mm_free(g->allowedge);
+	mm_free(g->tree);
+	mm_free(g->queue);
+	mm_free(g->inqueue);
+	mm_free(g->mark);
+	mm_free(g->dlist);
+	mm_free(g->rlist);
+	mm_free(g->freeids);
+	mm_free(g->scratch);
+	mm_free(g->scratch2);
+	mm_free(g->bestto);
 }
 
 /* Allocate every array of g for nv vertices and ne edges. */
@@ -1216,37 +1232,37 @@ mwm_alloc(Mwm *g, int nv, int ne)
 	memset(g, 0, sizeof(*g));
 	g->nv = nv;
 	g->ne = ne;
-	g->eu = malloc(sizeof(int) * e1);
-	g->ev = malloc(sizeof(int) * e1);
-	g->ew = malloc(sizeof(int64_t) * e1);
-	g->adj_start = malloc(sizeof(int) * (v1 + 1));
-	g->adj = malloc(sizeof(int) * e2);
-	g->mate = malloc(sizeof(int) * v1);
-	g->inblossom = malloc(sizeof(int) * v1);
-	g->label = malloc(sizeof(int) * v2);
-	g->labelend = malloc(sizeof(int) * v2);
-	g->bparent = malloc(sizeof(int) * v2);
-	g->bbase = malloc(sizeof(int) * v2);
-	g->bfirst = malloc(sizeof(int) * v2);
-	g->bnext = malloc(sizeof(int) * v2);
-	g->bprev = malloc(sizeof(int) * v2);
-	g->blink = malloc(sizeof(int) * v2);
-	g->bestedge = malloc(sizeof(int) * v2);
-	g->bhead = malloc(sizeof(int) * v2);
-	g->bhaslist = malloc(sizeof(bool) * v2);
-	g->lnext = malloc(sizeof(int) * e2);
-	g->dual = malloc(sizeof(int64_t) * v2);
-	g->allowedge = malloc(sizeof(bool) * e1);
-	g->tree = malloc(sizeof(int) * v2);
-	g->queue = malloc(sizeof(int) * v1);
-	g->inqueue = malloc(sizeof(bool) * v1);
-	g->mark = malloc(sizeof(int) * v2);
-	g->dlist = malloc(sizeof(int) * v1);
-	g->rlist = malloc(sizeof(int) * v2);
-	g->freeids = malloc(sizeof(int) * v1);
-	g->scratch = malloc(sizeof(int) * v2);
-	g->scratch2 = malloc(sizeof(int) * v2);
-	g->bestto = malloc(sizeof(int) * v2);
+	g->eu = mm_malloc(sizeof(int) * e1);
+	g->ev = mm_malloc(sizeof(int) * e1);
+	g->ew = mm_malloc(sizeof(int64_t) * e1);
+	g->adj_start = mm_malloc(sizeof(int) * (v1 + 1));
+	g->adj = mm_malloc(sizeof(int) * e2);
+	g->mate = mm_malloc(sizeof(int) * v1);
+	g->inblossom = mm_malloc(sizeof(int) * v1);
+	g->label = mm_malloc(sizeof(int) * v2);
+	g->labelend = mm_malloc(sizeof(int) * v2);
+	g->bparent = mm_malloc(sizeof(int) * v2);
+	g->bbase = mm_malloc(sizeof(int) * v2);
+	g->bfirst = mm_malloc(sizeof(int) * v2);
+	g->bnext = mm_malloc(sizeof(int) * v2);
+	g->bprev = mm_malloc(sizeof(int) * v2);
+	g->blink = mm_malloc(sizeof(int) * v2);
+	g->bestedge = mm_malloc(sizeof(int) * v2);
+	g->bhead = mm_malloc(sizeof(int) * v2);
+	g->bhaslist = mm_malloc(sizeof(bool) * v2);
+	g->lnext = mm_malloc(sizeof(int) * e2);
+	g->dual = mm_malloc(sizeof(int64_t) * v2);
+	g->allowedge = mm_malloc(sizeof(bool) * e1);
+	g->tree = mm_malloc(sizeof(int) * v2);
+	g->queue = mm_malloc(sizeof(int) * v1);
+	g->inqueue = mm_malloc(sizeof(bool) * v1);
+	g->mark = mm_malloc(sizeof(int) * v2);
+	g->dlist = mm_malloc(sizeof(int) * v1);
+	g->rlist = mm_malloc(sizeof(int) * v2);
+	g->freeids = mm_malloc(sizeof(int) * v1);
+	g->scratch = mm_malloc(sizeof(int) * v2);
+	g->scratch2 = mm_malloc(sizeof(int) * v2);
+	g->bestto = mm_malloc(sizeof(int) * v2);
 	if (!g->eu || !g->ev || !g->ew || !g->adj_start || !g->adj ||
 		!g->mate || !g->inblossom || !g->label || !g->labelend ||
 		!g->bparent || !g->bbase || !g->bfirst || !g->bnext || !g->bprev ||
@@ -1307,10 +1323,20 @@ mm_optimal_pairs(const MMArrival *arrivals, int n, double max_wait,
 
 	/* count the admissible pairs with a positive weight */
 	for (int i = 0; i < n; i++)
+	{
+		if (mm_interrupted())
+			return MM_ERR_INTERRUPTED;
 		for (int j = i + 1;
 			 j < n && arrivals[j].arrival - arrivals[i].arrival <= max_wait; j++)
 			if (pair_weight(arrivals, i, j, max_wait, bot_cost) > 0)
 				ne++;
+		/* refuse as soon as the edges alone would pass the memory limit */
+		if (mm_memory_limit > 0 && ne > (int64_t) (mm_memory_limit / OPT_EDGE_BYTES))
+		{
+			mm_memory_refused = 1;
+			return MM_ERR_NOMEM;
+		}
+	}
 	if (ne > (INT_MAX - 2) / 2)
 		return MM_ERR_NOMEM;	/* beyond what int endpoints can index */
 
@@ -1321,6 +1347,12 @@ mm_optimal_pairs(const MMArrival *arrivals, int n, double max_wait,
 	/* the edge list, then adjacency lists of remote endpoints (CSR) */
 	e = 0;
 	for (int i = 0; i < n; i++)
+	{
+		if (mm_interrupted())
+		{
+			mwm_free(&g);
+			return MM_ERR_INTERRUPTED;
+		}
 		for (int j = i + 1;
 			 j < n && arrivals[j].arrival - arrivals[i].arrival <= max_wait; j++)
 		{
@@ -1334,6 +1366,7 @@ mm_optimal_pairs(const MMArrival *arrivals, int n, double max_wait,
 				e++;
 			}
 		}
+	}
 	memset(g.adj_start, 0, sizeof(int) * ((size_t) n + 2));
 	for (e = 0; e < g.ne; e++)
 	{
@@ -1349,6 +1382,11 @@ mm_optimal_pairs(const MMArrival *arrivals, int n, double max_wait,
 	}
 
 	solve(&g);
+	if (g.interrupted)
+	{
+		mwm_free(&g);
+		return MM_ERR_INTERRUPTED;
+	}
 #ifdef MM_OPTIMAL_VERIFY
 	if (!verify_certificate(&g))
 		abort();

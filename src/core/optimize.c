@@ -22,14 +22,21 @@
  *	   while the wall-clock budget lasts, and keeps the best match-up:
  *	   the most matches, then the highest round score.
  *
- * The climb keeps, for every pair of matches (and every match with the
- * unmatched units), its best swap; a swap only changes two matches, so
- * after it only the pairs that involve them are evaluated again.
+ * The budget (budget_ms) bounds the whole search, the first climb
+ * included: a climb stops where it is when the budget is spent, and the
+ * best match-up found so far is kept.  A round takes at most round_max
+ * tickets, the oldest units first; the others wait for the next round.
+ *
+ * The climb keeps, for every pair of matches at most SWAP_WINDOW apart in
+ * the start's order (every pair when the round has at most SWAP_WINDOW + 1
+ * matches), and every match with the unmatched units, its best swap; a
+ * swap only changes two matches, so after it only the pairs that involve
+ * them are evaluated again.  Memory is O(round_max * SWAP_WINDOW), never
+ * quadratic in the pool.
  *
  * Scores depend only on the tickets, the ping table and the met pairs, and
  * the shuffles on cfg->optimize.seed and the round's oldest ticket, so a
- * round is reproducible as long as the budget does not cut its restarts
- * short.
+ * round is reproducible as long as the budget does not cut it short.
  */
 #include "mm_internal.h"
 
@@ -77,6 +84,34 @@ capped(const MMConfig *cfg, double r)
 	return (r - cfg->optimize.skill_lo) / (cfg->optimize.skill_hi - cfg->optimize.skill_lo);
 }
 
+/* The least sum of two sorted lists' pings over their common regions; NAN when none. */
+static double
+merge_ping(const int32_t *ra, const float *ma, int na,
+		   const int32_t *rb, const float *mb, int nb)
+{
+	int			a = 0;
+	int			b = 0;
+	double		best = NAN;
+
+	while (a < na && b < nb)
+	{
+		if (ra[a] < rb[b])
+			a++;
+		else if (ra[a] > rb[b])
+			b++;
+		else
+		{
+			double		p = (double) ma[a] + (double) mb[b];
+
+			if (isnan(best) || p < best)
+				best = p;
+			a++;
+			b++;
+		}
+	}
+	return best;
+}
+
 /* The ping between two tickets over their best common region; NAN when none is known to both. */
 static double
 pair_ping(const MMPool *pool, const MMTicket *a, const MMTicket *b)
@@ -85,6 +120,20 @@ pair_ping(const MMPool *pool, const MMTicket *a, const MMTicket *b)
 	const float *pb;
 	double		best = NAN;
 
+	if (pool->ping_start != NULL)
+	{
+		int			sa;
+		int			sb;
+
+		if (a->attr < 0 || b->attr < 0)
+			return NAN;
+		sa = pool->ping_start[a->attr];
+		sb = pool->ping_start[b->attr];
+		return merge_ping(pool->ping_region + sa, pool->ping_ms + sa,
+						  pool->ping_start[a->attr + 1] - sa,
+						  pool->ping_region + sb, pool->ping_ms + sb,
+						  pool->ping_start[b->attr + 1] - sb);
+	}
 	if (pool->ping == NULL || pool->nregions <= 0 || a->attr < 0 || b->attr < 0)
 		return NAN;
 	pa = pool->ping + (size_t) a->attr * (size_t) pool->nregions;
@@ -100,6 +149,29 @@ pair_ping(const MMPool *pool, const MMTicket *a, const MMTicket *b)
 			best = p;
 	}
 	return best;
+}
+
+/*
+ * A round's pings as lists: ticket i's known pings are the regions
+ * region[start[i] .. start[i + 1]) (ascending) with pings ms[...], so the
+ * ping of a pair costs the two lists' lengths, not every region.
+ */
+typedef struct PingLists
+{
+	int		   *start;			/* n + 1 */
+	int32_t    *region;
+	float	   *ms;
+} PingLists;
+
+/* pair_ping over the lists of tickets i and j. */
+static double
+list_ping(const PingLists *pl, int i, int j)
+{
+	int			a = pl->start[i];
+	int			b = pl->start[j];
+
+	return merge_ping(pl->region + a, pl->ms + a, pl->start[i + 1] - a,
+					  pl->region + b, pl->ms + b, pl->start[j + 1] - b);
 }
 
 /* How two tickets met in their previous match: -1 not, 0 opponents, 1 teammates. */
@@ -127,10 +199,14 @@ typedef struct PairTable
 /* Largest pool for which a round keeps a PairTable (5 bytes per pair). */
 #define PAIR_TABLE_MAX 2048
 
-/* Gather the players idx[0 .. n) (with local unit numbers units[]) into L. */
+/*
+ * Gather the players idx[0 .. n) (with local unit numbers units[]) into L;
+ * the pings from pt, else from pl, else from the pool's table.
+ */
 static void
 local_build(const MMConfig *cfg, const MMPool *pool, const PairTable *pt,
-			const int *idx, const int *units, int n, Local *L)
+			const PingLists *pl, const int *idx, const int *units, int n,
+			Local *L)
 {
 	double		dsum = 0;
 	int			hosts = 0;
@@ -166,7 +242,10 @@ local_build(const MMConfig *cfg, const MMPool *pool, const PairTable *pt,
 				const MMTicket *b = &pool->tickets[idx[j]];
 
 				/* in float, as the table keeps it: the same scores either way */
-				p = (float) pair_ping(pool, a, b);
+				if (pl != NULL)
+					p = (float) list_ping(pl, idx[i], idx[j]);
+				else
+					p = (float) pair_ping(pool, a, b);
 				r = relation(pool, a->id, b->id);
 			}
 
@@ -386,6 +465,8 @@ mm_optimize_check(const MMConfig *cfg)
 		!(cfg->optimize.ping_max > 0 && cfg->optimize.ping_max <= 1e9) ||
 		!(cfg->optimize.host_ping > 0 && cfg->optimize.host_ping <= 1e9) ||
 		cfg->optimize.restarts < 0 ||
+		cfg->optimize.round_max < mm_config_k(cfg) ||
+		cfg->optimize.round_max > MM_OPTIMIZE_MAX_ROUND ||
 		!(cfg->optimize.budget_ms > 0 && cfg->optimize.budget_ms <= 1e9) ||
 		!(cfg->recheck >= 1e-3 && cfg->recheck <= 86400))
 		return MM_ERR_ARGUMENT;
@@ -459,7 +540,7 @@ mm_optimize_match_score(const MMConfig *cfg, const MMPool *pool,
 						pt[m] = team[j];
 						m++;
 					}
-		local_build(cfg, pool, NULL, pm, pu, n, &L);
+		local_build(cfg, pool, NULL, NULL, pm, pu, n, &L);
 		return local_score(cfg, &L, pt);
 	}
 }
@@ -730,7 +811,7 @@ typedef struct Round
 	Layout		best;
 	int			have_best;
 	double		best_total;
-	Swap	   *pair;			/* maxm * maxm, entry [a * maxm + b] for a < b */
+	Swap	   *pair;			/* maxm * SWAP_WINDOW, see pair_slot */
 	Swap	   *benchswap;		/* per match */
 	int		   *order;			/* units in start order */
 	/* first-fit scratch */
@@ -743,7 +824,52 @@ typedef struct Round
 	uint64_t	rng;
 	PairTable	table;
 	PairTable  *pt;				/* &table when it is kept, else NULL */
+	PingLists	lists;
+	PingLists  *pl;				/* &lists when the pool has pings, else NULL */
+	int			limited;		/* the budget applies (every climb now) */
+	int			stop;			/* STOP_* */
+	unsigned int polls;
 } Round;
+
+/* Why a round's search stops early. */
+#define STOP_NONE		0
+#define STOP_BUDGET		1		/* budget_ms is spent: keep the best so far */
+#define STOP_INTERRUPT	2		/* mm_interrupt: give up the round */
+
+/*
+ * Matches at most this far apart in the start's order are swap partners;
+ * with at most SWAP_WINDOW + 1 matches every pair is.
+ */
+#define SWAP_WINDOW		32
+
+/* The slot of the pair of matches a < b (b - a <= SWAP_WINDOW) in R->pair. */
+static inline size_t
+pair_slot(int a, int b)
+{
+	return (size_t) a * SWAP_WINDOW + (size_t) (b - a - 1);
+}
+
+static double elapsed_ms(const Round *R);
+
+/*
+ * Whether the search must stop: polled once per candidate evaluated; every
+ * 64 polls it asks mm_interrupt, and checks the budget while it applies.
+ */
+static int
+round_stopped(Round *R)
+{
+	if (R->stop == STOP_INTERRUPT)
+		return 1;
+	if (++R->polls % 64 == 0)
+	{
+		if (mm_interrupt != NULL && mm_interrupt())
+			R->stop = STOP_INTERRUPT;
+		else if (R->limited && R->stop == STOP_NONE &&
+				 elapsed_ms(R) >= R->cfg->optimize.budget_ms)
+			R->stop = STOP_BUDGET;
+	}
+	return R->stop == STOP_INTERRUPT || (R->limited && R->stop == STOP_BUDGET);
+}
 
 /* Milliseconds since the round started. */
 static double
@@ -792,13 +918,16 @@ score_units(const Round *R, const int *units, int nu, int *team_of)
 			n++;
 		}
 	}
-	local_build(R->cfg, R->pool, R->pt, idx, lu, n, &L);
+	local_build(R->cfg, R->pool, R->pt, R->pl, idx, lu, n, &L);
 	return best_split(R->cfg, &L, nu, size, team_of);
 }
 
-/* The best swap between matches a and b of the current layout. */
+/*
+ * The best swap between matches a and b of the current layout (none when
+ * the search must stop).
+ */
 static Swap
-eval_pair(const Round *R, int a, int b)
+eval_pair(Round *R, int a, int b)
 {
 	const Layout *Y = &R->cur;
 	int		   *ua = Y->units + (size_t) a * KMAX;
@@ -821,6 +950,8 @@ eval_pair(const Round *R, int a, int b)
 
 			if (R->unit[ua[i]].size != R->unit[ub[j]].size)
 				continue;
+			if (round_stopped(R))
+				return (Swap) {0, -1, -1};
 			A[i] = ub[j];
 			B[j] = ua[i];
 			g = score_units(R, A, na, ta) + score_units(R, B, nb, tb) - base;
@@ -836,9 +967,9 @@ eval_pair(const Round *R, int a, int b)
 	return best;
 }
 
-/* The best swap between match a and the unmatched units. */
+/* The best swap between match a and the unmatched units (none when the search must stop). */
 static Swap
-eval_bench(const Round *R, int a)
+eval_bench(Round *R, int a)
 {
 	const Layout *Y = &R->cur;
 	int		   *ua = Y->units + (size_t) a * KMAX;
@@ -855,6 +986,8 @@ eval_bench(const Round *R, int a)
 
 			if (R->unit[ua[i]].size != R->unit[Y->bench[j]].size)
 				continue;
+			if (round_stopped(R))
+				return (Swap) {0, -1, -1};
 			A[i] = Y->bench[j];
 			g = score_units(R, A, na, ta) - Y->score[a];
 			A[i] = ua[i];
@@ -878,13 +1011,34 @@ rescore(Round *R, int m)
 							  Y->team + (size_t) m * KMAX);
 }
 
+/* The last swap partner of match a: SWAP_WINDOW on, or the last match. */
+static inline int
+last_partner(const Round *R, int a)
+{
+	int			nm = R->cur.nm;
+
+	return a + SWAP_WINDOW < nm - 1 ? a + SWAP_WINDOW : nm - 1;
+}
+
+/* Evaluate again every pair of match m with its swap partners. */
+static void
+eval_partners(Round *R, int m)
+{
+	int			lo = m - SWAP_WINDOW < 0 ? 0 : m - SWAP_WINDOW;
+
+	for (int x = lo; x < m; x++)
+		R->pair[pair_slot(x, m)] = eval_pair(R, x, m);
+	for (int x = m + 1; x <= last_partner(R, m); x++)
+		R->pair[pair_slot(m, x)] = eval_pair(R, m, x);
+}
+
 /*
  * Hill climbing on the current layout: apply the best improving swap until
- * none improves, max_swaps swaps were applied, or (limited) the budget is
- * spent.
+ * none improves, max_swaps swaps were applied, or the search must stop
+ * (the budget spent, or an interrupt).
  */
 static void
-climb(Round *R, int limited)
+climb(Round *R)
 {
 	Layout	   *Y = &R->cur;
 	int			nm = Y->nm;
@@ -894,8 +1048,8 @@ climb(Round *R, int limited)
 		return;
 	for (int a = 0; a < nm; a++)
 	{
-		for (int b = a + 1; b < nm; b++)
-			R->pair[(size_t) a * R->maxm + b] = eval_pair(R, a, b);
+		for (int b = a + 1; b <= last_partner(R, a); b++)
+			R->pair[pair_slot(a, b)] = eval_pair(R, a, b);
 		R->benchswap[a] = eval_bench(R, a);
 	}
 	for (;;)
@@ -906,13 +1060,13 @@ climb(Round *R, int limited)
 
 		if (R->max_swaps >= 0 && swaps >= R->max_swaps)
 			break;
-		if (limited && elapsed_ms(R) >= R->cfg->optimize.budget_ms)
+		if (round_stopped(R))
 			break;
 		for (int a = 0; a < nm; a++)
 		{
-			for (int b = a + 1; b < nm; b++)
+			for (int b = a + 1; b <= last_partner(R, a); b++)
 			{
-				const Swap *s = &R->pair[(size_t) a * R->maxm + b];
+				const Swap *s = &R->pair[pair_slot(a, b)];
 
 				if (s->i >= 0 && s->gain > g)
 				{
@@ -933,7 +1087,7 @@ climb(Round *R, int limited)
 
 		if (bb >= 0)
 		{
-			const Swap *s = &R->pair[(size_t) ba * R->maxm + bb];
+			const Swap *s = &R->pair[pair_slot(ba, bb)];
 			int		   *ua = &Y->units[(size_t) ba * KMAX + s->i];
 			int		   *ub = &Y->units[(size_t) bb * KMAX + s->j];
 			int			t = *ua;
@@ -942,15 +1096,8 @@ climb(Round *R, int limited)
 			*ub = t;
 			rescore(R, ba);
 			rescore(R, bb);
-			for (int m = 0; m < nm; m++)
-			{
-				if (m != ba)
-					R->pair[(size_t) (m < ba ? m : ba) * R->maxm + (m < ba ? ba : m)] =
-						eval_pair(R, m < ba ? m : ba, m < ba ? ba : m);
-				if (m != bb && m != ba)
-					R->pair[(size_t) (m < bb ? m : bb) * R->maxm + (m < bb ? bb : m)] =
-						eval_pair(R, m < bb ? m : bb, m < bb ? bb : m);
-			}
+			eval_partners(R, ba);
+			eval_partners(R, bb);
 			R->benchswap[ba] = eval_bench(R, ba);
 			R->benchswap[bb] = eval_bench(R, bb);
 		}
@@ -963,10 +1110,7 @@ climb(Round *R, int limited)
 			*ua = Y->bench[s->j];
 			Y->bench[s->j] = t;
 			rescore(R, ba);
-			for (int m = 0; m < nm; m++)
-				if (m != ba)
-					R->pair[(size_t) (m < ba ? m : ba) * R->maxm + (m < ba ? ba : m)] =
-						eval_pair(R, m < ba ? m : ba, m < ba ? ba : m);
+			eval_partners(R, ba);
 			/* the bench changed: every match's bench swap */
 			for (int m = 0; m < nm; m++)
 				R->benchswap[m] = eval_bench(R, m);
@@ -995,6 +1139,12 @@ start(Round *R)
 		int			u = R->order[o];
 		int			s = R->unit[u].size;
 		int			placed = -1;
+
+		if (mm_interrupted())
+		{
+			R->stop = STOP_INTERRUPT;
+			return;
+		}
 
 		for (int m = 0; m < nopen && placed < 0; m++)
 		{
@@ -1044,7 +1194,14 @@ start(Round *R)
 		for (int x = 0; x < R->open_n[m]; x++)
 			Y->bench[Y->nbench++] = R->open_units[(size_t) m * KMAX + x];
 	for (int m = 0; m < Y->nm; m++)
+	{
+		if (mm_interrupted())
+		{
+			R->stop = STOP_INTERRUPT;
+			return;
+		}
 		rescore(R, m);
+	}
 }
 
 /* The current layout's total score (the sum of its match scores). */
@@ -1128,15 +1285,43 @@ static MMStatus
 check_optimize_pool(const MMPool *pool)
 {
 	int			has_ping = pool->ping != NULL && pool->nregions > 0;
+	const int32_t *ps = pool->ping_start;
 
 	if (pool->nregions < 0 || pool->nmet < 0)
 		return MM_ERR_ARGUMENT;
+	if (ps != NULL)
+	{
+		/* the lists: increasing offsets, ascending regions, pings in range */
+		if (pool->nping_rows < 0 || pool->ping_region == NULL ||
+			pool->ping_ms == NULL || ps[0] != 0)
+			return MM_ERR_ARGUMENT;
+		for (int r = 0; r < pool->nping_rows; r++)
+		{
+			if (ps[r + 1] < ps[r])
+				return MM_ERR_ARGUMENT;
+			for (int x = ps[r]; x < ps[r + 1]; x++)
+			{
+				float		p = pool->ping_ms[x];
+
+				if (pool->ping_region[x] < 0 || pool->ping_region[x] >= pool->nregions ||
+					(x > ps[r] && pool->ping_region[x] <= pool->ping_region[x - 1]) ||
+					(!isnan(p) && !(p >= 0 && p <= 1e9f)))
+					return MM_ERR_ARGUMENT;
+			}
+		}
+	}
 	for (int i = 0; i < pool->ntickets; i++)
 	{
 		const MMTicket *t = &pool->tickets[i];
 
 		if (t->party < -1 || t->attr < -1)
 			return MM_ERR_ARGUMENT;
+		if (ps != NULL)
+		{
+			if (t->attr >= pool->nping_rows)
+				return MM_ERR_ARGUMENT;
+			continue;
+		}
 		if (has_ping && t->attr >= 0)
 			for (int r = 0; r < pool->nregions; r++)
 			{
@@ -1165,29 +1350,38 @@ id_cmp(const void *l, const void *r)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Fill the pool's pair table (the caller frees its arrays, also on failure). */
+/*
+ * Fill the pool's pair table, the pings from the lists pl when not NULL
+ * (the caller frees its arrays, also on failure).
+ */
 static MMStatus
-pair_table(const MMPool *pool, PairTable *pt)
+pair_table(const MMPool *pool, const PingLists *pl, PairTable *pt)
 {
 	int			n = pool->ntickets;
 	IdIndex    *ids;
 
 	pt->n = n;
-	pt->ping = malloc(sizeof(float) * (size_t) n * (size_t) n);
-	pt->rel = malloc((size_t) n * (size_t) n);
-	ids = malloc(sizeof(IdIndex) * (size_t) n);
+	pt->ping = mm_malloc(sizeof(float) * (size_t) n * (size_t) n);
+	pt->rel = mm_malloc((size_t) n * (size_t) n);
+	ids = mm_malloc(sizeof(IdIndex) * (size_t) n);
 	if (pt->ping == NULL || pt->rel == NULL || ids == NULL)
 	{
-		free(ids);
+		mm_free(ids);
 		return MM_ERR_NOMEM;
 	}
 	memset(pt->rel, -1, (size_t) n * (size_t) n);
 	for (int i = 0; i < n; i++)
 	{
+		if (mm_interrupted())
+		{
+			mm_free(ids);
+			return MM_ERR_INTERRUPTED;
+		}
 		pt->ping[(size_t) i * n + i] = 0;
 		for (int j = i + 1; j < n; j++)
 		{
-			float		p = (float) pair_ping(pool, &pool->tickets[i], &pool->tickets[j]);
+			float		p = (float) (pl != NULL ? list_ping(pl, i, j) :
+									 pair_ping(pool, &pool->tickets[i], &pool->tickets[j]));
 
 			pt->ping[(size_t) i * n + j] = pt->ping[(size_t) j * n + i] = p;
 		}
@@ -1210,7 +1404,7 @@ pair_table(const MMPool *pool, PairTable *pt)
 			pt->rel[(size_t) b->idx * n + a->idx] = r;
 		}
 	}
-	free(ids);
+	mm_free(ids);
 	return MM_OK;
 }
 
@@ -1320,16 +1514,16 @@ static void *
 round_alloc(Round *R, int n, int maxm, int **placeable)
 {
 	size_t		ints = (size_t) n * (7 + KMAX) + (size_t) maxm * (4 * KMAX + 2);
-	void	   *block = malloc(sizeof(int) * ints +
-							   sizeof(double) * (size_t) maxm * 2 +
-							   sizeof(Swap) * ((size_t) maxm * maxm + maxm));
+	void	   *block = mm_malloc(sizeof(int) * ints +
+								  sizeof(double) * (size_t) maxm * 2 +
+								  sizeof(Swap) * ((size_t) maxm * SWAP_WINDOW + maxm));
 	char	   *p = block;
 
 	if (block == NULL)
 		return NULL;
 #define TAKE(ptr, type, count) \
 	do { (ptr) = (type *) p; p += sizeof(type) * (size_t) (count); } while (0)
-	TAKE(R->pair, Swap, (size_t) maxm * maxm);
+	TAKE(R->pair, Swap, (size_t) maxm * SWAP_WINDOW);
 	TAKE(R->benchswap, Swap, maxm);
 	TAKE(R->cur.score, double, maxm);
 	TAKE(R->best.score, double, maxm);
@@ -1407,7 +1601,8 @@ make_units(Round *R, PartyIndex *pi, Unit *units)
 /*
  * The search: the first start by mean capped rating, then the restarts,
  * each a shuffle of the placeable units from their fixed order placeable,
- * while the budget lasts; each climbs, and the best layout is kept.
+ * while the budget lasts; each climbs (within the budget), and the best
+ * layout is kept.  R->stop is STOP_INTERRUPT when mm_interrupt stopped it.
  */
 static void
 search(Round *R, int *placeable)
@@ -1417,8 +1612,13 @@ search(Round *R, int *placeable)
 
 	memcpy(placeable, R->order, sizeof(int) * (size_t) np);
 	sort_units(R->order, np, R->unit);
+	R->limited = 1;
 	start(R);
-	climb(R, 0);
+	if (R->stop == STOP_INTERRUPT)
+		return;
+	climb(R);
+	if (R->stop == STOP_INTERRUPT)
+		return;
 	keep_best(R);
 
 	if (np > 0)
@@ -1430,7 +1630,7 @@ search(Round *R, int *placeable)
 	}
 	for (int r = 0; r < cfg->optimize.restarts && np > 0; r++)
 	{
-		if (elapsed_ms(R) >= cfg->optimize.budget_ms)
+		if (R->stop != STOP_NONE || elapsed_ms(R) >= cfg->optimize.budget_ms)
 			break;
 		memcpy(R->order, placeable, sizeof(int) * (size_t) np);
 		for (int i = np - 1; i > 0; i--)
@@ -1442,7 +1642,11 @@ search(Round *R, int *placeable)
 			R->order[j] = t;
 		}
 		start(R);
-		climb(R, 1);
+		if (R->stop == STOP_INTERRUPT)
+			return;
+		climb(R);
+		if (R->stop == STOP_INTERRUPT)
+			return;
 		keep_best(R);
 	}
 }
@@ -1494,10 +1698,145 @@ settle_timeouts(Round *R, int nall, const int *matched, double now,
 	}
 }
 
-/* See mm_internal.h. */
-MMStatus
-mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
-				   MMResult *res, double *score, int *climbs, int max_swaps)
+/*
+ * The pool's pings as lists (see PingLists); pl->start is NULL when the
+ * pool has no pings.  The caller frees the arrays, also on failure.
+ */
+static MMStatus
+ping_lists(const MMPool *pool, PingLists *pl)
+{
+	int			n = pool->ntickets;
+	size_t		known = 0;
+	int			w = 0;
+
+	memset(pl, 0, sizeof(*pl));
+	if (pool->ping_start != NULL)
+	{
+		const int32_t *ps = pool->ping_start;
+
+		for (int i = 0; i < n; i++)
+			if (pool->tickets[i].attr >= 0)
+				known += (size_t) (ps[pool->tickets[i].attr + 1] - ps[pool->tickets[i].attr]);
+		pl->start = mm_malloc_array((size_t) n + 1, sizeof(int));
+		pl->region = mm_malloc_array(known + 1, sizeof(int32_t));
+		pl->ms = mm_malloc_array(known + 1, sizeof(float));
+		if (known > INT32_MAX || pl->start == NULL || pl->region == NULL || pl->ms == NULL)
+			return MM_ERR_NOMEM;
+		for (int i = 0; i < n; i++)
+		{
+			int			a = pool->tickets[i].attr;
+
+			pl->start[i] = w;
+			for (int x = a >= 0 ? ps[a] : 0; a >= 0 && x < ps[a + 1]; x++)
+			{
+				if (isnan(pool->ping_ms[x]))
+					continue;
+				pl->region[w] = pool->ping_region[x];
+				pl->ms[w] = pool->ping_ms[x];
+				w++;
+			}
+		}
+		pl->start[n] = w;
+		return MM_OK;
+	}
+	if (pool->ping == NULL || pool->nregions <= 0)
+		return MM_OK;
+	for (int i = 0; i < n; i++)
+	{
+		const MMTicket *t = &pool->tickets[i];
+
+		if (mm_interrupted())
+			return MM_ERR_INTERRUPTED;
+		for (int r = 0; t->attr >= 0 && r < pool->nregions; r++)
+			if (!isnan(pool->ping[(size_t) t->attr * (size_t) pool->nregions + r]))
+				known++;
+	}
+	if (known > INT32_MAX)
+		return MM_ERR_NOMEM;
+	pl->start = mm_malloc_array((size_t) n + 1, sizeof(int));
+	pl->region = mm_malloc_array(known + 1, sizeof(int32_t));
+	pl->ms = mm_malloc_array(known + 1, sizeof(float));
+	if (pl->start == NULL || pl->region == NULL || pl->ms == NULL)
+		return MM_ERR_NOMEM;
+	for (int i = 0; i < n; i++)
+	{
+		const MMTicket *t = &pool->tickets[i];
+
+		pl->start[i] = w;
+		for (int r = 0; t->attr >= 0 && r < pool->nregions; r++)
+		{
+			float		p = pool->ping[(size_t) t->attr * (size_t) pool->nregions + r];
+
+			if (!isnan(p))
+			{
+				pl->region[w] = r;
+				pl->ms[w] = p;
+				w++;
+			}
+		}
+	}
+	pl->start[n] = w;
+	return MM_OK;
+}
+
+/*
+ * The tickets of a round over a pool of more than round_max tickets: whole
+ * units (a party with all its waiting tickets), oldest first by their
+ * oldest ticket, while they fit in round_max (the first always).  Writes
+ * their indices, in pool order, to sel (n entries) and returns how many.
+ */
+static int
+select_round(const MMPool *pool, int round_max, PartyIndex *pi, int *sel)
+{
+	int			n = pool->ntickets;
+	int		   *oldest = sel;	/* per ticket: its unit's oldest ticket */
+	int			total = 0;
+	int			m = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		pi[i].party = pool->tickets[i].party < 0 ? -1 : pool->tickets[i].party;
+		pi[i].idx = i;
+	}
+	qsort(pi, n, sizeof(PartyIndex), party_cmp);
+	/* pi[].party becomes the unit's size at its oldest ticket, 0 elsewhere */
+	for (int b = 0; b < n;)
+	{
+		int			e = b + 1;
+
+		if (pi[b].party >= 0)
+			while (e < n && pi[e].party == pi[b].party)
+				e++;
+		for (int x = b; x < e; x++)
+			oldest[pi[x].idx] = pi[b].idx;
+		b = e;
+	}
+	/* reuse pi as a per-ticket size of the unit it is the oldest of */
+	for (int i = 0; i < n; i++)
+		pi[i].party = 0;
+	for (int i = 0; i < n; i++)
+		pi[oldest[i]].party++;
+	for (int i = 0; i < n; i++)
+		pi[i].idx = 0;			/* 1: the unit of this oldest ticket is taken */
+	for (int i = 0; i < n; i++)
+	{
+		if (oldest[i] != i)
+			continue;
+		if (total > 0 && total + pi[i].party > round_max)
+			break;
+		total += pi[i].party;
+		pi[i].idx = 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (pi[oldest[i]].idx)
+			sel[m++] = i;		/* m <= i: oldest[] is read before it is overwritten */
+	return m;
+}
+
+/* A round over every ticket of the pool (mm_optimize_search without round_max). */
+static MMStatus
+round_search(const MMConfig *cfg, const MMPool *pool, double now,
+			 MMResult *res, double *score, int *climbs, int max_swaps)
 {
 	int			n;
 	int			maxm;
@@ -1527,17 +1866,22 @@ mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
 	R.maxm = maxm;
 	R.max_swaps = max_swaps;
 	clock_gettime(CLOCK_MONOTONIC, &R.started);
+	st = ping_lists(pool, &R.lists);
+	if (st != MM_OK)
+		goto done;
+	if (R.lists.start != NULL)
+		R.pl = &R.lists;
 	if (n <= PAIR_TABLE_MAX)
 	{
-		st = pair_table(pool, &R.table);
+		st = pair_table(pool, R.pl, &R.table);
 		if (st != MM_OK)
 			goto done;
 		R.pt = &R.table;
 	}
 
-	pi = malloc(sizeof(PartyIndex) * (size_t) n);
-	allunits = malloc(sizeof(Unit) * (size_t) n);
-	matched = calloc((size_t) n, sizeof(int));
+	pi = mm_malloc(sizeof(PartyIndex) * (size_t) n);
+	allunits = mm_malloc(sizeof(Unit) * (size_t) n);
+	matched = mm_calloc((size_t) n, sizeof(int));
 	block = round_alloc(&R, n, maxm, &placeable);
 	if (pi == NULL || allunits == NULL || matched == NULL || block == NULL)
 	{
@@ -1546,10 +1890,15 @@ mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
 	}
 	/* the layouts refer to units by their number in allunits */
 	nall = make_units(&R, pi, allunits);
-	free(pi);
+	mm_free(pi);
 	pi = NULL;
 
 	search(&R, placeable);
+	if (R.stop == STOP_INTERRUPT)
+	{
+		st = MM_ERR_INTERRUPTED;
+		goto done;
+	}
 	write_matches(&R, res, matched);
 	if (score != NULL)
 		*score = R.best.nm > 0 ? R.best_total / R.best.nm : 0.0;
@@ -1558,12 +1907,74 @@ mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
 	settle_timeouts(&R, nall, matched, now, res);
 
 done:
-	free(R.table.ping);
-	free(R.table.rel);
-	free(pi);
-	free(allunits);
-	free(matched);
-	free(block);
+	mm_free(R.table.ping);
+	mm_free(R.table.rel);
+	mm_free(R.lists.start);
+	mm_free(R.lists.region);
+	mm_free(R.lists.ms);
+	mm_free(pi);
+	mm_free(allunits);
+	mm_free(matched);
+	mm_free(block);
+	return st;
+}
+
+/*
+ * See mm_internal.h.  A pool of more than round_max tickets gets a round
+ * over its oldest units (select_round): the search runs on a pool of
+ * those tickets, and its result is mapped back to the pool's indices.
+ */
+MMStatus
+mm_optimize_search(const MMConfig *cfg, const MMPool *pool, double now,
+				   MMResult *res, double *score, int *climbs, int max_swaps)
+{
+	MMPool		sub;
+	MMTicket   *tickets;
+	PartyIndex *pi;
+	int		   *sel;
+	int			members0;
+	int			expired0;
+	int			m;
+	MMStatus	st;
+
+	st = check_round(cfg, pool, res, now);
+	if (st != MM_OK || pool->ntickets <= cfg->optimize.round_max)
+		return round_search(cfg, pool, now, res, score, climbs, max_swaps);
+
+	pi = mm_malloc_array((size_t) pool->ntickets, sizeof(PartyIndex));
+	sel = mm_malloc_array((size_t) pool->ntickets, sizeof(int));
+	tickets = mm_malloc_array((size_t) pool->ntickets, sizeof(MMTicket));
+	if (pi == NULL || sel == NULL || tickets == NULL)
+	{
+		st = MM_ERR_NOMEM;
+		goto done;
+	}
+	m = select_round(pool, cfg->optimize.round_max, pi, sel);
+	for (int i = 0; i < m; i++)
+		tickets[i] = pool->tickets[sel[i]];
+	sub = *pool;
+	sub.tickets = tickets;
+	sub.ntickets = m;
+	members0 = res->nmatches == 0 ? 0 :
+		res->matches[res->nmatches - 1].first + res->matches[res->nmatches - 1].nmembers;
+	expired0 = res->nexpired;
+	st = round_search(cfg, &sub, now, res, score, climbs, max_swaps);
+	if (st == MM_OK)
+	{
+		int			members = res->nmatches == 0 ? 0 :
+			res->matches[res->nmatches - 1].first + res->matches[res->nmatches - 1].nmembers;
+
+		/* sel is increasing, so each match's members stay in pool order */
+		for (int x = members0; x < members; x++)
+			res->members[x] = sel[res->members[x]];
+		for (int x = expired0; x < res->nexpired; x++)
+			res->expired[x] = sel[res->expired[x]];
+	}
+
+done:
+	mm_free(pi);
+	mm_free(sel);
+	mm_free(tickets);
 	return st;
 }
 
@@ -1578,6 +1989,17 @@ mm_optimize_round(const MMConfig *cfg, const MMPool *pool, double now,
 		res->nexpired = 0;
 	}
 	return mm_optimize_search(cfg, pool, now, res, score, climbs, -1);
+}
+
+/* See mm_internal.h. */
+double
+mm_optimize_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	double		d = mm_recheck_deadline(cfg, pool);
+
+	if (d <= pool->stepped_at && isfinite(pool->stepped_at))
+		d = nextafter(pool->stepped_at, INFINITY);
+	return d;
 }
 
 /* See mm_internal.h. */

@@ -71,7 +71,7 @@ mm_periodic_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	if (n < nb && !mm_timed_out(&pool->tickets[0], now, cfg->max_wait))
 		return MM_OK;			/* nothing to do: the usual case */
 
-	buf = malloc(sizeof(KeyedIndex) * (size_t) n);
+	buf = mm_malloc(sizeof(KeyedIndex) * (size_t) n);
 	if (buf == NULL)
 		return MM_ERR_NOMEM;
 	for (; n - i >= nb; i += nb)
@@ -84,7 +84,7 @@ mm_periodic_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		match_by_rating(pool, res, i, g, k, buf);
 		mm_timeout_rest(cfg, pool, now, res, i + g);
 	}
-	free(buf);
+	mm_free(buf);
 	return MM_OK;
 }
 

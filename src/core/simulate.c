@@ -53,7 +53,7 @@ sim_reserve(Sim *s, int need)
 
 #define SIM_GROW(field, type) \
 	do { \
-		p = realloc((field), sizeof(type) * (size_t) cap); \
+		p = mm_realloc((field), sizeof(type) * (size_t) cap); \
 		if (p == NULL) \
 			return MM_ERR_NOMEM; \
 		(field) = p; \
@@ -71,8 +71,6 @@ sim_reserve(Sim *s, int need)
 	s->pool.ngroups_cap = cap;
 	return MM_OK;
 }
-
-int			(*mm_interrupt) (void) = NULL;
 
 /* Run one step at now, record what it decided and drop those tickets. */
 static MMStatus
@@ -248,11 +246,11 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		s.sum.mean_wait = s.leavers > 0 ? s.wait_sum / s.leavers : 0.0;
 		*summary = s.sum;
 	}
-	free(s.pool.tickets);
-	free(s.pool.groups);
-	free(s.res.matches);
-	free(s.res.members);
-	free(s.res.teams);
-	free(s.res.expired);
+	mm_free(s.pool.tickets);
+	mm_free(s.pool.groups);
+	mm_free(s.res.matches);
+	mm_free(s.res.members);
+	mm_free(s.res.teams);
+	mm_free(s.res.expired);
 	return st;
 }

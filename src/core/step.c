@@ -35,7 +35,7 @@ static const MMAlgorithmEntry algorithms[] = {
 	[MM_ALGO_DIFFERENCE_WAIT] = {NULL, mm_difference_wait_step, mm_difference_wait_deadline},
 	[MM_ALGO_WINDOW] = {mm_window_check, mm_window_step, mm_window_deadline},
 	[MM_ALGO_CLUSTER] = {mm_cluster_check, mm_cluster_step, mm_recheck_deadline},
-	[MM_ALGO_OPTIMIZE] = {mm_optimize_check, mm_optimize_step, mm_recheck_deadline},
+	[MM_ALGO_OPTIMIZE] = {mm_optimize_check, mm_optimize_step, mm_optimize_deadline},
 };
 
 #define NUM_ALGORITHMS ((int) (sizeof(algorithms) / sizeof(algorithms[0])))
@@ -67,8 +67,8 @@ mm_split_teams(const MMConfig *cfg, int nmembers, const double *ratings,
 
 /*
  * Give every match decided by a step its final form: members in pool
- * order, team numbers and cost.  Allocates nothing, so cannot fail on a
- * validated pool.
+ * order, team numbers and cost.  Fails only when memory runs out or
+ * mm_interrupt stops it.
  */
 static MMStatus
 finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
@@ -84,7 +84,7 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 	mm_criteria_factors(cfg, f);
 	if (dims > 1 && res->nmatches > 0)
 	{
-		crit = malloc(sizeof(double) * (size_t) k * dims);
+		crit = mm_malloc(sizeof(double) * (size_t) k * dims);
 		if (crit == NULL)
 			return MM_ERR_NOMEM;
 	}
@@ -93,9 +93,15 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 	{
 		MMMatch    *m = &res->matches[j];
 		int		   *mem = res->members + m->first;
+		int		   *tm = res->teams + m->first;
 		MMStatus	st;
 
-		int		   *tm = res->teams + m->first;
+		if (mm_interrupted())
+		{
+			if (crit != ratings)
+				mm_free(crit);
+			return MM_ERR_INTERRUPTED;
+		}
 
 		/* optimize chose the teams: they move with their members (k <= 12) */
 		if (m->nmembers <= 16 || cfg->algorithm == MM_ALGO_OPTIMIZE)
@@ -142,12 +148,12 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 		if (st != MM_OK)
 		{
 			if (crit != ratings)
-				free(crit);
+				mm_free(crit);
 			return st;
 		}
 	}
 	if (crit != ratings)
-		free(crit);
+		mm_free(crit);
 	return MM_OK;
 }
 

@@ -123,9 +123,10 @@ split_search(SplitSearch *s, int i, int used)
  * the team with the smallest sum that still has room (lowest team number
  * on ties); then, up to MM_TEAMS_MAX_SWAPS times, the best swap of a
  * player of the strongest team with a player (or a free place) of the
- * weakest team is made while it strictly lowers the spread.
+ * weakest team is made while it strictly lowers the spread.  Returns
+ * MM_ERR_INTERRUPTED when mm_interrupt stops it.
  */
-static void
+static MMStatus
 split_greedy(int nteams, int team_size, int n, const double *val,
 			 int *assign, double *sum, int *count)
 {
@@ -183,6 +184,8 @@ split_greedy(int nteams, int team_size, int n, const double *val,
 		{
 			if (assign[a] != hi)
 				continue;
+			if (mm_interrupted())
+				return MM_ERR_INTERRUPTED;
 			/* b ranges over lo's players, then lo's free place if any */
 			for (int b = 0; b <= n; b++)
 			{
@@ -229,6 +232,7 @@ split_greedy(int nteams, int team_size, int n, const double *val,
 			count[lo]++;
 		}
 	}
+	return MM_OK;
 }
 
 /*
@@ -376,8 +380,9 @@ mm_teams_split(const MMConfig *cfg, int nmembers, const double *ratings,
 	}
 	else if (k <= MM_TEAMS_EXACT_MAX)
 		split_exact(nteams, team_size, nmembers, val, assign, sum);
-	else
-		split_greedy(nteams, team_size, nmembers, val, assign, sum, count);
+	else if (split_greedy(nteams, team_size, nmembers, val, assign, sum,
+						  count) != MM_OK)
+		return MM_ERR_INTERRUPTED;
 
 	number_teams(nteams, nmembers, order, assign, sum, teams_out);
 	return MM_OK;

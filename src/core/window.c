@@ -260,19 +260,19 @@ mm_window_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	int			n = pool->ntickets;
 	int			k = mm_config_k(cfg);
 	WindowStep	W;
-	AxisEntry  *axis = malloc(sizeof(AxisEntry) * (size_t) n);
+	AxisEntry  *axis = mm_malloc(sizeof(AxisEntry) * (size_t) n);
 	MMStatus	st = MM_OK;
 
 	(void) prev;
 	W.cfg = cfg;
 	W.pool = pool;
 	W.k = k;
-	W.x = malloc(sizeof(double) * (size_t) n);
-	W.w = malloc(sizeof(double) * (size_t) n);
-	W.prev = malloc(sizeof(int) * (size_t) n);
-	W.next = malloc(sizeof(int) * (size_t) n);
-	W.kept = malloc(sizeof(int) * (size_t) (2 * k - 1));
-	W.taken = calloc((size_t) n, 1);
+	W.x = mm_malloc(sizeof(double) * (size_t) n);
+	W.w = mm_malloc(sizeof(double) * (size_t) n);
+	W.prev = mm_malloc(sizeof(int) * (size_t) n);
+	W.next = mm_malloc(sizeof(int) * (size_t) n);
+	W.kept = mm_malloc(sizeof(int) * (size_t) (2 * k - 1));
+	W.taken = mm_calloc((size_t) n, 1);
 	if (axis == NULL || W.x == NULL || W.w == NULL ||
 		W.prev == NULL || W.next == NULL || W.kept == NULL || W.taken == NULL)
 	{
@@ -287,6 +287,11 @@ mm_window_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		int			nkept;
 		int			best;
 
+		if (mm_interrupted())
+		{
+			st = MM_ERR_INTERRUPTED;
+			goto done;
+		}
 		if (W.taken[a])
 			continue;
 		nkept = sweep(&W, a, &at);
@@ -307,13 +312,13 @@ mm_window_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	}
 
 done:
-	free(axis);
-	free(W.x);
-	free(W.w);
-	free(W.prev);
-	free(W.next);
-	free(W.kept);
-	free(W.taken);
+	mm_free(axis);
+	mm_free(W.x);
+	mm_free(W.w);
+	mm_free(W.prev);
+	mm_free(W.next);
+	mm_free(W.kept);
+	mm_free(W.taken);
 	return st;
 }
 

@@ -73,6 +73,16 @@ static const MMTestCase tests[] = {
 	{"optimize_deterministic", test_optimize_deterministic},
 	{"optimize_config", test_optimize_config},
 	{"optimize_deadline", test_optimize_deadline},
+	{"interrupt_steps", test_interrupt_steps},
+	{"interrupt_split", test_interrupt_split},
+	{"interrupt_optimal", test_interrupt_optimal},
+	{"interrupt_optimize", test_interrupt_optimize},
+	{"memory_limit", test_memory_limit},
+	{"optimize_round_max", test_optimize_round_max},
+	{"optimize_budget", test_optimize_budget},
+	{"optimize_memory", test_optimize_memory},
+	{"optimize_ping_lists", test_optimize_ping_lists},
+	{"optimize_round_max_burst", test_optimize_round_max_burst},
 };
 
 int

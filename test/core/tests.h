@@ -80,4 +80,16 @@ extern void test_optimize_deterministic(void);
 extern void test_optimize_config(void);
 extern void test_optimize_deadline(void);
 
+/* test_bounds.c */
+extern void test_interrupt_steps(void);
+extern void test_interrupt_split(void);
+extern void test_interrupt_optimal(void);
+extern void test_interrupt_optimize(void);
+extern void test_memory_limit(void);
+extern void test_optimize_round_max(void);
+extern void test_optimize_budget(void);
+extern void test_optimize_memory(void);
+extern void test_optimize_ping_lists(void);
+extern void test_optimize_round_max_burst(void);
+
 #endif							/* MM_TESTS_H */
