@@ -159,16 +159,30 @@ SELECT matchmaker.drop_queue('adm' || :n, force => true);
 }));
 
 # While the load runs: the invariants, the idle clients, the flood's size.
-my ($looks, $bad, $not_idle, $flood_peak) = (0, '', 0, 0);
-while ($pgbench->pumpable)
+# Should the clients still run 30 s after their end (calls stuck behind
+# the idle clients' locks), say what waits and release the idle clients.
+my ($looks, $bad, $not_idle, $flood_peak, $released) = (0, '', 0, 0, 0);
+my $deadline = time + $seconds + 30;
+while ($pgbench->pumpable || grep { $_->{h}->pumpable } @hostile)
 {
+	if (!$released && time > $deadline)
+	{
+		fail('the load ended within 30 s of its end');
+		diag($node->safe_psql('postgres', q{
+			SELECT wait_event_type || ' ' || wait_event || ': ' || count(*) || ' sessions, e.g. '
+			       || left(min(query), 80)
+			FROM pg_stat_activity WHERE wait_event_type = 'Lock' GROUP BY wait_event_type, wait_event}));
+		$cancel_session->query_safe('COMMIT');
+		$enqueue_session->query_safe('COMMIT');
+		$released = 1;
+	}
 	$bad .= MatchmakerLoad::violations_now($node);
 	$not_idle++ if $node->safe_psql('postgres', $idle_query) ne '2';
 	my $waiting = $node->safe_psql('postgres',
 		"SELECT count(*) FROM matchmaker.tickets WHERE queue = 'flood' AND state = 'waiting'");
 	$flood_peak = $waiting if $waiting > $flood_peak;
 	$looks++;
-	$pgbench->pump_nb;
+	$pgbench->pump_nb if $pgbench->pumpable;
 	$_->{h}->pump_nb for grep { $_->{h}->pumpable } @hostile;
 	usleep(300_000);
 }
@@ -287,8 +301,11 @@ is($node->safe_psql('postgres', q{SELECT count(*) FROM matchmaker.queues WHERE n
 
 # Release the idle clients: the cancel commits, the enqueue commits and
 # its ticket is matched (with computer players, in squad).
-$cancel_session->query_safe('COMMIT');
-$enqueue_session->query_safe('COMMIT');
+if (!$released)
+{
+	$cancel_session->query_safe('COMMIT');
+	$enqueue_session->query_safe('COMMIT');
+}
 $cancel_session->quit;
 $enqueue_session->quit;
 is($node->safe_psql('postgres', "SELECT state FROM matchmaker.tickets WHERE id = $cancelled_ticket"),
