@@ -99,16 +99,18 @@ sub scripts
 	return @args;
 }
 
-# Start pgbench in the background: clients for seconds.  Returns the
-# IPC::Run handle and references to its stdout and stderr.
+# Start pgbench in the background: clients for seconds, as fast as they
+# can or, given a rate, at that many transactions per second in all.
+# Returns the IPC::Run handle and references to its stdout and stderr.
 sub start_pgbench
 {
-	my ($node, $clients, $seconds) = @_;
+	my ($node, $clients, $seconds, $rate) = @_;
 	my ($out, $err) = ('', '');
 	my @cmd = (
 		$node->installed_command('pgbench'), '-n',
 		'-h', $node->host, '-p', $node->port,
 		'-c', $clients, '-j', 2, '-T', $seconds,
+		(defined $rate ? ('-R', $rate) : ()),
 		scripts(PostgreSQL::Test::Utils::tempdir()), 'postgres');
 	my $h = IPC::Run::start(\@cmd, '>', \$out, '2>', \$err);
 	return ($h, \$out, \$err);
