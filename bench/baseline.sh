@@ -59,7 +59,7 @@ SQL
 cat >"$dir/baseline.sql" <<'SQL'
 \set p random(1, 1000000000000000)
 \set r random(0, 1000000)
-INSERT INTO bl_tickets (queue, player, rating, attributes, enqueued_at, enqueued_by) VALUES ('bench', 'p' || :p, :r / 1000000.0, '{}', clock_timestamp(), current_user::text::regrole);
+INSERT INTO bl_tickets (queue, player, rating, attributes, enqueued_at, enqueued_by, enqueued_by_name) VALUES ('bench', 'p' || :p, :r / 1000000.0, '{}', clock_timestamp(), current_user::text::regrole, current_user);
 SQL
 
 # One run: SYSTEM (extension, per-match or batched), LOAD (max, async or a rate).

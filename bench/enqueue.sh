@@ -30,7 +30,7 @@ SELECT matchmaker.enqueue('bench', 'p' || :p, 0.5);
 SQL
 cat >"$dir/insert.sql" <<'SQL'
 \set p random(1, 1000000000000000)
-INSERT INTO plain (queue, player, rating, attributes, enqueued_at, enqueued_by) VALUES ('bench', 'p' || :p, 0.5, '{}', clock_timestamp(), current_user::text::regrole);
+INSERT INTO plain (queue, player, rating, attributes, enqueued_at, enqueued_by, enqueued_by_name) VALUES ('bench', 'p' || :p, 0.5, '{}', clock_timestamp(), current_user::text::regrole, current_user);
 SQL
 # One pgbench run on empty tables after a checkpoint; prints its tps.
 tps() {

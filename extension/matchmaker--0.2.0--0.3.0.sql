@@ -5,12 +5,47 @@
 -- tickets.end_reason; cancel no longer removes its ticket's provisional
 -- group (the next tick dissolves it), so the view provisional shows only
 -- groups whose tickets all wait and check() accepts a cancelled member.
+--
+-- A ticket's owner is recorded as what a restore can carry and a dropped
+-- role cannot pass on: enqueued_by becomes a plain oid (a regrole failed
+-- the whole COPY of a restore into a cluster without the role), beside
+-- the role's name in enqueued_by_name; enqueue, cancel and ticket_status
+-- move to entry points that write and check both.  A ticket whose role is
+-- already gone gets the name '' and so belongs to nobody.
 
 ALTER TABLE matchmaker.tickets ADD COLUMN end_reason text;
 ALTER TABLE matchmaker.tickets DROP CONSTRAINT tickets_state;
 ALTER TABLE matchmaker.tickets ADD CONSTRAINT tickets_state
     CHECK (state IN ('waiting', 'matched', 'cancelled', 'expired', 'invalid'));
 COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, matched, cancelled, expired or invalid (end_reason says why).';
+
+ALTER TABLE matchmaker.tickets ALTER COLUMN enqueued_by TYPE oid;
+ALTER TABLE matchmaker.tickets ADD COLUMN enqueued_by_name text;
+UPDATE matchmaker.tickets t
+SET enqueued_by_name = COALESCE((SELECT r.rolname FROM pg_catalog.pg_roles r
+                                 WHERE r.oid OPERATOR(pg_catalog.=) t.enqueued_by), '');
+ALTER TABLE matchmaker.tickets ALTER COLUMN enqueued_by_name SET NOT NULL;
+
+CREATE OR REPLACE FUNCTION matchmaker.enqueue(queue text, player text, rating float8, attributes jsonb DEFAULT '{}')
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'mm_enqueue_0_3'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE OR REPLACE FUNCTION matchmaker.cancel(ticket bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'mm_cancel_0_3'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+
+CREATE OR REPLACE FUNCTION matchmaker.ticket_status(ticket bigint,
+    OUT queue text, OUT player text, OUT state text, OUT enqueued_at timestamptz,
+    OUT waited interval, OUT match_id bigint, OUT team integer,
+    OUT expected_wait interval, OUT next_round timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'mm_ticket_status_0_3'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
 
 CREATE OR REPLACE VIEW matchmaker.provisional AS
     SELECT p.queue, p.tickets, p.q, p.formed_at, p.finalize_at

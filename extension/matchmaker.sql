@@ -40,8 +40,12 @@ $$;
 -- Tables.  They are written only through the functions below (no role but
 -- the owner may write them); integrity between them is kept by those
 -- functions (no foreign keys, so that enqueue never locks the queue row and
--- tick writes no trigger work).  tickets.enqueued_by is the role that
--- enqueued the ticket: the one that may cancel and read it.
+-- tick writes no trigger work).  tickets.enqueued_by and enqueued_by_name
+-- are the oid and the name of the role that enqueued the ticket: the one
+-- that may cancel and read it, while a role of that oid has that name.  A
+-- plain oid and a text restore into any cluster; a ticket whose role was
+-- dropped or renamed, or restored where the oid is not that role's,
+-- belongs to nobody (matchmaker_admin still reads it).
 -- ---------------------------------------------------------------------
 
 CREATE TABLE matchmaker.queues (
@@ -87,8 +91,9 @@ CREATE TABLE matchmaker.tickets (
     ended_at    timestamptz,
     match_id    bigint,
     team        integer,
-    enqueued_by regrole NOT NULL,
+    enqueued_by oid NOT NULL,
     end_reason  text,
+    enqueued_by_name text NOT NULL,
     CONSTRAINT tickets_state CHECK (state IN ('waiting', 'matched', 'cancelled', 'expired', 'invalid'))
 );
 ALTER SEQUENCE matchmaker.tickets_id_seq OWNED BY matchmaker.tickets.id;
@@ -188,14 +193,14 @@ COMMENT ON FUNCTION matchmaker.drop_queue IS 'Drop a queue with its tickets and 
 
 CREATE FUNCTION matchmaker.enqueue(queue text, player text, rating float8, attributes jsonb DEFAULT '{}')
 RETURNS bigint
-AS 'MODULE_PATHNAME', 'mm_enqueue_0_2'
+AS 'MODULE_PATHNAME', 'mm_enqueue_0_3'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.enqueue IS 'Put a player in a queue; returns the ticket id (the same id while that ticket waits). The ticket belongs to the calling role.';
 
 CREATE FUNCTION matchmaker.cancel(ticket bigint)
 RETURNS boolean
-AS 'MODULE_PATHNAME', 'mm_cancel_0_2'
+AS 'MODULE_PATHNAME', 'mm_cancel_0_3'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting ticket of the calling role; false when it is no longer waiting.';
@@ -205,7 +210,7 @@ CREATE FUNCTION matchmaker.ticket_status(ticket bigint,
     OUT waited interval, OUT match_id bigint, OUT team integer,
     OUT expected_wait interval, OUT next_round timestamptz)
 RETURNS record
-AS 'MODULE_PATHNAME', 'mm_ticket_status'
+AS 'MODULE_PATHNAME', 'mm_ticket_status_0_3'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.ticket_status IS 'A ticket''s state, wait so far, match and team, and while it waits the expected remaining wait; for the role that enqueued it and for matchmaker_admin.';

@@ -55,8 +55,8 @@ END
 $$;
 -- and nothing else
 SELECT count(*) FROM matchmaker.tickets;
-INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at, enqueued_by)
-VALUES ('duel', 'eve', 0.5, now(), 'regress_mm_client');
+INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at, enqueued_by, enqueued_by_name)
+VALUES ('duel', 'eve', 0.5, now(), 'regress_mm_client'::regrole, 'regress_mm_client');
 UPDATE matchmaker.tickets SET rating = 0.9;
 SELECT matchmaker.create_queue('mine');
 SELECT matchmaker.alter_queue('duel', max_wait => '1 s');
@@ -76,7 +76,7 @@ SELECT * FROM matchmaker.ticket_status(:ann);
 SELECT matchmaker.enqueue('duel', 'ann', 0.5);
 SELECT matchmaker.enqueue('duel', 'cid', 0.52) AS cid \gset
 RESET ROLE;
-SELECT player, state, enqueued_by FROM matchmaker.tickets ORDER BY id;
+SELECT player, state, enqueued_by::regrole AS enqueued_by FROM matchmaker.tickets ORDER BY id;
 
 -- The admin manages queues, ticks, simulates, audits and checks, reads
 -- every table and every ticket, and writes none directly.
@@ -117,7 +117,7 @@ GRANT USAGE ON SCHEMA public TO regress_mm_nobody;
 SET ROLE regress_mm_nobody;
 SELECT public.join_duel('via_wrapper') AS via \gset
 RESET ROLE;
-SELECT player, enqueued_by FROM matchmaker.tickets WHERE id = :via;
+SELECT player, enqueued_by::regrole AS enqueued_by FROM matchmaker.tickets WHERE id = :via;
 DROP FUNCTION public.join_duel(text);
 REVOKE USAGE ON SCHEMA public FROM regress_mm_nobody;
 

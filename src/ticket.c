@@ -35,15 +35,34 @@
 /*
  * Version 0.1.0's SQL functions call mm_enqueue and mm_cancel, which know
  * nothing of ticket owners (that version's tickets table has no
- * enqueued_by column); 0.2.0's call the _0_2 entry points.  Both stay so
- * that a database keeps working between installing a new library and
- * ALTER EXTENSION matchmaker UPDATE.
+ * enqueued_by column); 0.2.0's call the _0_2 entry points and
+ * mm_ticket_status (enqueued_by a regrole); 0.3.0's the _0_3 ones
+ * (enqueued_by an oid, with the role's name in enqueued_by_name).  All
+ * stay so that a database keeps working between installing a new library
+ * and ALTER EXTENSION matchmaker UPDATE.
  */
 PG_FUNCTION_INFO_V1(mm_enqueue);
 PG_FUNCTION_INFO_V1(mm_enqueue_0_2);
+PG_FUNCTION_INFO_V1(mm_enqueue_0_3);
 PG_FUNCTION_INFO_V1(mm_cancel);
 PG_FUNCTION_INFO_V1(mm_cancel_0_2);
+PG_FUNCTION_INFO_V1(mm_cancel_0_3);
 PG_FUNCTION_INFO_V1(mm_ticket_status);
+PG_FUNCTION_INFO_V1(mm_ticket_status_0_3);
+
+/*
+ * What the tickets table records of a ticket's owner, by version: nothing
+ * (0.1.0), the role's oid as a regrole (0.2.0), or the role's oid and its
+ * name (0.3.0 on).  Used as an index into the kept plans.
+ */
+typedef enum MMOwnership
+{
+	MM_OWNER_NONE = 0,			/* no owner: anyone may act on a ticket */
+	MM_OWNER_OID,				/* enqueued_by regrole */
+	MM_OWNER_NAMED				/* enqueued_by oid and enqueued_by_name */
+} MMOwnership;
+
+#define MM_OWNERSHIPS 3
 
 /* Longest player identifier, in bytes. */
 #define MM_MAX_PLAYER_LEN	256
@@ -85,11 +104,49 @@ act_as_caller(const MMCaller *caller)
 	SetUserIdAndSecContext(caller->role, caller->sec_context);
 }
 
-/* May the calling role act on a ticket enqueued by owner? */
+/*
+ * May the calling role act on a ticket enqueued by the role with oid owner
+ * (named owner_name when the table records the name, else NULL)?
+ * Superusers act for any ticket.  Otherwise the caller must have the
+ * privileges of that role, and with a recorded name the role must still
+ * exist under that name: a ticket whose role was dropped (its oid maybe
+ * taken since by another role), renamed, or that was restored into a
+ * cluster where the oid is another role's, belongs to nobody.
+ */
 static bool
-caller_owns(const MMCaller *caller, Oid owner)
+caller_owns(const MMCaller *caller, Oid owner, const char *owner_name)
 {
-	return has_privs_of_role(caller->role, owner);
+	char	   *current_name;
+
+	if (superuser_arg(caller->role))
+		return true;
+	if (!has_privs_of_role(caller->role, owner))
+		return false;
+	if (owner_name == NULL)
+		return true;
+	current_name = GetUserNameFromId(owner, true);
+	return current_name != NULL && strcmp(current_name, owner_name) == 0;
+}
+
+/*
+ * The owner of the ticket in row of the current SPI result: its oid at
+ * column oid_col and, with MM_OWNER_NAMED, its name at the next column
+ * (else *name is NULL).
+ */
+static Oid
+ticket_owner(MMOwnership ownership, HeapTuple row, TupleDesc desc, int oid_col, char **name)
+{
+	bool		isnull;
+	Oid			owner = DatumGetObjectId(SPI_getbinval(row, desc, oid_col, &isnull));
+
+	*name = NULL;
+	if (ownership == MM_OWNER_NAMED)
+	{
+		Datum		d = SPI_getbinval(row, desc, oid_col + 1, &isnull);
+
+		*name = isnull ? pstrdup("") : TextDatumGetCString(d);
+	}
+	return owner;
 }
 
 /*
@@ -218,27 +275,42 @@ queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *att
 
 /*
  * Insert the player's waiting ticket (values: queue, player, rating,
- * attributes, and with owned the calling role), or find the one that
- * waits already; returns its id.
+ * attributes, and as ownership records them the calling role's oid and
+ * name), or find the one that waits already; returns its id.
  */
 static int64
-insert_ticket(Datum *values, bool owned, const MMCaller *caller, const char *queue_name,
-			  text *player)
+insert_ticket(Datum *values, MMOwnership ownership, const MMCaller *caller,
+			  const char *queue_name, text *player)
 {
-	static SPIPlanPtr insert_plan[2];
-	static SPIPlanPtr existing_plan[2];
-	Oid			argtypes[5] = {TEXTOID, TEXTOID, FLOAT8OID, JSONBOID, REGROLEOID};
+	static SPIPlanPtr insert_plan[MM_OWNERSHIPS];
+	static SPIPlanPtr existing_plan[MM_OWNERSHIPS];
+	Oid			argtypes[6] = {TEXTOID, TEXTOID, FLOAT8OID, JSONBOID, OIDOID, TEXTOID};
 	int64		id = 0;
 	bool		found = false;
 
-	if (owned)
+	if (ownership == MM_OWNER_NAMED)
 	{
-		mm_keep_plan(&insert_plan[1],
+		mm_keep_plan(&insert_plan[MM_OWNER_NAMED],
+					 "INSERT INTO matchmaker.tickets (queue, player, rating, attributes, enqueued_at, "
+					 "enqueued_by, enqueued_by_name) "
+					 "VALUES ($1, $2, $3, $4, pg_catalog.clock_timestamp(), $5, $6) "
+					 "ON CONFLICT (queue, player) WHERE state OPERATOR(pg_catalog.=) 'waiting' DO NOTHING "
+					 "RETURNING id, enqueued_by, enqueued_by_name", 6, argtypes);
+		mm_keep_plan(&existing_plan[MM_OWNER_NAMED],
+					 "SELECT id, enqueued_by, enqueued_by_name FROM matchmaker.tickets "
+					 "WHERE queue OPERATOR(pg_catalog.=) $1 "
+					 "AND player OPERATOR(pg_catalog.=) $2 AND state OPERATOR(pg_catalog.=) 'waiting'",
+					 2, argtypes);
+	}
+	else if (ownership == MM_OWNER_OID)
+	{
+		argtypes[4] = REGROLEOID;
+		mm_keep_plan(&insert_plan[MM_OWNER_OID],
 					 "INSERT INTO matchmaker.tickets (queue, player, rating, attributes, enqueued_at, enqueued_by) "
 					 "VALUES ($1, $2, $3, $4, pg_catalog.clock_timestamp(), $5) "
 					 "ON CONFLICT (queue, player) WHERE state OPERATOR(pg_catalog.=) 'waiting' DO NOTHING "
 					 "RETURNING id, enqueued_by", 5, argtypes);
-		mm_keep_plan(&existing_plan[1],
+		mm_keep_plan(&existing_plan[MM_OWNER_OID],
 					 "SELECT id, enqueued_by FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1 "
 					 "AND player OPERATOR(pg_catalog.=) $2 AND state OPERATOR(pg_catalog.=) 'waiting'",
 					 2, argtypes);
@@ -265,19 +337,23 @@ insert_ticket(Datum *values, bool owned, const MMCaller *caller, const char *que
 	{
 		bool		isnull;
 
-		if (SPI_execute_plan(insert_plan[owned], values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+		if (SPI_execute_plan(insert_plan[ownership], values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "could not insert ticket");
 		if (SPI_processed > 0)
 			mm_arrival_on_commit(queue_name);
-		else if (SPI_execute_plan(existing_plan[owned], values, NULL, false, 1) != SPI_OK_SELECT)
+		else if (SPI_execute_plan(existing_plan[ownership], values, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not look up the waiting ticket");
 		if (SPI_processed > 0)
 		{
+			Oid			owner;
+			char	   *owner_name;
+
 			id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 			found = true;
-			if (owned &&
-				!caller_owns(caller, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0],
-																	SPI_tuptable->tupdesc, 2, &isnull))))
+			if (ownership == MM_OWNER_NONE)
+				continue;
+			owner = ticket_owner(ownership, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &owner_name);
+			if (!caller_owns(caller, owner, owner_name))
 				ereport(ERROR,
 						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 						 errmsg("player \"%s\" already waits in queue \"%s\" with a ticket of another role",
@@ -298,18 +374,20 @@ insert_ticket(Datum *values, bool owned, const MMCaller *caller, const char *que
  * matchmaker.enqueue(queue, player, rating, attributes) returns the ticket
  * id.  While the player's ticket in that queue waits, a repeated call
  * returns the same id and changes nothing (the first call's rating and
- * attributes stand).  With owned (0.2.0 on), the ticket records the
- * calling role, and a repeated call from a role that may not act for the
- * waiting ticket's owner is refused rather than handed its id.
+ * attributes stand).  With an ownership (0.2.0 on), the ticket records
+ * the calling role (from 0.3.0 on, its oid and name), and a repeated call
+ * from a role that may not act for the waiting ticket's owner is refused
+ * rather than handed its id.
  */
 static Datum
-enqueue_internal(FunctionCallInfo fcinfo, bool owned)
+enqueue_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 {
 	char	   *queue_name = mm_text_arg(fcinfo, 0, "queue");
 	text	   *player;
 	double		rating;
 	Jsonb	   *attributes;
-	Datum		values[5];
+	Datum		values[6];
+	bool		owned = ownership != MM_OWNER_NONE;
 	int64		id;
 	MMCaller	caller = {GetUserId(), 0};
 
@@ -331,7 +409,10 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 	values[2] = Float8GetDatum(rating);
 	values[3] = JsonbPGetDatum(attributes);
 	values[4] = ObjectIdGetDatum(caller.role);
-	id = insert_ticket(values, owned, &caller, queue_name, player);
+	values[5] = (Datum) 0;
+	if (ownership == MM_OWNER_NAMED)
+		values[5] = CStringGetTextDatum(GetUserNameFromId(caller.role, false));
+	id = insert_ticket(values, ownership, &caller, queue_name, player);
 	SPI_finish();
 	if (owned)
 		act_as_caller(&caller);
@@ -342,21 +423,29 @@ enqueue_internal(FunctionCallInfo fcinfo, bool owned)
 Datum
 mm_enqueue(PG_FUNCTION_ARGS)
 {
-	return enqueue_internal(fcinfo, false);
+	return enqueue_internal(fcinfo, MM_OWNER_NONE);
 }
 
-/* matchmaker.enqueue from 0.2.0 on: the ticket belongs to the calling role. */
+/* 0.2.0's matchmaker.enqueue: the ticket records the calling role's oid. */
 Datum
 mm_enqueue_0_2(PG_FUNCTION_ARGS)
 {
-	return enqueue_internal(fcinfo, true);
+	return enqueue_internal(fcinfo, MM_OWNER_OID);
+}
+
+/* matchmaker.enqueue from 0.3.0 on: the ticket records the calling role's oid and name. */
+Datum
+mm_enqueue_0_3(PG_FUNCTION_ARGS)
+{
+	return enqueue_internal(fcinfo, MM_OWNER_NAMED);
 }
 
 /*
  * matchmaker.cancel(ticket): end a waiting ticket as cancelled.  Returns
  * false when the ticket is no longer waiting (matched, expired or already
  * cancelled); a ticket id that never existed is an error, and so is a
- * ticket of a role the caller may not act for (owned, 0.2.0 on).
+ * ticket of a role the caller may not act for (0.2.0 on; from 0.3.0 on
+ * also a ticket whose role is gone or renamed, see caller_owns).
  *
  * cancel locks nothing but its ticket's row (the UPDATE's own lock): a
  * client idle in its transaction after a cancel holds no lock on the
@@ -370,9 +459,9 @@ mm_enqueue_0_2(PG_FUNCTION_ARGS)
  * it.
  */
 static Datum
-cancel_internal(FunctionCallInfo fcinfo, bool owned)
+cancel_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 {
-	static SPIPlanPtr lookup_plan[2];
+	static SPIPlanPtr lookup_plan[MM_OWNERSHIPS];
 	static SPIPlanPtr cancel_plan;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
@@ -381,6 +470,7 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 	char	   *queue_name;
 	int64		ticket;
 	MMCaller	caller = {GetUserId(), 0};
+	bool		owned = ownership != MM_OWNER_NONE;
 
 	mm_require_arg(fcinfo, 0, "ticket");
 	ticket = PG_GETARG_INT64(0);
@@ -389,29 +479,40 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 	if (owned)
 		act_as_owner(&caller);
 	SPI_connect();
-	if (owned)
-		mm_keep_plan(&lookup_plan[1],
+	if (ownership == MM_OWNER_NAMED)
+		mm_keep_plan(&lookup_plan[MM_OWNER_NAMED],
+					 "SELECT t.queue, t.enqueued_by, t.enqueued_by_name FROM matchmaker.tickets t "
+					 "WHERE t.id OPERATOR(pg_catalog.=) $1",
+					 1, argtypes);
+	else if (ownership == MM_OWNER_OID)
+		mm_keep_plan(&lookup_plan[MM_OWNER_OID],
 					 "SELECT t.queue, t.enqueued_by FROM matchmaker.tickets t "
 					 "WHERE t.id OPERATOR(pg_catalog.=) $1",
 					 1, argtypes);
 	else
-		mm_keep_plan(&lookup_plan[0],
+		mm_keep_plan(&lookup_plan[MM_OWNER_NONE],
 					 "SELECT t.queue FROM matchmaker.tickets t WHERE t.id OPERATOR(pg_catalog.=) $1",
 					 1, argtypes);
-	if (SPI_execute_plan(lookup_plan[owned], values, NULL, false, 1) != SPI_OK_SELECT)
+	if (SPI_execute_plan(lookup_plan[ownership], values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look up the ticket");
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("ticket %lld does not exist", (long long) ticket),
 				 errhint("Pass an id returned by matchmaker.enqueue().")));
-	if (owned &&
-		!caller_owns(&caller, DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull))))
-		ereport(ERROR,
+	if (owned)
+	{
+		char	   *owner_name;
+		Oid			owner = ticket_owner(ownership, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
+										 &owner_name);
+
+		if (!caller_owns(&caller, owner, owner_name))
+			ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to cancel ticket %lld", (long long) ticket),
-				 errdetail("The ticket was enqueued by another role."),
-				 errhint("Cancel a ticket from the role that enqueued it, or from a role that has its privileges.")));
+					 errmsg("permission denied to cancel ticket %lld", (long long) ticket),
+					 errdetail("The ticket was enqueued by another role."),
+					 errhint("Cancel a ticket from the role that enqueued it, or from a role that has its privileges.")));
+	}
 
 	queue_name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
@@ -434,14 +535,21 @@ cancel_internal(FunctionCallInfo fcinfo, bool owned)
 Datum
 mm_cancel(PG_FUNCTION_ARGS)
 {
-	return cancel_internal(fcinfo, false);
+	return cancel_internal(fcinfo, MM_OWNER_NONE);
 }
 
-/* matchmaker.cancel from 0.2.0 on: only the ticket's role (or one with its privileges). */
+/* 0.2.0's matchmaker.cancel: only the ticket's role (or one with its privileges). */
 Datum
 mm_cancel_0_2(PG_FUNCTION_ARGS)
 {
-	return cancel_internal(fcinfo, true);
+	return cancel_internal(fcinfo, MM_OWNER_OID);
+}
+
+/* matchmaker.cancel from 0.3.0 on: the same, while that role exists under its recorded name. */
+Datum
+mm_cancel_0_3(PG_FUNCTION_ARGS)
+{
+	return cancel_internal(fcinfo, MM_OWNER_NAMED);
 }
 
 /*
@@ -572,12 +680,13 @@ estimate_wait(const char *queue_name, double rating, TimestampTz enqueued_at,
  * else until it was matched or ended), its match and team, and while it
  * waits the expected remaining wait and (periodic queues) the latest end
  * of the current period.  Readable by the role that enqueued the ticket
- * (or one with its privileges) and by members of matchmaker_admin.
+ * (or one with its privileges; from 0.3.0 on while that role exists under
+ * its recorded name) and by members of matchmaker_admin.
  */
-Datum
-mm_ticket_status(PG_FUNCTION_ARGS)
+static Datum
+ticket_status_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 {
-	static SPIPlanPtr plan;
+	static SPIPlanPtr plan[MM_OWNERSHIPS];
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1];
 	TupleDesc	tupdesc;
@@ -587,6 +696,7 @@ mm_ticket_status(PG_FUNCTION_ARGS)
 	bool		isnull;
 	int64		ticket;
 	Oid			owner;
+	char	   *owner_name;
 	Oid			admin;
 	MMCaller	caller;
 
@@ -598,22 +708,30 @@ mm_ticket_status(PG_FUNCTION_ARGS)
 
 	act_as_owner(&caller);
 	SPI_connect();
-	mm_keep_plan(&plan,
-				 "SELECT queue, player, state, enqueued_at, "
-				 "COALESCE(matched_at, ended_at, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.-) enqueued_at, "
-				 "match_id, team, enqueued_by, rating "
-				 "FROM matchmaker.tickets WHERE id OPERATOR(pg_catalog.=) $1",
-				 1, argtypes);
-	if (SPI_execute_plan(plan, values, NULL, true, 1) != SPI_OK_SELECT)
+	if (ownership == MM_OWNER_NAMED)
+		mm_keep_plan(&plan[MM_OWNER_NAMED],
+					 "SELECT queue, player, state, enqueued_at, "
+					 "COALESCE(matched_at, ended_at, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.-) enqueued_at, "
+					 "match_id, team, enqueued_by, enqueued_by_name, rating "
+					 "FROM matchmaker.tickets WHERE id OPERATOR(pg_catalog.=) $1",
+					 1, argtypes);
+	else
+		mm_keep_plan(&plan[MM_OWNER_OID],
+					 "SELECT queue, player, state, enqueued_at, "
+					 "COALESCE(matched_at, ended_at, pg_catalog.clock_timestamp()) OPERATOR(pg_catalog.-) enqueued_at, "
+					 "match_id, team, enqueued_by, rating "
+					 "FROM matchmaker.tickets WHERE id OPERATOR(pg_catalog.=) $1",
+					 1, argtypes);
+	if (SPI_execute_plan(plan[ownership], values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read ticket");
 	if (SPI_processed == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("ticket %lld does not exist", (long long) ticket),
 				 errhint("Pass an id returned by matchmaker.enqueue().")));
-	owner = DatumGetObjectId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 8, &isnull));
+	owner = ticket_owner(ownership, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 8, &owner_name);
 	admin = get_role_oid("matchmaker_admin", true);
-	if (!caller_owns(&caller, owner) &&
+	if (!caller_owns(&caller, owner, owner_name) &&
 		!(OidIsValid(admin) && has_privs_of_role(caller.role, admin)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -632,7 +750,8 @@ mm_ticket_status(PG_FUNCTION_ARGS)
 		out[7] = out[8] = (Datum) 0;
 		if (strcmp(TextDatumGetCString(out[2]), "waiting") == 0)
 			estimate_wait(TextDatumGetCString(out[0]),
-						  DatumGetFloat8(SPI_getbinval(row, desc, 9, &isnull)),
+						  DatumGetFloat8(SPI_getbinval(row, desc,
+													   ownership == MM_OWNER_NAMED ? 10 : 9, &isnull)),
 						  DatumGetTimestampTz(out[3]), out, nulls);
 	}
 	tupdesc = BlessTupleDesc(tupdesc);
@@ -640,4 +759,18 @@ mm_ticket_status(PG_FUNCTION_ARGS)
 	SPI_finish();
 	act_as_caller(&caller);
 	PG_RETURN_HEAPTUPLEHEADER(result);
+}
+
+/* 0.2.0's matchmaker.ticket_status: enqueued_by a regrole. */
+Datum
+mm_ticket_status(PG_FUNCTION_ARGS)
+{
+	return ticket_status_internal(fcinfo, MM_OWNER_OID);
+}
+
+/* matchmaker.ticket_status from 0.3.0 on: enqueued_by an oid with enqueued_by_name. */
+Datum
+mm_ticket_status_0_3(PG_FUNCTION_ARGS)
+{
+	return ticket_status_internal(fcinfo, MM_OWNER_NAMED);
 }
