@@ -1547,6 +1547,33 @@ round_alloc(Round *R, int n, int maxm, int **placeable)
 }
 
 /*
+ * The pool's tickets sorted by party (solo tickets, party -1, first), in
+ * pool order within a party: pi[i] for i < pool->ntickets.
+ */
+static void
+sort_by_party(const MMPool *pool, PartyIndex *pi)
+{
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		pi[i].party = pool->tickets[i].party < 0 ? -1 : pool->tickets[i].party;
+		pi[i].idx = i;
+	}
+	qsort(pi, pool->ntickets, sizeof(PartyIndex), party_cmp);
+}
+
+/* The end of the unit that starts at pi[b]: a whole party, or one solo ticket. */
+static int
+party_run_end(const PartyIndex *pi, int n, int b)
+{
+	int			e = b + 1;
+
+	if (pi[b].party >= 0)
+		while (e < n && pi[e].party == pi[b].party)
+			e++;
+	return e;
+}
+
+/*
  * Gather the pool's n tickets into units (pi has room for n): parties by
  * number, solos alone, in order of their oldest ticket, into units (n
  * entries), their tickets into R->umem.  The placeable units (those that
@@ -1560,19 +1587,11 @@ make_units(Round *R, PartyIndex *pi, Unit *units)
 	int			nall = 0;
 	int			w = 0;
 
-	for (int i = 0; i < n; i++)
-	{
-		pi[i].party = pool->tickets[i].party < 0 ? -1 : pool->tickets[i].party;
-		pi[i].idx = i;
-	}
-	qsort(pi, n, sizeof(PartyIndex), party_cmp);
+	sort_by_party(pool, pi);
 	for (int b = 0; b < n;)
 	{
-		int			e = b + 1;
+		int			e = party_run_end(pi, n, b);
 
-		if (pi[b].party >= 0)
-			while (e < n && pi[e].party == pi[b].party)
-				e++;
 		units[nall].first = b;
 		units[nall].size = e - b;
 		nall++;
@@ -1793,20 +1812,12 @@ select_round(const MMPool *pool, int round_max, PartyIndex *pi, int *sel)
 	int			total = 0;
 	int			m = 0;
 
-	for (int i = 0; i < n; i++)
-	{
-		pi[i].party = pool->tickets[i].party < 0 ? -1 : pool->tickets[i].party;
-		pi[i].idx = i;
-	}
-	qsort(pi, n, sizeof(PartyIndex), party_cmp);
+	sort_by_party(pool, pi);
 	/* pi[].party becomes the unit's size at its oldest ticket, 0 elsewhere */
 	for (int b = 0; b < n;)
 	{
-		int			e = b + 1;
+		int			e = party_run_end(pi, n, b);
 
-		if (pi[b].party >= 0)
-			while (e < n && pi[e].party == pi[b].party)
-				e++;
 		for (int x = b; x < e; x++)
 			oldest[pi[x].idx] = pi[b].idx;
 		b = e;
