@@ -56,3 +56,19 @@ SELECT algorithm FROM matchmaker.queues WHERE name = 'g';
 SELECT matchmaker.alter_queue('g', algorithm => 'greedy');
 SELECT matchmaker.enqueue('g', 'ok', 0.5, '{"ping": {"eu": 30}, "party": "p"}') > 0 AS enqueued;
 SELECT matchmaker.alter_queue('g', algorithm => 'optimize');
+-- enqueue, alter_queue and drop_queue wait for locks and then check what
+-- committed meanwhile: a transaction snapshot would hide it, so they refuse
+-- REPEATABLE READ and SERIALIZABLE (as tick does), and change nothing.
+\set VERBOSITY default
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT matchmaker.enqueue('g', 'rr', 0.5);
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT matchmaker.alter_queue('g', max_wait => '2 hours');
+ROLLBACK;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT matchmaker.drop_queue('g', force => true);
+ROLLBACK;
+\set VERBOSITY terse
+SELECT name, max_wait FROM matchmaker.queues WHERE name = 'g';
+SELECT count(*) AS rr_tickets FROM matchmaker.tickets WHERE player = 'rr';

@@ -111,6 +111,7 @@ extern const char *mm_float_text(double d);
 extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+extern void mm_require_read_committed(const char *function);
 extern void mm_status_error(MMStatus st, const char *doing,
 							const char *interrupted, const char *refused) pg_attribute_noreturn();
 

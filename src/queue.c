@@ -540,6 +540,8 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 	int32		old_teams;
 	char	   *old_algorithm;
 
+	/* its checks after the queue's lock must see what committed meanwhile */
+	mm_require_read_committed("alter_queue");
 	SPI_connect();
 	if (!load_settings(name, &s))
 		queue_not_found(name);
@@ -610,6 +612,8 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 
 	mm_require_arg(fcinfo, 1, "force");
 	force = PG_GETARG_BOOL(1);
+	/* its checks after the queue's locks must see what committed meanwhile */
+	mm_require_read_committed("drop_queue");
 	values[0] = CStringGetTextDatum(name);
 
 	SPI_connect();

@@ -1257,13 +1257,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	IdList		left_out = {0};
 	IdList		invalid = {0};
 
-	if (IsolationUsesXactSnapshot())
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("matchmaker.tick must run at isolation level READ COMMITTED"),
-				 errdetail("The current transaction uses %s.",
-						   IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ"),
-				 errhint("Call tick outside a REPEATABLE READ or SERIALIZABLE transaction.")));
+	mm_require_read_committed("tick");
 	if (!mm_load_queue(name, lock, queue))
 	{
 		if (lock == MM_LOCK_SKIP)

@@ -393,6 +393,8 @@ enqueue_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 
 	mm_require_arg(fcinfo, 1, "player");
 	mm_require_arg(fcinfo, 2, "rating");
+	/* it waits for drop_queue and for its party's lock, then checks */
+	mm_require_read_committed("enqueue");
 	mm_require_arg(fcinfo, 3, "attributes");
 	player = PG_GETARG_TEXT_PP(1);
 	rating = PG_GETARG_FLOAT8(2);

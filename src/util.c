@@ -5,6 +5,7 @@
  */
 #include "matchmaker.h"
 
+#include "access/xact.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
@@ -116,4 +117,21 @@ mm_status_error(MMStatus st, const char *doing, const char *interrupted,
 			break;
 	}
 	elog(ERROR, "%s failed with status %d", doing, (int) st);
+}
+
+/*
+ * Refuse a REPEATABLE READ or SERIALIZABLE transaction: function waits for
+ * locks and then must see what committed before they were granted, which
+ * a transaction snapshot taken earlier would not show.
+ */
+void
+mm_require_read_committed(const char *function)
+{
+	if (IsolationUsesXactSnapshot())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("matchmaker.%s must run at isolation level READ COMMITTED", function),
+				 errdetail("The current transaction uses %s.",
+						   IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ"),
+				 errhint("Call %s outside a REPEATABLE READ or SERIALIZABLE transaction.", function)));
 }

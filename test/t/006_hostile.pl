@@ -30,7 +30,7 @@ use MatchmakerLoad;
 
 my $clients = 16;
 my $seconds = 15;
-my $rate = 400;                                      # transactions per second, all clients
+my $rate = 200;                                      # transactions per second, all clients
 my $p99_bound = 200;                                 # ms, the issue's bound
 my @greedy = qw(duel squad);
 
