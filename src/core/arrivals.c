@@ -24,3 +24,32 @@ mm_check_arrivals(const MMArrival *arrivals, int n)
 	}
 	return MM_OK;
 }
+
+/* (n - 1) arrivals over the span from the first to the last, capped. */
+static double
+rate_over(int n, double span)
+{
+	if (n < 2)
+		return 0.0;
+	if (!(span > (n - 1) / MM_RATE_MAX))
+		return MM_RATE_MAX;
+	return (n - 1) / span;
+}
+
+/* The arrival rate n ascending arrival times show (see mm_core.h). */
+double
+mm_arrival_rate(const double *times, int n)
+{
+	if (times == NULL || n < 2)
+		return 0.0;
+	return rate_over(n, times[n - 1] - times[0]);
+}
+
+/* The same over a stream's arrivals. */
+double
+mm_arrival_rate_of(const MMArrival *arrivals, int n)
+{
+	if (arrivals == NULL || n < 2)
+		return 0.0;
+	return rate_over(n, arrivals[n - 1].arrival - arrivals[0].arrival);
+}

@@ -17,6 +17,7 @@ static const char *const algorithm_names[] = {
 	[MM_ALGO_WINDOW] = "window",
 	[MM_ALGO_CLUSTER] = "cluster",
 	[MM_ALGO_OPTIMIZE] = "optimize",
+	[MM_ALGO_AUTO] = "auto",
 };
 
 #define NUM_ALGORITHMS ((int) (sizeof(algorithm_names) / sizeof(algorithm_names[0])))
@@ -152,7 +153,7 @@ mm_config_check_shared(const MMConfig *cfg)
 		return MM_ERR_ARGUMENT;
 	if (cfg->criteria.n < 0 || cfg->criteria.n >= MM_MAX_CRITERIA ||
 		(cfg->criteria.n > 0 && cfg->algorithm != MM_ALGO_GREEDY &&
-		 cfg->algorithm != MM_ALGO_MULTI_QUEUE))
+		 cfg->algorithm != MM_ALGO_MULTI_QUEUE && cfg->algorithm != MM_ALGO_AUTO))
 		return MM_ERR_ARGUMENT;
 	for (int d = 0; d <= cfg->criteria.n; d++)
 		if (!(cfg->criteria.weight[d] >= 0 && cfg->criteria.weight[d] <= 1e6) ||

@@ -93,7 +93,8 @@ typedef enum MMAlgorithm
 	MM_ALGO_DIFFERENCE_WAIT,
 	MM_ALGO_WINDOW,				/* widening acceptance windows (1v1 thread, hplus0603) */
 	MM_ALGO_CLUSTER,			/* sigmoid decay and fixed-size clusters (CS:GO post) */
-	MM_ALGO_OPTIMIZE			/* scored batch rounds with swap search (Awesomenauts) */
+	MM_ALGO_OPTIMIZE,			/* scored batch rounds with swap search (Awesomenauts) */
+	MM_ALGO_AUTO				/* thresholds that adapt to the measured traffic */
 } MMAlgorithm;
 
 typedef enum MMTimeout
@@ -177,6 +178,19 @@ typedef struct MMClusterParams
 } MMClusterParams;
 
 /*
+ * auto: each waiting ticket's value is S * (base + growth * wait / max_wait),
+ * S = (arrival_rate * max_wait)^(-1/(D + 1)); a group is committed when its
+ * spread cost is covered by its members' values (doc/algorithms.md).
+ * 0 takes the measured defaults; the SQL API sets neither.
+ */
+typedef struct MMAutoParams
+{
+	double		base;			/* >= 0 */
+	double		growth;			/* >= 0 */
+	double		curve;			/* >= 0: adds curve * (wait / max_wait)^2 */
+} MMAutoParams;
+
+/*
  * optimize: the weights of a match's factors, each factor in [0, 1]; see
  * doc/algorithms.md.  Weights are >= 0, not all 0.
  */
@@ -226,7 +240,7 @@ typedef struct MMConfig
 								 * of recheck seconds on the absolute clock (MMPool.epoch);
 								 * optimize: its rounds are held there,
 								 * 0.001 to 86400 */
-	MMCriteriaParams criteria;	/* greedy, multi_queue */
+	MMCriteriaParams criteria;	/* greedy, multi_queue, auto */
 	MMGreedyParams greedy;
 	MMPeriodicParams periodic;
 	MMMultiQueueParams multi_queue;
@@ -234,6 +248,7 @@ typedef struct MMConfig
 	MMWindowParams window;
 	MMClusterParams cluster;
 	MMOptimizeParams optimize;
+	MMAutoParams automatic;
 } MMConfig;
 
 /* The patient policy compares exact team splits, so it is offered up to this k. */
@@ -283,6 +298,17 @@ extern MMStatus mm_config_check(const MMConfig *cfg);
 extern const char *mm_algorithm_name(MMAlgorithm algo);
 /* Parse an algorithm name; returns 0 on success, -1 when unknown. */
 extern int	mm_algorithm_parse(const char *name, MMAlgorithm *out);
+
+/* auto measures the arrival rate over this many of the latest arrivals. */
+#define MM_RATE_ARRIVALS 50
+
+/*
+ * The arrival rate (per second) that n arrival times show, ascending:
+ * (n - 1) over their span, at most MM_RATE_MAX; 0 (unknown) for fewer
+ * than two.  auto's rate: the caller passes the latest MM_RATE_ARRIVALS.
+ */
+#define MM_RATE_MAX 1e9
+extern double mm_arrival_rate(const double *times, int n);
 
 /* Periodic batch size n from eq. 6 for the configured k, max_wait and arrival_rate. */
 extern int	mm_auto_batch(const MMConfig *cfg);

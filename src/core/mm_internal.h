@@ -172,6 +172,16 @@ extern MMStatus mm_optimize_step(const MMConfig *cfg, MMPool *pool,
 extern MMStatus mm_optimize_check(const MMConfig *cfg);
 
 /*
+ * auto: a group is committed at the first instant its spread cost is
+ * covered by its members' values; the deadline is the earliest such
+ * instant or the oldest timeout.
+ */
+extern MMStatus mm_auto_step(const MMConfig *cfg, MMPool *pool,
+							 double prev, double now, MMResult *result);
+extern double mm_auto_deadline(const MMConfig *cfg, const MMPool *pool);
+extern MMStatus mm_auto_check(const MMConfig *cfg);
+
+/*
  * optimize: the oldest timeout or the next round instant; when a round
  * left timed-out tickets waiting (more than round_max of them), at once:
  * the first representable time after the pool's last step.
@@ -192,5 +202,8 @@ extern MMStatus mm_optimize_search(const MMConfig *cfg, const MMPool *pool,
  * sorted by (arrival, id).  MM_ERR_ARGUMENT otherwise.
  */
 extern MMStatus mm_check_arrivals(const MMArrival *arrivals, int n);
+
+/* mm_arrival_rate of a stream's n arrivals from arrivals[0] (arrivals.c). */
+extern double mm_arrival_rate_of(const MMArrival *arrivals, int n);
 
 #endif							/* MM_INTERNAL_H */

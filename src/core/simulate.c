@@ -32,6 +32,7 @@ typedef struct Sim
 	double		matched_wait;	/* waits of the matched real players */
 	int64_t		matched;
 	uint64_t	steps;			/* for mm_interrupt */
+	int			seen;			/* arrivals so far */
 	MMPool		pool;
 	MMResult	res;
 	int			cap;			/* room of every array below */
@@ -72,6 +73,21 @@ sim_reserve(Sim *s, int need)
 	return MM_OK;
 }
 
+/*
+ * auto's measured arrival rate: over the last MM_RATE_ARRIVALS arrivals
+ * so far, as a tick measures it (mm_arrival_rate).
+ */
+static void
+sim_measure(Sim *s)
+{
+	int			from;
+
+	if (s->cfg.algorithm != MM_ALGO_AUTO)
+		return;
+	from = s->seen > MM_RATE_ARRIVALS ? s->seen - MM_RATE_ARRIVALS : 0;
+	s->cfg.arrival_rate = mm_arrival_rate_of(s->arrivals + from, s->seen - from);
+}
+
 /* Run one step at now, record what it decided and drop those tickets. */
 static MMStatus
 sim_step(Sim *s, double now)
@@ -84,6 +100,7 @@ sim_step(Sim *s, double now)
 	/* cluster's "auto" shift: the mean wait before a match so far */
 	if (s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.cluster.shift_auto)
 		s->cfg.cluster.shift = s->matched > 0 ? s->matched_wait / s->matched : 0.0;
+	sim_measure(s);
 	st = mm_step(&s->cfg, &s->pool, now, &s->res);
 
 	if (st != MM_OK)
@@ -152,8 +169,11 @@ sim_drain(Sim *s, double t, double *last)
 {
 	for (;;)
 	{
-		double		d = mm_next_deadline(&s->cfg, &s->pool);
+		double		d;
 		MMStatus	st;
+
+		sim_measure(s);
+		d = mm_next_deadline(&s->cfg, &s->pool);
 
 		if (!(d < t))
 		{
@@ -235,6 +255,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 			tk->attr = nregions > 0 ? i : -1;
 			tk->crow = i;
 		}
+		s.seen = j;
 		st = sim_step(&s, t);
 		last = t;
 	}

@@ -6,7 +6,7 @@
  *		decided, and pool compaction.
  *
  * Every algorithm (one file each: greedy.c, periodic.c, multi_queue.c,
- * difference_wait.c, window.c, cluster.c, optimize.c) only decides: it
+ * difference_wait.c, window.c, cluster.c, optimize.c, auto.c) only decides: it
  * appends matches (members, nmembers, bots) and expiries to the result.
  * mm_step then finishes each match the same way: its members are listed in
  * pool (arrival) order, split into teams and costed.  optimize chooses the
@@ -36,6 +36,7 @@ static const MMAlgorithmEntry algorithms[] = {
 	[MM_ALGO_WINDOW] = {mm_window_check, mm_window_step, mm_window_deadline},
 	[MM_ALGO_CLUSTER] = {mm_cluster_check, mm_cluster_step, mm_recheck_deadline},
 	[MM_ALGO_OPTIMIZE] = {mm_optimize_check, mm_optimize_step, mm_optimize_deadline},
+	[MM_ALGO_AUTO] = {mm_auto_check, mm_auto_step, mm_auto_deadline},
 };
 
 #define NUM_ALGORITHMS ((int) (sizeof(algorithms) / sizeof(algorithms[0])))

@@ -1,0 +1,623 @@
+/*
+ * auto.c
+ *		The auto algorithm: a group of waiting tickets is committed at the
+ *		first instant its spread cost is covered by its members' values,
+ *		values that grow with each member's wait and scale with the measured
+ *		traffic.  No parameter to choose; doc/algorithms.md gives the rule,
+ *		its derivation and its measured distance to the offline optimum.
+ *
+ * Each waiting ticket i has the value
+ *
+ *		H_i(t) = S * (base + growth * x_i + curve * x_i^2),
+ *		x_i = (t - arrival_i) / max_wait
+ *
+ * with S = (arrival_rate * max_wait)^(-1/(D + 1)) for D criteria, the
+ * spread at which the spread's cost and the wait for a partner that close
+ * balance (auto_scale), so thresholds tighten as traffic grows and loosen
+ * when it falls.  A
+ * group G of k tickets costs c(G) = sum_d f_d q_d(G) (eq. 1 without the
+ * waits), and becomes eligible at the first instant t with
+ * c(G) <= sum_{i in G} H_i(t), a time computed in closed form
+ * (eligible_at), so a step decides exactly when it is due and the worker
+ * can sleep until the next such instant (mm_auto_deadline).
+ *
+ * The candidate groups are, in rating order, each ticket with one of its
+ * AUTO_SCAN next neighbours (k = 2), or k consecutive tickets (k > 2).  A
+ * step commits the eligible candidates cheapest first, then matches the
+ * timed-out tickets with the cheapest candidate that contains them (or
+ * computer players, or expiry, when fewer than k wait), and repeats until
+ * nothing changes.
+ */
+#include "mm_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* k = 2: the partners in rating order a ticket's candidate pairs reach. */
+#define AUTO_SCAN 64
+
+/*
+ * The default constants of the values, by group size: base and growth as
+ * measured best on Schlup's six arrival specs (bench/quality.sh).
+ */
+#define AUTO_BASE_PAIR		0.7
+#define AUTO_GROWTH_PAIR	0.6
+#define AUTO_CURVE_PAIR		0.5
+
+/* What one step or one deadline computation works with. */
+typedef struct AutoCtx
+{
+	const MMConfig *cfg;
+	const MMPool *pool;
+	int			k;
+	int			dims;			/* criteria, the rating included */
+	double		f[MM_MAX_CRITERIA];
+	double		scale;			/* S */
+	double		base;
+	double		growth;
+	double		curve;
+	int			n;
+	int		   *order;			/* ticket indices by rating, then pool order */
+	int		   *pos;			/* position in order of each ticket */
+	int		   *next;			/* per position: the next position still waiting, or -1 */
+	int		   *prev;			/* per position: the previous one, or -1 */
+	int			first;			/* first position still waiting, or -1 */
+	char	   *taken;			/* per ticket: matched or expired by this step */
+	int			left;			/* tickets still waiting */
+} AutoCtx;
+
+/* A candidate group: its first position and, for pairs, the partner's. */
+typedef struct AutoCand
+{
+	double		cost;
+	double		at;
+	int			first;
+	int			second;			/* k = 2: the partner's position; k > 2: -1 */
+} AutoCand;
+
+/* A growing list of candidates. */
+typedef struct AutoCands
+{
+	AutoCand   *v;
+	int			n;
+	int			cap;
+} AutoCands;
+
+/* Append a candidate; MM_ERR_NOMEM when the list cannot grow. */
+static MMStatus
+cands_push(AutoCands *l, const AutoCand *cand)
+{
+	if (l->n == l->cap)
+	{
+		int			cap = l->cap < 64 ? 64 : l->cap * 2;
+		AutoCand   *v = mm_realloc(l->v, sizeof(AutoCand) * (size_t) cap);
+
+		if (v == NULL)
+			return MM_ERR_NOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = *cand;
+	return MM_OK;
+}
+
+/* The constants of the values for this configuration. */
+static void
+auto_constants(const MMConfig *cfg, double *base, double *growth, double *curve)
+{
+	*base = cfg->automatic.base > 0 ? cfg->automatic.base : AUTO_BASE_PAIR;
+	*growth = cfg->automatic.growth > 0 ? cfg->automatic.growth : AUTO_GROWTH_PAIR;
+	*curve = cfg->automatic.curve > 0 ? cfg->automatic.curve : AUTO_CURVE_PAIR;
+}
+
+/*
+ * S = (players per max_wait)^(-1/(D + 1)): a threshold h on the spread
+ * costs about f h, and waiting for a partner within h takes about
+ * 1 / (rate h^D), costing that over max_wait; the sum is least for h of
+ * this order.  An unknown rate (0) counts as one
+ * player per max_wait, and very low rates are floored so S stays finite.
+ */
+static double
+auto_scale(const MMConfig *cfg, int dims)
+{
+	double		m = cfg->arrival_rate * cfg->max_wait;
+
+	if (!(m > 0))
+		m = 1.0;
+	if (m < 1e-3)
+		m = 1e-3;
+	return pow(m, -1.0 / (dims + 1));
+}
+
+/* A ticket's place in the rating order. */
+typedef struct AutoKey
+{
+	double		rating;
+	int			index;
+} AutoKey;
+
+/* By rating, then by index (pool order). */
+static int
+key_cmp(const void *l, const void *r)
+{
+	const AutoKey *x = l;
+	const AutoKey *y = r;
+
+	if (x->rating != y->rating)
+		return (x->rating > y->rating) - (x->rating < y->rating);
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Release what auto_open allocated. */
+static void
+auto_close(AutoCtx *c)
+{
+	mm_free(c->order);
+	mm_free(c->pos);
+	mm_free(c->next);
+	mm_free(c->prev);
+	mm_free(c->taken);
+	c->order = c->pos = c->next = c->prev = NULL;
+	c->taken = NULL;
+}
+
+/* Sort the pool by rating and link the positions. */
+static MMStatus
+auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
+{
+	int			n = pool->ntickets;
+
+	memset(c, 0, sizeof(AutoCtx));
+	c->cfg = cfg;
+	c->pool = pool;
+	c->k = mm_config_k(cfg);
+	c->dims = cfg->criteria.n + 1;
+	mm_criteria_factors(cfg, c->f);
+	c->scale = auto_scale(cfg, c->dims);
+	auto_constants(cfg, &c->base, &c->growth, &c->curve);
+	c->n = n;
+	c->order = mm_malloc_array((size_t) n, sizeof(int));
+	c->pos = mm_malloc_array((size_t) n, sizeof(int));
+	c->next = mm_malloc_array((size_t) n, sizeof(int));
+	c->prev = mm_malloc_array((size_t) n, sizeof(int));
+	c->taken = mm_calloc((size_t) n, 1);
+	if (c->order == NULL || c->pos == NULL || c->next == NULL ||
+		c->prev == NULL || c->taken == NULL)
+	{
+		auto_close(c);
+		return MM_ERR_NOMEM;
+	}
+	{
+		AutoKey    *keys = mm_malloc_array((size_t) n, sizeof(AutoKey));
+
+		if (keys == NULL)
+		{
+			auto_close(c);
+			return MM_ERR_NOMEM;
+		}
+		for (int i = 0; i < n; i++)
+		{
+			keys[i].rating = pool->tickets[i].rating;
+			keys[i].index = i;
+		}
+		qsort(keys, n, sizeof(AutoKey), key_cmp);
+		for (int i = 0; i < n; i++)
+			c->order[i] = keys[i].index;
+		mm_free(keys);
+	}
+	for (int p = 0; p < n; p++)
+	{
+		c->pos[c->order[p]] = p;
+		c->next[p] = p + 1 < n ? p + 1 : -1;
+		c->prev[p] = p - 1;
+	}
+	c->first = n > 0 ? 0 : -1;
+	c->left = n;
+	return MM_OK;
+}
+
+/* Take the ticket at position p out of the rating order. */
+static void
+auto_unlink(AutoCtx *c, int p)
+{
+	int			a = c->prev[p];
+	int			b = c->next[p];
+
+	if (a >= 0)
+		c->next[a] = b;
+	else
+		c->first = b;
+	if (b >= 0)
+		c->prev[b] = a;
+	c->taken[c->order[p]] = 1;
+	c->left--;
+}
+
+/*
+ * The members (ticket indices) of the candidate: the pair (first, second),
+ * or k positions linked from first.  Returns how many it found (fewer than
+ * k when the order ends).
+ */
+static int
+cand_members(const AutoCtx *c, int first, int second, int *idx)
+{
+	int			m = 0;
+
+	if (second >= 0)
+	{
+		idx[0] = c->order[first];
+		idx[1] = c->order[second];
+		return 2;
+	}
+	for (int p = first; p >= 0 && m < c->k; p = c->next[p])
+		idx[m++] = c->order[p];
+	return m;
+}
+
+/* The spread cost of k tickets, sum_d f_d q_d. */
+static double
+group_cost(const AutoCtx *c, const int *idx, int m)
+{
+	const MMPool *pool = c->pool;
+	double		cost = 0.0;
+
+	for (int d = 0; d < c->dims; d++)
+	{
+		double		lo = INFINITY;
+		double		hi = -INFINITY;
+
+		if (c->f[d] == 0)
+			continue;
+		for (int i = 0; i < m; i++)
+		{
+			const MMTicket *t = &pool->tickets[idx[i]];
+			double		v = d == 0 ? t->rating :
+				pool->criteria[(size_t) t->crow * c->cfg->criteria.n + d - 1];
+
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+		cost += c->f[d] * (hi - lo);
+	}
+	return cost;
+}
+
+/*
+ * The first instant t at which m tickets arriving at arr[0 .. m) cover
+ * the cost: sum_i S v((t - arr_i) / T) >= cost, v(x) = base + growth x +
+ * curve x^2.  Solved from the newest arrival on (x = (t - newest) / T) so
+ * that large clocks lose no precision; -INFINITY when the group is
+ * eligible as soon as it exists.
+ */
+static double
+eligible_at(const AutoCtx *c, double cost, const double *arr, int m)
+{
+	double		T = c->cfg->max_wait;
+	double		newest = -INFINITY;
+	double		e1 = 0.0;
+	double		e2 = 0.0;
+	double		qa,
+				qb,
+				need;
+	double		x;
+
+	for (int i = 0; i < m; i++)
+		newest = arr[i] > newest ? arr[i] : newest;
+	for (int i = 0; i < m; i++)
+	{
+		double		e = (newest - arr[i]) / T;
+
+		e1 += e;
+		e2 += e * e;
+	}
+	/* the values grow by qa x^2 + qb x after the newest arrival; they lack need then */
+	qa = c->curve * m;
+	qb = c->growth * m + 2.0 * c->curve * e1;
+	need = cost / c->scale - (m * c->base + c->growth * e1 + c->curve * e2);
+	if (need <= 0)
+		return -INFINITY;
+	if (qa > 0)
+		x = 2.0 * need / (qb + sqrt(qb * qb + 4.0 * qa * need));
+	else if (qb > 0)
+		x = need / qb;
+	else
+		return INFINITY;
+	return newest + x * T;
+}
+
+/* Fill cand with the candidate (first, second) and its instant. */
+static void
+cand_fill(const AutoCtx *c, int first, int second, AutoCand *cand)
+{
+	int			idx[MM_MAX_K];
+	double		arr[MM_MAX_K];
+	int			m = cand_members(c, first, second, idx);
+
+	for (int i = 0; i < m; i++)
+		arr[i] = c->pool->tickets[idx[i]].arrival;
+	cand->first = first;
+	cand->second = second;
+	cand->cost = group_cost(c, idx, m);
+	cand->at = eligible_at(c, cand->cost, arr, m);
+}
+
+/*
+ * Collect the candidates eligible at or before limit into out (emptied
+ * first).  With best not NULL instead, only the earliest instant is
+ * wanted: *best is lowered to it.
+ */
+static MMStatus
+collect(AutoCtx *c, double limit, AutoCands *out, double *best)
+{
+	const MMTicket *tk = c->pool->tickets;
+	double		oldest = INFINITY;
+
+	if (out != NULL)
+		out->n = 0;
+
+	for (int p = c->first; p >= 0; p = c->next[p])
+		if (tk[c->order[p]].arrival < oldest)
+			oldest = tk[c->order[p]].arrival;
+
+	for (int p = c->first; p >= 0; p = c->next[p])
+	{
+		if (c->k > 2)
+		{
+			AutoCand	cand;
+			int			last = p;
+
+			for (int i = 1; i < c->k && last >= 0; i++)
+				last = c->next[last];
+			if (last < 0)
+				break;			/* fewer than k from p on */
+			cand_fill(c, p, -1, &cand);
+			if (cand.at <= (best ? *best : limit))
+			{
+				if (best)
+					*best = cand.at;
+				else if (cands_push(out, &cand) != MM_OK)
+					return MM_ERR_NOMEM;
+			}
+			continue;
+		}
+		/* pairs: the partners after p, while the rating gap alone still allows it */
+		{
+			double		bound[2] = {tk[c->order[p]].arrival, 0.0};
+			int			q = c->next[p];
+
+			for (int s = 0; q >= 0 && s < AUTO_SCAN; s++, q = c->next[q])
+			{
+				AutoCand	cand;
+				double		gap = tk[c->order[q]].rating - tk[c->order[p]].rating;
+				double		x = best ? *best : limit;
+
+				/* no partner this far is eligible before one that came first */
+				bound[1] = oldest;
+				if (c->f[0] > 0 && eligible_at(c, c->f[0] * gap, bound, 2) > x)
+					break;
+				cand_fill(c, p, q, &cand);
+				if (cand.at <= x)
+				{
+					if (best)
+						*best = cand.at;
+					else if (cands_push(out, &cand) != MM_OK)
+						return MM_ERR_NOMEM;
+				}
+			}
+		}
+	}
+	return MM_OK;
+}
+
+/* Cheapest first; ties by instant, then position. */
+static int
+cand_cmp(const void *l, const void *r)
+{
+	const AutoCand *x = l;
+	const AutoCand *y = r;
+
+	if (x->cost != y->cost)
+		return (x->cost > y->cost) - (x->cost < y->cost);
+	if (x->at != y->at)
+		return (x->at > y->at) - (x->at < y->at);
+	if (x->first != y->first)
+		return (x->first > y->first) - (x->first < y->first);
+	return (x->second > y->second) - (x->second < y->second);
+}
+
+/* Commit the candidate as a match and take its members out. */
+static void
+commit(AutoCtx *c, const AutoCand *cand, MMResult *res)
+{
+	int			idx[MM_MAX_K];
+	int			m = cand_members(c, cand->first, cand->second, idx);
+
+	for (int i = 0; i < m; i++)
+		auto_unlink(c, c->pos[idx[i]]);
+	mm_add_match(res, idx, m, c->k);
+}
+
+/*
+ * Commit the eligible candidates, cheapest first, and again over the
+ * tickets left until none is eligible; returns whether any was.
+ */
+static MMStatus
+commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res,
+				int *changed)
+{
+	for (;;)
+	{
+		AutoCand   *cands;
+		int			done = 0;
+
+		if (mm_interrupted())
+			return MM_ERR_INTERRUPTED;
+		if (collect(c, now, l, NULL) != MM_OK)
+			return MM_ERR_NOMEM;
+		if (l->n == 0)
+			return MM_OK;
+		cands = l->v;
+		qsort(cands, l->n, sizeof(AutoCand), cand_cmp);
+		for (int j = 0; j < l->n; j++)
+		{
+			int			idx[MM_MAX_K];
+			int			m = cand_members(c, cands[j].first, cands[j].second, idx);
+			int			avail = m == c->k;
+
+			/* positions link past taken tickets only after they are unlinked */
+			for (int i = 0; i < m && avail; i++)
+				avail = !c->taken[idx[i]];
+			if (!avail)
+				continue;
+			/* a group of consecutive tickets must still be the same group */
+			if (cands[j].second < 0)
+			{
+				AutoCand	again;
+
+				cand_fill(c, cands[j].first, -1, &again);
+				if (again.at > now)
+					continue;
+			}
+			commit(c, &cands[j], res);
+			done = 1;
+		}
+		if (!done)
+			return MM_OK;
+		*changed = 1;
+	}
+}
+
+/*
+ * The cheapest candidate of k tickets still waiting that contains the
+ * ticket at position p: the pair with either neighbour, or a run of k
+ * consecutive ones around it.
+ */
+static int
+cheapest_around(AutoCtx *c, int p, AutoCand *out)
+{
+	int			start = p;
+	int			found = 0;
+
+	for (int i = 1; i < c->k && c->prev[start] >= 0; i++)
+		start = c->prev[start];
+	for (int s = start; s >= 0; s = c->next[s])
+	{
+		AutoCand	cand;
+		int			idx[MM_MAX_K];
+		int			m;
+
+		if (c->k == 2)
+		{
+			if (c->next[s] < 0)
+				break;
+			cand_fill(c, s, c->next[s], &cand);
+		}
+		else
+			cand_fill(c, s, -1, &cand);
+		m = cand_members(c, cand.first, cand.second, idx);
+		if (m < c->k)
+			break;
+		if (!found || cand_cmp(&cand, out) < 0)
+			*out = cand;
+		found = 1;
+		if (s == p)
+			break;				/* later starts do not contain p */
+	}
+	return found;
+}
+
+/*
+ * The timed-out tickets, oldest first: each plays in the cheapest group of
+ * k that contains it; when fewer than k wait, they all play with computer
+ * players, or the timed-out ones expire.
+ */
+static void
+settle_timeouts(AutoCtx *c, double now, MMResult *res, int *changed)
+{
+	const MMPool *pool = c->pool;
+
+	for (int i = 0; i < c->n; i++)
+	{
+		AutoCand	cand;
+
+		if (c->taken[i])
+			continue;
+		if (!mm_timed_out(&pool->tickets[i], now, c->cfg->max_wait))
+			break;				/* pool order: the rest are younger */
+		*changed = 1;
+		if (c->left >= c->k && cheapest_around(c, c->pos[i], &cand))
+		{
+			commit(c, &cand, res);
+			continue;
+		}
+		if (c->cfg->on_timeout == MM_TIMEOUT_BOTS)
+		{
+			int			idx[MM_MAX_K];
+			int			m = 0;
+
+			for (int j = i; j < c->n; j++)
+				if (!c->taken[j])
+					idx[m++] = j;
+			for (int j = 0; j < m; j++)
+				auto_unlink(c, c->pos[idx[j]]);
+			mm_add_match(res, idx, m, c->k);
+			return;
+		}
+		auto_unlink(c, c->pos[i]);
+		res->expired[res->nexpired++] = i;
+	}
+}
+
+/* auto's own fields: the constants, when set, finite and not negative. */
+MMStatus
+mm_auto_check(const MMConfig *cfg)
+{
+	if (!(cfg->automatic.base >= 0) || !isfinite(cfg->automatic.base) ||
+		!(cfg->automatic.growth >= 0) || !isfinite(cfg->automatic.growth))
+		return MM_ERR_ARGUMENT;
+	return MM_OK;
+}
+
+/* One step of auto at time now. */
+MMStatus
+mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
+			 MMResult *res)
+{
+	AutoCtx		c;
+	AutoCands	cands = {NULL, 0, 0};
+	MMStatus	st;
+	int			changed;
+
+	(void) prev;
+	st = auto_open(&c, cfg, pool);
+	if (st != MM_OK)
+		return st;
+	do
+	{
+		changed = 0;
+		st = commit_eligible(&c, now, &cands, res, &changed);
+		if (st == MM_OK)
+			settle_timeouts(&c, now, res, &changed);
+	} while (st == MM_OK && changed && c.left > 0);
+	mm_free(cands.v);
+	auto_close(&c);
+	return st;
+}
+
+/*
+ * The next instant a step acts: the oldest ticket's timeout, or the first
+ * instant a candidate group becomes eligible, whichever comes first.
+ */
+double
+mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	AutoCtx		c;
+	double		best = mm_timeout_deadline(cfg, pool);
+
+	if (auto_open(&c, cfg, pool) != MM_OK)
+		return best;			/* no memory: the step will tell */
+	collect(&c, best, NULL, &best);
+	auto_close(&c);
+	return best;
+}
