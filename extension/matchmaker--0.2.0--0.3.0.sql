@@ -26,6 +26,22 @@ SET enqueued_by_name = COALESCE((SELECT r.rolname FROM pg_catalog.pg_roles r
                                  WHERE r.oid OPERATOR(pg_catalog.=) t.enqueued_by), '');
 ALTER TABLE matchmaker.tickets ALTER COLUMN enqueued_by_name SET NOT NULL;
 
+-- New queues use algorithm auto unless they name another; existing queues keep theirs.
+CREATE OR REPLACE FUNCTION matchmaker.create_queue(
+    name text,
+    team_size integer DEFAULT 1,
+    teams integer DEFAULT 2,
+    algorithm text DEFAULT 'auto',
+    max_wait interval DEFAULT '5 minutes',
+    rating_min float8 DEFAULT 0,
+    rating_max float8 DEFAULT 1,
+    tick interval DEFAULT '1 second',
+    params jsonb DEFAULT '{}')
+RETURNS void
+AS 'MODULE_PATHNAME', 'mm_create_queue'
+LANGUAGE C VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
+
 CREATE OR REPLACE FUNCTION matchmaker.enqueue(queue text, player text, rating float8, attributes jsonb DEFAULT '{}')
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'mm_enqueue_0_3'

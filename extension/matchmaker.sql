@@ -156,7 +156,7 @@ CREATE FUNCTION matchmaker.create_queue(
     name text,
     team_size integer DEFAULT 1,
     teams integer DEFAULT 2,
-    algorithm text DEFAULT 'periodic',
+    algorithm text DEFAULT 'auto',
     max_wait interval DEFAULT '5 minutes',
     rating_min float8 DEFAULT 0,
     rating_max float8 DEFAULT 1,

@@ -54,7 +54,7 @@ struct MMParamDef
 };
 
 #define ALGO(a)			(1u << (a))
-#define ALL_ALGOS		(ALGO(MM_ALGO_OPTIMIZE + 1) - 1)
+#define ALL_ALGOS		(ALGO(MM_NUM_ALGORITHMS) - 1)
 #define FIELD(f)		((int) offsetof(MMConfig, f))
 #define NO_FIELD		(-1)
 
@@ -243,10 +243,10 @@ static const MMParamDef params[] = {
 	},
 	{
 		"criteria",
-		ALGO(MM_ALGO_GREEDY) | ALGO(MM_ALGO_MULTI_QUEUE), MM_PARAM_CUSTOM, 0, 0, NULL, 0, NO_FIELD,
+		ALGO(MM_ALGO_GREEDY) | ALGO(MM_ALGO_MULTI_QUEUE) | ALGO(MM_ALGO_AUTO), MM_PARAM_CUSTOM, 0, 0, NULL, 0, NO_FIELD,
 		NULL,
 		"criteria is an object of numeric attributes matched on besides the rating, each with its range and optionally a weight and (multi_queue) ranges, for example {\"latency\": {\"min\": 0, \"max\": 300}}; the key \"rating\" takes the rating's weight.",
-		"Several criteria are matched by algorithms \"greedy\" and \"multi_queue\"; remove \"criteria\" from params.",
+		"Several criteria are matched by algorithms \"greedy\", \"multi_queue\" and \"auto\"; remove \"criteria\" from params.",
 		parse_criteria
 	},
 	{
@@ -288,9 +288,9 @@ append_algorithms(StringInfo buf, uint32 algorithms, const char *q, bool and)
 	int			n = 0;
 	int			total = 0;
 
-	for (int a = 0; a <= MM_ALGO_OPTIMIZE; a++)
+	for (int a = 0; a < MM_NUM_ALGORITHMS; a++)
 		total += (algorithms & ALGO(a)) != 0;
-	for (int a = 0; a <= MM_ALGO_OPTIMIZE; a++)
+	for (int a = 0; a < MM_NUM_ALGORITHMS; a++)
 	{
 		if (!(algorithms & ALGO(a)))
 			continue;

@@ -568,6 +568,76 @@ measure_arrival_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
 	return recent / window;
 }
 
+/* Order doubles descending (for qsort). */
+static int
+double_desc_cmp(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x < y) - (x > y);
+}
+
+/*
+ * auto's arrival rate: over the latest MM_RATE_ARRIVALS arrivals, as the
+ * simulator measures it (mm_arrival_rate).  They are read from the waiting
+ * tickets and the players of the queue's last MM_RATE_ARRIVALS matches,
+ * which hold every recently matched arrival unless many matches of older
+ * players came after it (the measure then reaches further back).
+ * Cancelled and expired tickets are not counted.
+ */
+static double
+measure_recent_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[3] = {TEXTOID, TIMESTAMPTZOID, INT4OID};
+	Datum		values[3];
+	double	   *times;
+	int			n = 0;
+	int			keep;
+	double		rate;
+
+	mm_keep_plan(&plan,
+				 "SELECT t.enqueued_at FROM matchmaker.tickets t "
+				 "WHERE t.match_id OPERATOR(pg_catalog.=) ANY (ARRAY("
+				 "SELECT m.id FROM matchmaker.matches m WHERE m.queue OPERATOR(pg_catalog.=) $1 "
+				 "AND m.created_at OPERATOR(pg_catalog.<=) $2 "
+				 "ORDER BY m.created_at DESC LIMIT $3)) "
+				 "ORDER BY t.enqueued_at DESC LIMIT $3",
+				 3, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = Int32GetDatum(MM_RATE_ARRIVALS);
+	if (SPI_execute_plan(plan, values, NULL, true, MM_RATE_ARRIVALS) != SPI_OK_SELECT)
+		elog(ERROR, "could not measure the arrival rate");
+
+	times = palloc(sizeof(double) * (SPI_processed + pool->ntickets + 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+
+		if (!isnull)
+			times[n++] = seconds_since(DatumGetTimestampTz(d), now);
+	}
+	for (int i = 0; i < pool->ntickets; i++)
+		if (pool->tickets[i].arrival <= 0)
+			times[n++] = pool->tickets[i].arrival;
+	/* the latest MM_RATE_ARRIVALS, ascending */
+	qsort(times, n, sizeof(double), double_desc_cmp);
+	keep = Min(n, MM_RATE_ARRIVALS);
+	for (int i = 0; i < keep / 2; i++)
+	{
+		double		x = times[i];
+
+		times[i] = times[keep - 1 - i];
+		times[keep - 1 - i] = x;
+	}
+	rate = mm_arrival_rate(times, keep);
+	pfree(times);
+	return rate;
+}
+
 /*
  * Load difference_wait's provisional groups into the pool.  A group whose
  * members are not all waiting any more (cancelled) or whose size is no
@@ -1172,6 +1242,8 @@ load_pool(MMQueue *queue, TimestampTz now, TimestampTz prev_step, MMPool *pool,
 	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.periodic.batch == 0) ||
 		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.multi_queue.ranges == 0))
 		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, pool);
+	if (queue->cfg.algorithm == MM_ALGO_AUTO)
+		queue->cfg.arrival_rate = measure_recent_rate(queue, now, pool);
 	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.cluster.shift_auto)
 		queue->cfg.cluster.shift = Min(measure_mean_wait(queue, now), 1e9);
 	if (queue->cfg.algorithm == MM_ALGO_WINDOW && queue->cfg.window.rematch_last > 0)

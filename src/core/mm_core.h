@@ -97,6 +97,9 @@ typedef enum MMAlgorithm
 	MM_ALGO_AUTO				/* thresholds that adapt to the measured traffic */
 } MMAlgorithm;
 
+/* How many algorithms there are. */
+#define MM_NUM_ALGORITHMS ((int) MM_ALGO_AUTO + 1)
+
 typedef enum MMTimeout
 {
 	MM_TIMEOUT_BOTS = 0,		/* complete the game with computer players */
