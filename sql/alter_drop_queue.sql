@@ -3,7 +3,7 @@ SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS matchmaker CASCADE;
 CREATE EXTENSION matchmaker;
 RESET client_min_messages;
-SELECT matchmaker.create_queue('duel', max_wait => '1 minute', rating_min => 0, rating_max => 3000);
+SELECT matchmaker.create_queue('duel', algorithm => 'periodic', max_wait => '1 minute', rating_min => 0, rating_max => 3000);
 
 -- NULL leaves a setting unchanged; a change is checked like create_queue.
 SELECT matchmaker.alter_queue('duel', max_wait => '2 minutes', params => '{"batch": 4}');

@@ -25,7 +25,7 @@ import psycopg2
 import psycopg2.errors
 
 QUEUE_NAMES = ["duel", "squad", "ffa", "pairs", "batch", "elo", "q7"]
-ALGORITHMS = ["greedy", "periodic", "multi_queue", "difference_wait", "window", "cluster"]
+ALGORITHMS = ["greedy", "periodic", "multi_queue", "difference_wait", "window", "cluster", "auto"]
 PLAYERS = ["p%d" % i for i in range(40)]
 
 
@@ -91,7 +91,7 @@ class Fuzzer:
             p["batch"] = self.pick(2, 4, 8, "auto")
         if algorithm == "multi_queue" and self.rng.random() < 0.7:
             p["ranges"] = self.pick(1, 3, 6, "auto")
-        if algorithm in ("greedy", "multi_queue") and self.rng.random() < 0.3:
+        if algorithm in ("greedy", "multi_queue", "auto") and self.rng.random() < 0.3:
             lat = {"min": 0, "max": 300}
             if algorithm == "multi_queue" and self.rng.random() < 0.5:
                 lat["ranges"] = self.pick(1, 2, 5)

@@ -29,7 +29,7 @@ mm_check_arrivals(const MMArrival *arrivals, int n)
 static double
 rate_over(int n, double span)
 {
-	if (n < 2)
+	if (n < MM_RATE_MIN || n < 2)
 		return 0.0;
 	if (!(span > (n - 1) / MM_RATE_MAX))
 		return MM_RATE_MAX;
@@ -40,7 +40,7 @@ rate_over(int n, double span)
 double
 mm_arrival_rate(const double *times, int n)
 {
-	if (times == NULL || n < 2)
+	if (times == NULL)
 		return 0.0;
 	return rate_over(n, times[n - 1] - times[0]);
 }
@@ -49,7 +49,7 @@ mm_arrival_rate(const double *times, int n)
 double
 mm_arrival_rate_of(const MMArrival *arrivals, int n)
 {
-	if (arrivals == NULL || n < 2)
+	if (arrivals == NULL)
 		return 0.0;
 	return rate_over(n, arrivals[n - 1].arrival - arrivals[0].arrival);
 }

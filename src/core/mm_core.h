@@ -308,8 +308,10 @@ extern int	mm_algorithm_parse(const char *name, MMAlgorithm *out);
 /*
  * The arrival rate (per second) that n arrival times show, ascending:
  * (n - 1) over their span, at most MM_RATE_MAX; 0 (unknown) for fewer
- * than two.  auto's rate: the caller passes the latest MM_RATE_ARRIVALS.
+ * than MM_RATE_MIN, too few to tell a burst from a steady rate.  auto's
+ * rate: the caller passes the latest MM_RATE_ARRIVALS.
  */
+#define MM_RATE_MIN 10
 #define MM_RATE_MAX 1e9
 extern double mm_arrival_rate(const double *times, int n);
 
