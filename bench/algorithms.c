@@ -117,7 +117,7 @@ main(int argc, char **argv)
 		printf("| algorithm | best parameter | cost per game |%s mean wait (s) | p95 wait (s) | players with bots |\n",
 			   k == 2 ? " / OPT |" : "");
 		printf("|---|---|---:|%s---:|---:|---:|\n", k == 2 ? "---:|" : "");
-		for (int alg = MM_ALGO_GREEDY; alg <= MM_ALGO_OPTIMIZE; alg++)
+		for (int alg = MM_ALGO_GREEDY; alg < MM_NUM_ALGORITHMS; alg++)
 		{
 			Outcome		best = {INFINITY, 0, 0, 0};
 			char		best_param[96] = "";

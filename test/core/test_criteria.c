@@ -303,8 +303,8 @@ test_criteria_config(void)
 	CHECK_INT(mm_config_check(&cfg), MM_OK);
 	cfg.algorithm = MM_ALGO_MULTI_QUEUE;
 	CHECK_INT(mm_config_check(&cfg), MM_OK);
-	/* only greedy and multi_queue take criteria */
-	for (int a = MM_ALGO_PERIODIC; a <= MM_ALGO_OPTIMIZE; a++)
+	/* only greedy, multi_queue and auto take criteria */
+	for (int a = MM_ALGO_PERIODIC; a < MM_ALGO_AUTO; a++)
 	{
 		if (a == MM_ALGO_MULTI_QUEUE)
 			continue;

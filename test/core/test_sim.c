@@ -271,7 +271,7 @@ test_sim_invariants(void)
 	static const double rates[] = {0.5, 10.0};
 	int			n = 3000;
 
-	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_OPTIMIZE; algo++)
+	for (int algo = MM_ALGO_GREEDY; algo < MM_NUM_ALGORITHMS; algo++)
 		for (int tmo = 0; tmo < 2; tmo++)
 			for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
 				for (size_t ri = 0; ri < sizeof(rates) / sizeof(rates[0]); ri++)
@@ -320,7 +320,7 @@ test_sim_deterministic(void)
 		CHECK(!"out of memory");
 		goto out;
 	}
-	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_OPTIMIZE; algo++)
+	for (int algo = MM_ALGO_GREEDY; algo < MM_NUM_ALGORITHMS; algo++)
 	{
 		MMConfig	cfg = sim_cfg((MMAlgorithm) algo, 2, 2, 5.0, MM_TIMEOUT_BOTS);
 		MMSimSummary s1;
@@ -449,7 +449,7 @@ test_step_fuzz(void)
 	static unsigned char seen[CAP];
 	static const int shapes[][2] = {{2, 1}, {2, 2}, {3, 1}, {4, 2}};
 
-	for (int algo = MM_ALGO_GREEDY; algo <= MM_ALGO_OPTIMIZE; algo++)
+	for (int algo = MM_ALGO_GREEDY; algo < MM_NUM_ALGORITHMS; algo++)
 		for (int tmo = 0; tmo < 2; tmo++)
 			for (size_t sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
 			{

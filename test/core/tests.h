@@ -34,6 +34,13 @@ extern void test_next_deadline(void);
 extern void test_pool_compact(void);
 extern void test_step_invalid(void);
 
+/* test_auto.c */
+extern void test_auto_rate(void);
+extern void test_auto_instant(void);
+extern void test_auto_timeout(void);
+extern void test_auto_groups(void);
+extern void test_auto_quality(void);
+
 /* test_sim.c */
 extern void test_sim_small(void);
 extern void test_sim_invariants(void);

@@ -1,0 +1,223 @@
+/*
+ * test_auto.c
+ *		Unit tests of the auto algorithm: the measured rate, the instant a
+ *		pair becomes eligible (the step and the deadline agree on it), the
+ *		timeout rule, groups of k > 2, and its cost against the offline
+ *		optimum and the other algorithms on one stream.
+ */
+#include "mm_test.h"
+#include "tests.h"
+#include "../../src/core/mm_core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define AQ_MAX 16
+
+/* A small auto queue with room for AQ_MAX tickets. */
+typedef struct AutoQueue
+{
+	MMConfig	cfg;
+	MMTicket	tickets[AQ_MAX];
+	MMGroup		groups[AQ_MAX];
+	MMPool		pool;
+	MMMatch		matches[AQ_MAX];
+	int			members[AQ_MAX];
+	int			teams[AQ_MAX];
+	int			expired[AQ_MAX];
+	MMResult	res;
+} AutoQueue;
+
+static void
+aq_init(AutoQueue *q, int team_size, double max_wait, double rate)
+{
+	memset(q, 0, sizeof(*q));
+	mm_config_init(&q->cfg, MM_ALGO_AUTO);
+	mm_config_set_max_wait(&q->cfg, max_wait);
+	q->cfg.team_size = team_size;
+	q->cfg.arrival_rate = rate;
+	q->pool.tickets = q->tickets;
+	q->pool.groups = q->groups;
+	q->pool.ngroups_cap = AQ_MAX;
+	q->pool.stepped_at = -INFINITY;
+	q->res.matches = q->matches;
+	q->res.members = q->members;
+	q->res.teams = q->teams;
+	q->res.expired = q->expired;
+}
+
+/* A ticket arriving in order (ids 1, 2, ...). */
+static void
+aq_add(AutoQueue *q, double rating, double arrival)
+{
+	MMTicket   *t = &q->tickets[q->pool.ntickets];
+
+	t->id = q->pool.ntickets + 1;
+	t->rating = rating;
+	t->arrival = arrival;
+	t->group = -1;
+	t->party = -1;
+	t->attr = -1;
+	t->crow = q->pool.ntickets;
+	q->pool.ntickets++;
+}
+
+/* The rate is (n - 1) over the span, unknown (0) below 10 arrivals. */
+void
+test_auto_rate(void)
+{
+	double		t[60];
+
+	for (int i = 0; i < 60; i++)
+		t[i] = i * 0.1;
+	CHECK_NEAR(mm_arrival_rate(t, 9), 0.0, 0);
+	CHECK_NEAR(mm_arrival_rate(t, 10), 10.0, 1e-9);
+	CHECK_NEAR(mm_arrival_rate(t + 10, MM_RATE_ARRIVALS), 10.0, 1e-9);
+	for (int i = 0; i < 60; i++)
+		t[i] = 7.0;
+	CHECK_NEAR(mm_arrival_rate(t, 20), MM_RATE_MAX, 0);
+	CHECK_NEAR(mm_arrival_rate(NULL, 20), 0.0, 0);
+}
+
+/*
+ * A pair too far apart to play on arrival plays at the instant its values
+ * cover its cost: the deadline names it, a step just before does nothing
+ * and a step at it matches the pair.  Rate 5.5/s, max_wait 10: S =
+ * 55^(-1/2); the gap 0.2 costs 0.4; x = 0.737 after the second arrival.
+ */
+void
+test_auto_instant(void)
+{
+	AutoQueue	q;
+	double		d;
+
+	aq_init(&q, 1, 10.0, 5.5);
+	aq_add(&q, 0.7, 1.0);
+	aq_add(&q, 0.9, 2.0);
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 2.0, &q.res), MM_OK);
+	CHECK_INT(q.res.nmatches, 0);
+	d = mm_next_deadline(&q.cfg, &q.pool);
+	CHECK_NEAR(d, 9.3708, 1e-3);
+	CHECK_INT(mm_step(&q.cfg, &q.pool, d - 1e-6, &q.res), MM_OK);
+	CHECK_INT(q.res.nmatches, 0);
+	CHECK_NEAR(mm_next_deadline(&q.cfg, &q.pool), d, 0);
+	CHECK_INT(mm_step(&q.cfg, &q.pool, d, &q.res), MM_OK);
+	CHECK_INT(q.res.nmatches, 1);
+	CHECK_INT(q.res.matches[0].bots, 0);
+	/* no wait term beyond the waits: 2 * 0.2 + waits over max_wait */
+	CHECK_NEAR(q.res.matches[0].cost.total, 0.4 + ((d - 1.0) + (d - 2.0)) / 10.0, 1e-9);
+}
+
+/*
+ * At its timeout a player takes the closest waiting player (not an older
+ * or a farther one); the third keeps waiting.  A very high rate makes
+ * every pair wait.
+ */
+void
+test_auto_timeout(void)
+{
+	AutoQueue	q;
+
+	aq_init(&q, 1, 10.0, 1e6);
+	aq_add(&q, 0.1, 0.0);
+	aq_add(&q, 0.9, 5.0);
+	aq_add(&q, 0.5, 6.0);
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 6.0, &q.res), MM_OK);
+	CHECK_INT(q.res.nmatches, 0);
+	CHECK_NEAR(mm_next_deadline(&q.cfg, &q.pool), 10.0, 0);
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 10.0, &q.res), MM_OK);
+	CHECK_INT(q.res.nmatches, 1);
+	CHECK_INT(q.res.matches[0].nmembers, 2);
+	CHECK_INT(q.members[0], 0);
+	CHECK_INT(q.members[1], 2);
+	mm_pool_compact(&q.pool, &q.res);
+	CHECK_INT(q.pool.ntickets, 1);
+	/* alone at its own timeout: a computer player, or expiry */
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 15.0, &q.res), MM_OK);
+	CHECK_INT(q.res.nmatches, 1);
+	CHECK_INT(q.res.matches[0].bots, 1);
+	q.cfg.on_timeout = MM_TIMEOUT_EXPIRE;
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 15.0, &q.res), MM_OK);
+	CHECK_INT(q.res.nmatches, 0);
+	CHECK_INT(q.res.nexpired, 1);
+}
+
+/*
+ * 2v2: the cheapest run of four consecutive ratings plays, split into
+ * balanced teams; the two far ones keep waiting (fewer than k).
+ */
+void
+test_auto_groups(void)
+{
+	AutoQueue	q;
+	int			sum[2] = {0, 0};
+
+	aq_init(&q, 2, 10.0, 0.0);	/* rate unknown: S = 1 */
+	aq_add(&q, 0.80, 0.0);
+	aq_add(&q, 0.10, 0.5);
+	aq_add(&q, 0.16, 1.0);
+	aq_add(&q, 0.12, 1.5);
+	aq_add(&q, 0.95, 2.0);
+	aq_add(&q, 0.14, 2.5);
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 2.5, &q.res), MM_OK);
+	CHECK_INT(q.res.nmatches, 1);
+	CHECK_INT(q.res.matches[0].nmembers, 4);
+	CHECK_INT(q.members[0], 1);
+	CHECK_INT(q.members[1], 2);
+	CHECK_INT(q.members[2], 3);
+	CHECK_INT(q.members[3], 5);
+	for (int i = 0; i < 4; i++)
+		sum[q.teams[i] - 1] += (int) (q.tickets[q.members[i]].rating * 100 + 0.5);
+	CHECK_INT(sum[0], sum[1]);
+	CHECK_NEAR(q.res.matches[0].cost.criteria, 4 * 0.06, 1e-9);
+}
+
+/*
+ * On a Poisson stream of 10 players per second (k = 2, max_wait 5 s),
+ * auto costs less than multi_queue with its best range count and stays
+ * within 1.4 of the offline optimum.
+ */
+void
+test_auto_quality(void)
+{
+	int			n = 3000;
+	MMArrival  *a = malloc(sizeof(MMArrival) * n);
+	uint64_t	state = 11;
+	double		t = 0.0;
+	double		opt;
+	double		best_mq = INFINITY;
+	MMConfig	cfg;
+	MMSimSummary s;
+
+	if (a == NULL)
+	{
+		CHECK(!"out of memory");
+		return;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+		t += -log(1.0 - ((state >> 11) + 0.5) / 9007199254740992.0) / 10.0;
+		state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+		a[i].id = i + 1;
+		a[i].rating = (state >> 11) / 9007199254740992.0;
+		a[i].arrival = t;
+	}
+	CHECK_INT(mm_optimal_pairs(a, n, 5.0, 3.0, NULL, &opt), MM_OK);
+	for (int r = 2; r <= 10; r++)
+	{
+		mm_config_init(&cfg, MM_ALGO_MULTI_QUEUE);
+		mm_config_set_max_wait(&cfg, 5.0);
+		cfg.multi_queue.ranges = r;
+		CHECK_INT(mm_simulate(&cfg, a, NULL, n, NULL, &s), MM_OK);
+		best_mq = s.cost < best_mq ? s.cost : best_mq;
+	}
+	mm_config_init(&cfg, MM_ALGO_AUTO);
+	mm_config_set_max_wait(&cfg, 5.0);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, n, NULL, &s), MM_OK);
+	printf("     auto %.4f, best multi_queue %.4f (of OPT)\n", s.cost / opt, best_mq / opt);
+	CHECK(s.cost < best_mq);
+	CHECK(s.cost < 1.4 * opt);
+	CHECK(s.max_wait <= 5.0);
+	free(a);
+}
