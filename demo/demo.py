@@ -20,9 +20,9 @@ SEED = 7
 
 SETUP = """
 CREATE EXTENSION IF NOT EXISTS matchmaker;
-SELECT matchmaker.create_queue('duel', team_size => 1, teams => 2, algorithm => 'difference_wait',
+SELECT matchmaker.create_queue('duel', team_size => 1, teams => 2,
                                max_wait => '8 seconds', rating_min => 0, rating_max => 3000,
-                               tick => '200 ms', params => '{"wait_factor": 6}');
+                               tick => '200 ms');
 SELECT matchmaker.create_queue('squad', team_size => 2, teams => 2, algorithm => 'multi_queue',
                                max_wait => '8 seconds', rating_min => 0, rating_max => 3000,
                                tick => '200 ms', params => '{"ranges": 3}');
@@ -71,7 +71,7 @@ def main():
     cur = conn.cursor()
     cur.execute(SETUP)
     cur.execute("LISTEN matchmaker")
-    print("== queues 'duel' (1v1, difference_wait) and 'squad' (2v2, multi_queue); "
+    print("== queues 'duel' (1v1, auto) and 'squad' (2v2, multi_queue); "
           f"{ARRIVALS} players arrive in each at about {RATE:g} per second")
     print("== each line is printed when the match's NOTIFY arrives")
 
