@@ -26,6 +26,25 @@ SET enqueued_by_name = COALESCE((SELECT r.rolname FROM pg_catalog.pg_roles r
                                  WHERE r.oid OPERATOR(pg_catalog.=) t.enqueued_by), '');
 ALTER TABLE matchmaker.tickets ALTER COLUMN enqueued_by_name SET NOT NULL;
 
+-- Self-tuning (params.tune): one row per decision, what was tried and what was adopted.
+CREATE SEQUENCE matchmaker.tunings_id_seq;
+CREATE TABLE matchmaker.tunings (
+    id        bigint PRIMARY KEY DEFAULT pg_catalog.nextval('matchmaker.tunings_id_seq'),
+    queue     text NOT NULL,
+    tuned_at  timestamptz NOT NULL,
+    players   integer NOT NULL,
+    current   jsonb NOT NULL,
+    tried     jsonb NOT NULL,
+    adopted   jsonb,
+    note      text
+);
+ALTER SEQUENCE matchmaker.tunings_id_seq OWNED BY matchmaker.tunings.id;
+CREATE INDEX tunings_queue ON matchmaker.tunings (queue, tuned_at);
+COMMENT ON TABLE matchmaker.tunings IS 'Self-tuning decisions: the queue''s own configuration and each candidate replayed over its recent players, with their costs, and the one adopted.';
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.tunings', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.tunings_id_seq', '');
+GRANT SELECT ON matchmaker.tunings TO matchmaker_admin;
+
 -- New queues use algorithm auto unless they name another; existing queues keep theirs.
 CREATE OR REPLACE FUNCTION matchmaker.create_queue(
     name text,

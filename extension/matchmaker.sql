@@ -125,13 +125,31 @@ CREATE VIEW matchmaker.provisional AS
                       WHERE t.state IS DISTINCT FROM 'waiting');
 COMMENT ON VIEW matchmaker.provisional IS 'difference_wait provisional groups: their tickets, rating spread q and when they become final.';
 
--- Keep queues, tickets, matches and provisional groups (and the id sequences) in pg_dump output.
+-- Self-tuning (params.tune): one row per decision, what was tried and what was adopted.
+CREATE SEQUENCE matchmaker.tunings_id_seq;
+CREATE TABLE matchmaker.tunings (
+    id        bigint PRIMARY KEY DEFAULT pg_catalog.nextval('matchmaker.tunings_id_seq'),
+    queue     text NOT NULL,
+    tuned_at  timestamptz NOT NULL,
+    players   integer NOT NULL,
+    current   jsonb NOT NULL,
+    tried     jsonb NOT NULL,
+    adopted   jsonb,
+    note      text
+);
+ALTER SEQUENCE matchmaker.tunings_id_seq OWNED BY matchmaker.tunings.id;
+CREATE INDEX tunings_queue ON matchmaker.tunings (queue, tuned_at);
+COMMENT ON TABLE matchmaker.tunings IS 'Self-tuning decisions: the queue''s own configuration and each candidate replayed over its recent players, with their costs, and the one adopted.';
+
+-- Keep queues, tickets, matches, provisional groups and tunings (and the id sequences) in pg_dump output.
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.queues', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.tickets', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.provisional_groups', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.tickets_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.tunings', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.tunings_id_seq', '');
 
 -- ---------------------------------------------------------------------
 -- Functions.  They are written in C; every query they run names its

@@ -35,6 +35,20 @@ typedef enum MMCriterionProblem
 	MM_CRITERION_OUTSIDE		/* the number is outside [lo, hi] */
 } MMCriterionProblem;
 
+/*
+ * params.tune: how often (every, seconds) a tick replays the queue's
+ * recent history (over, seconds) through the simulator with candidate
+ * algorithms and parameters (algorithms: a mask of 1 << MMAlgorithm) and
+ * adopts the best (tune.c).
+ */
+typedef struct MMTune
+{
+	bool		on;
+	double		every;
+	double		over;
+	uint32		algorithms;
+} MMTune;
+
 /* A queue as stored in matchmaker.queues, resolved for matching. */
 typedef struct MMQueue
 {
@@ -46,6 +60,7 @@ typedef struct MMQueue
 	double		rating_max;
 	double		tick_seconds;
 	TimestampTz created_at;
+	MMTune		tune;			/* params.tune */
 } MMQueue;
 
 /* How mm_load_queue locks the queue's row. */
@@ -59,6 +74,17 @@ typedef enum MMQueueLock
 /* params.c */
 extern void mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 							bool *wait_factor_set);
+
+/* tune.c */
+extern void mm_tune_parse(JsonbValue *v, MMTune *tune);
+extern void mm_tune_read(Jsonb *params, MMTune *tune);
+extern void mm_tune_queue(MMQueue *queue, TimestampTz now);
+extern bool mm_tunings_exist(void);
+
+/* simulate.c */
+extern MMArrival *mm_read_history(MMQueue *queue, TimestampTz from, TimestampTz to,
+								  int limit, MMStreamData *data, int *n_out);
+extern void mm_stream_rate(MMConfig *cfg, const MMArrival *arr, int n);
 
 /* queue.c */
 extern bool mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue);

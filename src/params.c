@@ -64,6 +64,7 @@ static void parse_on_timeout(JsonbValue *v, const MMParamDef *def, MMConfig *cfg
 static void parse_weights(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 static void parse_skill_cap(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 static void parse_criteria(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
+static void parse_tune(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 
 /*
  * The params keys.  Rows of the same algorithms stand together, in the
@@ -248,6 +249,14 @@ static const MMParamDef params[] = {
 		"criteria is an object of numeric attributes matched on besides the rating, each with its range and optionally a weight and (multi_queue) ranges, for example {\"latency\": {\"min\": 0, \"max\": 300}}; the key \"rating\" takes the rating's weight.",
 		"Several criteria are matched by algorithms \"greedy\", \"multi_queue\" and \"auto\"; remove \"criteria\" from params.",
 		parse_criteria
+	},
+	{
+		"tune",
+		ALL_ALGOS & ~ALGO(MM_ALGO_OPTIMIZE), MM_PARAM_CUSTOM, 0, 0, NULL, 0, NO_FIELD,
+		NULL,
+		"tune asks a tick to replay the queue's recent players with candidate algorithms now and then and adopt the cheapest, for example {\"every\": 600, \"over\": 3600, \"algorithms\": [\"auto\", \"multi_queue\"]}.",
+		"optimize scores matches its own way, so tuning by eq. 1 does not apply to it; remove \"tune\" from params.",
+		parse_tune
 	},
 	{
 		"on_timeout",
@@ -730,6 +739,15 @@ parse_team_policy(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteri
 }
 
 /* on_timeout: "bots" or "expire". */
+/* params.tune: checked here, read by the tick (tune.c). */
+static void
+parse_tune(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria)
+{
+	MMTune		tune;
+
+	mm_tune_parse(v, &tune);
+}
+
 static void
 parse_on_timeout(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria)
 {

@@ -233,6 +233,7 @@ mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 	queue->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
 	mm_parse_params(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)),
 					&queue->cfg, &queue->criteria, &queue->wait_factor_set);
+	mm_tune_read(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)), &queue->tune);
 	return true;
 }
 
@@ -641,7 +642,10 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 				 errhint("Cancel them first, or drop the queue with matchmaker.drop_queue('%s', force => true).", name)));
 
 	clear_groups(name);
-	if (SPI_execute_with_args("DELETE FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1",
+	if ((mm_tunings_exist() &&
+		 SPI_execute_with_args("DELETE FROM matchmaker.tunings WHERE queue OPERATOR(pg_catalog.=) $1",
+							   1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE) ||
+		SPI_execute_with_args("DELETE FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
 		SPI_execute_with_args("DELETE FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||

@@ -569,14 +569,17 @@ simulation_config(MMQueue *queue, Jsonb *override)
 	}
 }
 
-/* A batch or range count of "auto" is taken from the stream's mean arrival rate. */
-static void
-simulation_rate(MMQueue *queue, const MMArrival *arr, int n)
+/*
+ * A batch or range count of "auto" is taken from the stream's mean arrival
+ * rate (auto measures its own as it goes).
+ */
+void
+mm_stream_rate(MMConfig *cfg, const MMArrival *arr, int n)
 {
 	if (n >= 2 && arr[n - 1].arrival > arr[0].arrival)
-		queue->cfg.arrival_rate = Min((n - 1) / (arr[n - 1].arrival - arr[0].arrival), 1e9);
+		cfg->arrival_rate = Min((n - 1) / (arr[n - 1].arrival - arr[0].arrival), 1e9);
 	else
-		queue->cfg.arrival_rate = 0;
+		cfg->arrival_rate = 0;
 }
 
 /* Run the simulation of a call's arguments; fills outcomes and summary. */
@@ -596,7 +599,7 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
 	simulation_config(queue, PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2));
 	arr = read_arrivals(queue, query, &data, &n);
-	simulation_rate(queue, arr, n);
+	mm_stream_rate(&queue->cfg, arr, n);
 
 	if (outcomes != NULL)
 		*outcomes = palloc(sizeof(MMOutcome) * Max(n, 1));
@@ -749,6 +752,44 @@ mm_optimal_cost(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The players of the queue's matches made in [from, to), as an arrival
+ * stream in seconds (audit's and tuning's history): those of the latest
+ * limit matches (limit <= 0: all); with criteria, their attributes too.
+ */
+MMArrival *
+mm_read_history(MMQueue *queue, TimestampTz from, TimestampTz to, int limit,
+				MMStreamData *data, int *n_out)
+{
+	static SPIPlanPtr plans[2];
+	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID};
+	Datum		args[4];
+	ParamListInfo params;
+	bool		crit = queue->cfg.criteria.n > 0;
+
+	mm_keep_plan(&plans[crit],
+				 psprintf("SELECT t.id, t.rating, pg_catalog.date_part('epoch', t.enqueued_at)%s "
+						  "FROM matchmaker.tickets t JOIN (SELECT id FROM matchmaker.matches "
+						  "WHERE queue OPERATOR(pg_catalog.=) $1 "
+						  "AND created_at OPERATOR(pg_catalog.>=) $2 AND created_at OPERATOR(pg_catalog.<) $3 "
+						  "ORDER BY created_at DESC LIMIT $4) m ON m.id OPERATOR(pg_catalog.=) t.match_id",
+						  crit ? ", t.attributes" : ""),
+				 4, argtypes);
+	args[0] = CStringGetTextDatum(queue->name);
+	args[1] = TimestampTzGetDatum(from);
+	args[2] = TimestampTzGetDatum(to);
+	args[3] = Int64GetDatum(limit > 0 ? (int64) limit : PG_INT64_MAX);
+	params = makeParamList(4);
+	for (int i = 0; i < 4; i++)
+	{
+		params->params[i].value = args[i];
+		params->params[i].isnull = false;
+		params->params[i].pflags = PARAM_FLAG_CONST;
+		params->params[i].ptype = argtypes[i];
+	}
+	return read_arrivals_plan(queue, plans[crit], params, true, crit ? 4 : 3, data, n_out);
+}
+
+/*
  * matchmaker.audit(queue, from, to): the matches the queue made between
  * from and to, against the offline optimum for the same tickets.  Returns
  * (matches, players, bots, expired, cost, optimal_cost, ratio); expired
@@ -813,25 +854,10 @@ mm_audit(PG_FUNCTION_ARGS)
 
 	/* The players of those matches, as an arrival stream in seconds. */
 	{
-		static SPIPlanPtr plan;
-		ParamListInfo params;
 		MMStreamData data;
 
-		mm_keep_plan(&plan,
-					 "SELECT t.id, t.rating, pg_catalog.date_part('epoch', t.enqueued_at) "
-					 "FROM matchmaker.tickets t JOIN matchmaker.matches m ON m.id OPERATOR(pg_catalog.=) t.match_id "
-					 "WHERE m.queue OPERATOR(pg_catalog.=) $1 "
-					 "AND m.created_at OPERATOR(pg_catalog.>=) $2 AND m.created_at OPERATOR(pg_catalog.<) $3",
-					 3, argtypes);
-		params = makeParamList(3);
-		for (int i = 0; i < 3; i++)
-		{
-			params->params[i].value = args[i];
-			params->params[i].isnull = false;
-			params->params[i].pflags = PARAM_FLAG_CONST;
-			params->params[i].ptype = argtypes[i];
-		}
-		arr = read_arrivals_plan(queue, plan, params, true, 3, &data, &n);
+		arr = mm_read_history(queue, PG_GETARG_TIMESTAMPTZ(1), PG_GETARG_TIMESTAMPTZ(2), 0,
+							  &data, &n);
 	}
 	opt = optimal_of(queue, arr, n);
 	SPI_finish();

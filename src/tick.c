@@ -1381,6 +1381,8 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	write_invalid(queue, now, &invalid);
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
 		write_groups(queue, now, &pool);
+	/* the decisions above used the queue's settings; a tuning changes the next tick's */
+	mm_tune_queue(queue, now);
 	hold_tick(queue, res.nmatches);
 
 	if (info != NULL)

@@ -1,0 +1,475 @@
+/*
+ * tune.c
+ *		Self-tuning (params.tune): now and then a tick replays the queue's
+ *		recent history through the simulator with candidate algorithms and
+ *		parameters, adopts the one that would have cost least (eq. 1) when
+ *		it beats the queue's own by a margin, and records each decision in
+ *		matchmaker.tunings.
+ *
+ * The history is the players of the queue's matches of the last `over`
+ * seconds (at most MM_TUNE_MAX_MATCHES matches, the latest), as audit reads
+ * it.  Each candidate runs through mm_simulate on that stream; the queue's
+ * own configuration is the baseline.  Adopting goes through alter_queue in
+ * a subtransaction, so a candidate the queue cannot take (which the
+ * candidate list avoids) is recorded as refused and never fails the tick.
+ */
+#include "matchmaker.h"
+
+#include <math.h>
+
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/timestamp.h"
+
+/* The latest matches a tuning replays at most. */
+#define MM_TUNE_MAX_MATCHES 10000
+
+/* Fewer players than this in the history: nothing is adopted. */
+#define MM_TUNE_MIN_PLAYERS 50
+
+/* A candidate is adopted when it costs less than this share of the queue's own cost. */
+#define MM_TUNE_MARGIN 0.98
+
+/* The algorithms tried when params.tune names none. */
+#define MM_TUNE_DEFAULT_ALGORITHMS \
+	((1u << MM_ALGO_AUTO) | (1u << MM_ALGO_PERIODIC) | \
+	 (1u << MM_ALGO_MULTI_QUEUE) | (1u << MM_ALGO_DIFFERENCE_WAIT))
+
+/* One configuration tried. */
+typedef struct TuneCandidate
+{
+	MMConfig	cfg;
+	char	   *params;			/* its params keys as JSON, besides those kept */
+	double		cost;
+	int64		games;
+	int64		bots;
+} TuneCandidate;
+
+/* The error every bad tune value raises. */
+static void
+bad_tune(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("params key \"tune\" must be an object of \"every\", \"over\" and \"algorithms\""),
+			 errdetail("%s", detail),
+			 errhint("For example {\"every\": 600, \"over\": 3600, \"algorithms\": [\"auto\", \"multi_queue\"]}: "
+					 "every 600 seconds, replay the last hour's players with each algorithm and adopt the cheapest.")));
+}
+
+/* A number of seconds of tune, within [lo, hi]. */
+static double
+tune_seconds(JsonbValue *v, const char *key, double lo, double hi)
+{
+	double		x;
+
+	if (v->type != jbvNumeric)
+		bad_tune(psprintf("\"%s\" must be a number of seconds.", key));
+	x = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	if (!(x >= lo && x <= hi))
+		bad_tune(psprintf("\"%s\" must be from %.0f to %.0f seconds; got %g.", key, lo, hi, x));
+	return x;
+}
+
+/* The mask of the algorithms of a JSON array of their names. */
+static uint32
+tune_algorithms(JsonbValue *v)
+{
+	JsonbIterator *it;
+	JsonbValue	e;
+	JsonbIteratorToken tok;
+	uint32		mask = 0;
+
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		bad_tune("\"algorithms\" must be an array of algorithm names.");
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+	{
+		MMAlgorithm a;
+		char	   *name;
+
+		if (tok != WJB_ELEM)
+			continue;
+		if (e.type != jbvString)
+			bad_tune("\"algorithms\" must be an array of algorithm names.");
+		name = pnstrdup(e.val.string.val, Min(e.val.string.len, 64));
+		if (mm_algorithm_parse(name, &a) != 0 || a == MM_ALGO_OPTIMIZE)
+			bad_tune(psprintf("\"%s\" is not an algorithm tuning can try: one of auto, greedy, periodic, "
+							  "multi_queue, difference_wait, window and cluster (optimize scores matches its own way).",
+							  mm_shorten(name)));
+		mask |= 1u << a;
+	}
+	if (mask == 0)
+		bad_tune("\"algorithms\" must name at least one algorithm.");
+	return mask;
+}
+
+/* Parse and check a params.tune value into tune; raises an error when bad. */
+void
+mm_tune_parse(JsonbValue *v, MMTune *tune)
+{
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	val;
+	JsonbIteratorToken tok;
+
+	tune->on = true;
+	tune->every = 600;
+	tune->over = 3600;
+	tune->algorithms = MM_TUNE_DEFAULT_ALGORITHMS;
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		bad_tune("It is not a JSON object.");
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		char	   *key;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(k.val.string.val, Min(k.val.string.len, 64));
+		tok = JsonbIteratorNext(&it, &val, true);
+		if (strcmp(key, "every") == 0)
+			tune->every = tune_seconds(&val, key, 1, 31536000);
+		else if (strcmp(key, "over") == 0)
+			tune->over = tune_seconds(&val, key, 1, 604800);
+		else if (strcmp(key, "algorithms") == 0)
+			tune->algorithms = tune_algorithms(&val);
+		else
+			bad_tune(psprintf("Unknown key \"%s\".", mm_shorten(key)));
+	}
+}
+
+/* The queue's params.tune (checked when the params were stored), or off. */
+void
+mm_tune_read(Jsonb *params, MMTune *tune)
+{
+	JsonbValue *v;
+
+	memset(tune, 0, sizeof(MMTune));
+	v = getKeyJsonValueFromContainer(&params->root, "tune", 4, NULL);
+	if (v != NULL)
+		mm_tune_parse(v, tune);
+}
+
+/*
+ * Whether the schema has matchmaker.tunings (0.3.0 on; the library also
+ * serves the SQL definitions of earlier versions).
+ */
+bool
+mm_tunings_exist(void)
+{
+	return OidIsValid(get_relname_relid("tunings", get_namespace_oid("matchmaker", false)));
+}
+
+/* Whether the tuning of the queue is due at now. */
+static bool
+tune_due(MMQueue *queue, TimestampTz now)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1];
+	bool		isnull;
+	Datum		last;
+
+	mm_keep_plan(&plan,
+				 "SELECT pg_catalog.max(tuned_at) FROM matchmaker.tunings "
+				 "WHERE queue OPERATOR(pg_catalog.=) $1",
+				 1, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+	if (SPI_execute_plan(plan, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the queue's last tuning");
+	last = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ||
+		(double) (now - DatumGetTimestampTz(last)) / USECS_PER_SEC >= queue->tune.every;
+}
+
+/* A candidate of algorithm a for the queue, at a's defaults. */
+static MMConfig
+candidate_config(MMQueue *queue, MMAlgorithm a)
+{
+	MMConfig	cfg;
+
+	mm_config_init(&cfg, a);
+	cfg.teams = queue->cfg.teams;
+	cfg.team_size = queue->cfg.team_size;
+	cfg.on_timeout = queue->cfg.on_timeout;
+	mm_config_set_max_wait(&cfg, queue->cfg.max_wait);
+	cfg.criteria = queue->cfg.criteria;
+	return cfg;
+}
+
+/*
+ * Add a candidate with its params keys as JSON, when the queue can take it
+ * (per-criterion ranges are multi_queue's own).
+ */
+static void
+add_candidate(const MMConfig *cfg, const char *params, TuneCandidate *c, int *n)
+{
+	if (cfg->algorithm != MM_ALGO_MULTI_QUEUE)
+		for (int d = 1; d <= cfg->criteria.n; d++)
+			if (cfg->criteria.ranges[d] != 0)
+				return;
+	if (mm_config_check(cfg) != MM_OK)
+		return;
+	c[*n].cfg = *cfg;
+	c[*n].params = pstrdup(params);
+	(*n)++;
+}
+
+/* The candidates of the algorithms in mask: each with a few values of its parameter. */
+static int
+candidates(MMQueue *queue, uint32 mask, TuneCandidate *c)
+{
+	int			n = 0;
+	int			k = mm_config_k(&queue->cfg);
+	double		T = queue->cfg.max_wait;
+
+	for (int a = 0; a < MM_NUM_ALGORITHMS; a++)
+	{
+		MMConfig	cfg = candidate_config(queue, (MMAlgorithm) a);
+
+		if (!(mask & (1u << a)))
+			continue;
+		switch ((MMAlgorithm) a)
+		{
+			case MM_ALGO_PERIODIC:
+				add_candidate(&cfg, "{\"batch\": \"auto\"}", c, &n);
+				for (int m = 1; m <= 8; m *= 2)
+				{
+					cfg.periodic.batch = m * k;
+					add_candidate(&cfg, psprintf("{\"batch\": %d}", m * k), c, &n);
+				}
+				break;
+			case MM_ALGO_MULTI_QUEUE:
+				add_candidate(&cfg, "{\"ranges\": \"auto\"}", c, &n);
+				for (int r = 2; r <= 10; r += 2)
+				{
+					cfg.multi_queue.ranges = r;
+					add_candidate(&cfg, psprintf("{\"ranges\": %d}", r), c, &n);
+				}
+				break;
+			case MM_ALGO_DIFFERENCE_WAIT:
+				for (double f = 0.05; f <= 0.81; f *= 2)
+				{
+					cfg.difference_wait.wait_factor = f * T;
+					add_candidate(&cfg, psprintf("{\"wait_factor\": %.17g}", f * T), c, &n);
+				}
+				break;
+			case MM_ALGO_WINDOW:
+				for (double w = 0.02; w <= 0.17; w *= 2)
+				{
+					cfg.window.width = w;
+					cfg.window.widen = Min((cfg.window.max - w) / T, 1.0);	/* "auto" */
+					add_candidate(&cfg, psprintf("{\"window\": %.17g}", w), c, &n);
+				}
+				break;
+			case MM_ALGO_CLUSTER:
+				for (double t = 0.02; t <= 0.17; t *= 2)
+				{
+					cfg.cluster.threshold = t;
+					add_candidate(&cfg, psprintf("{\"threshold\": %.17g}", t), c, &n);
+				}
+				break;
+			default:
+				add_candidate(&cfg, "{}", c, &n);
+				break;
+		}
+	}
+	return n;
+}
+
+/* Run one configuration over the history. */
+static void
+replay(MMQueue *queue, MMConfig *cfg, const MMArrival *arr, const MMStreamData *data, int n,
+	   double *cost, int64 *games, int64 *bots)
+{
+	MMSimSummary s;
+	MMStatus	st;
+
+	mm_stream_rate(cfg, arr, n);
+	st = mm_simulate(cfg, arr, data, n, NULL, &s);
+	if (st != MM_OK)
+		mm_status_error(st, psprintf("tuning queue \"%s\"", queue->name),
+						psprintf("tuning of queue \"%s\" was interrupted", queue->name), NULL);
+	*cost = s.cost;
+	*games = s.games;
+	*bots = s.bots;
+}
+
+/* One tried configuration as JSON. */
+static void
+append_tried(StringInfo buf, const char *algorithm, const char *params, double cost,
+			 int64 games, int64 bots, int players)
+{
+	appendStringInfo(buf, "{\"algorithm\": \"%s\", \"params\": %s, \"cost\": %.6f, "
+					 "\"cost_per_player\": %.6f, \"games\": " INT64_FORMAT ", \"bots\": " INT64_FORMAT "}",
+					 algorithm, params, cost, players > 0 ? cost / players : 0.0, games, bots);
+}
+
+/*
+ * Adopt a candidate through alter_queue, keeping the params keys every
+ * algorithm shares; returns NULL, or the error's message when the queue
+ * refused it (the subtransaction is rolled back, the tick goes on).
+ */
+static char *
+adopt(MMQueue *queue, const TuneCandidate *c)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	char	   *volatile failure = NULL;
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, JSONBOID};
+	Datum		values[3];
+
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = CStringGetTextDatum(mm_algorithm_name(c->cfg.algorithm));
+	values[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(c->params));
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		if (SPI_execute_with_args("SELECT matchmaker.alter_queue($1, algorithm => $2, params => "
+								  "COALESCE((SELECT pg_catalog.jsonb_object_agg(key, value) "
+								  "FROM pg_catalog.jsonb_each(q.params) "
+								  "WHERE key OPERATOR(pg_catalog.=) ANY ('{tune,on_timeout,criteria}')), '{}') "
+								  "OPERATOR(pg_catalog.||) $3) "
+								  "FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) $1",
+								  3, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not alter the queue");
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		failure = pstrdup(edata->message);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	return failure;
+}
+
+/* Write the decision to matchmaker.tunings. */
+static void
+record(MMQueue *queue, TimestampTz now, int players, const char *current,
+	   const char *tried, const char *adopted, const char *note)
+{
+	Oid			argtypes[7] = {TEXTOID, TIMESTAMPTZOID, INT4OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
+
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(now);
+	values[2] = Int32GetDatum(players);
+	values[3] = CStringGetTextDatum(current);
+	values[4] = CStringGetTextDatum(tried);
+	values[5] = adopted ? CStringGetTextDatum(adopted) : (Datum) 0;
+	nulls[5] = adopted ? ' ' : 'n';
+	values[6] = note ? CStringGetTextDatum(note) : (Datum) 0;
+	nulls[6] = note ? ' ' : 'n';
+	if (SPI_execute_with_args("INSERT INTO matchmaker.tunings (queue, tuned_at, players, current, tried, adopted, note) "
+							  "VALUES ($1, $2, $3, $4::pg_catalog.jsonb, $5::pg_catalog.jsonb, $6::pg_catalog.jsonb, $7)",
+							  7, argtypes, values, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the tuning");
+}
+
+/*
+ * Tune the queue at time now when its params ask for it and the last
+ * tuning is older than tune.every (SPI connected, inside a tick).
+ */
+void
+mm_tune_queue(MMQueue *queue, TimestampTz now)
+{
+	MMArrival  *arr;
+	MMStreamData data;
+	int			n;
+	int			nc;
+	TuneCandidate *c;
+	MMConfig	own = queue->cfg;
+	double		own_cost;
+	int64		own_games;
+	int64		own_bots;
+	int			best = -1;
+	StringInfoData tried;
+	StringInfoData current;
+	char	   *adopted = NULL;
+	char	   *note = NULL;
+	char	   *own_params;
+
+	if (!queue->tune.on || !mm_tunings_exist() || !tune_due(queue, now))
+		return;
+
+	arr = mm_read_history(queue, now - (TimestampTz) (queue->tune.over * USECS_PER_SEC), now,
+						  MM_TUNE_MAX_MATCHES, &data, &n);
+	{
+		bool		isnull;
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		values[1];
+
+		values[0] = CStringGetTextDatum(queue->name);
+		if (SPI_execute_with_args("SELECT params::pg_catalog.text FROM matchmaker.queues "
+								  "WHERE name OPERATOR(pg_catalog.=) $1",
+								  1, argtypes, values, NULL, true, 1) != SPI_OK_SELECT ||
+			SPI_processed != 1)
+			elog(ERROR, "could not read the queue's params");
+		own_params = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+
+	replay(queue, &own, arr, &data, n, &own_cost, &own_games, &own_bots);
+	initStringInfo(&current);
+	append_tried(&current, mm_algorithm_name(own.algorithm), own_params, own_cost,
+				 own_games, own_bots, n);
+
+	c = palloc(sizeof(TuneCandidate) * 64);
+	nc = candidates(queue, queue->tune.algorithms, c);
+	initStringInfo(&tried);
+	appendStringInfoChar(&tried, '[');
+	for (int i = 0; i < nc; i++)
+	{
+		replay(queue, &c[i].cfg, arr, &data, n, &c[i].cost, &c[i].games, &c[i].bots);
+		if (i > 0)
+			appendStringInfoString(&tried, ", ");
+		append_tried(&tried, mm_algorithm_name(c[i].cfg.algorithm), c[i].params, c[i].cost,
+					 c[i].games, c[i].bots, n);
+		if (best < 0 || c[i].cost < c[best].cost)
+			best = i;
+	}
+	appendStringInfoChar(&tried, ']');
+
+	if (n < MM_TUNE_MIN_PLAYERS)
+		note = psprintf("%d players in the history, fewer than %d: nothing adopted", n, MM_TUNE_MIN_PLAYERS);
+	else if (best < 0 || !(c[best].cost < MM_TUNE_MARGIN * own_cost))
+		note = psprintf("no candidate costs %d %% less than the queue's own", (int) round(100 * (1 - MM_TUNE_MARGIN)));
+	else
+	{
+		StringInfoData a;
+
+		note = adopt(queue, &c[best]);
+		if (note == NULL)
+		{
+			initStringInfo(&a);
+			append_tried(&a, mm_algorithm_name(c[best].cfg.algorithm), c[best].params,
+						 c[best].cost, c[best].games, c[best].bots, n);
+			adopted = a.data;
+		}
+		else
+			note = psprintf("alter_queue refused the best candidate: %s", note);
+	}
+	record(queue, now, n, current.data, tried.data, adopted, note);
+}
