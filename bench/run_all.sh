@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every benchmark with its recorded arguments; each writes its table
-# to bench/results/.  Takes about forty-five minutes on two cores.
+# to bench/results/.  Takes about fifty minutes on two cores.
 set -euo pipefail
 cd "$(dirname "$0")"
 bash core_speed.sh 1000000
@@ -14,4 +14,5 @@ bash tick.sh 1000 10000 100000 1000000
 bash enqueue.sh 8 20
 bash notify_latency.sh 200
 bash slow_queue.sh 200
+bash live_vs_sim.sh
 bash baseline.sh 15 4 1000 2
