@@ -7,7 +7,7 @@
  *		matchmaker.tunings.
  *
  * The history is the players of the queue's matches of the last `over`
- * seconds (at most MM_TUNE_MAX_MATCHES matches, the latest), as audit reads
+ * seconds (the latest matches, MM_TUNE_MAX_PLAYERS / k of them at most), as audit reads
  * it.  Each candidate runs through mm_simulate on that stream; the queue's
  * own configuration is the baseline.  Adopting goes through alter_queue in
  * a subtransaction, so a candidate the queue cannot take (which the
@@ -29,8 +29,8 @@
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
 
-/* The latest matches a tuning replays at most. */
-#define MM_TUNE_MAX_MATCHES 10000
+/* The players a tuning replays at most: those of the latest matches. */
+#define MM_TUNE_MAX_PLAYERS 20000
 
 /* Fewer players than this in the history: nothing is adopted. */
 #define MM_TUNE_MIN_PLAYERS 50
@@ -416,7 +416,7 @@ mm_tune_queue(MMQueue *queue, TimestampTz now)
 		return;
 
 	arr = mm_read_history(queue, now - (TimestampTz) (queue->tune.over * USECS_PER_SEC), now,
-						  MM_TUNE_MAX_MATCHES, &data, &n);
+						  Max(MM_TUNE_MAX_PLAYERS / mm_config_k(&queue->cfg), 1), &data, &n);
 	{
 		bool		isnull;
 		Oid			argtypes[1] = {TEXTOID};
