@@ -25,12 +25,10 @@ mm_check_arrivals(const MMArrival *arrivals, int n)
 	return MM_OK;
 }
 
-/* (n - 1) arrivals over the span from the first to the last, capped. */
+/* (n - 1) arrivals over the span from the first to the last (n >= 2), capped. */
 static double
 rate_over(int n, double span)
 {
-	if (n < MM_RATE_MIN || n < 2)
-		return 0.0;
 	if (!(span > (n - 1) / MM_RATE_MAX))
 		return MM_RATE_MAX;
 	return (n - 1) / span;
@@ -40,7 +38,7 @@ rate_over(int n, double span)
 double
 mm_arrival_rate(const double *times, int n)
 {
-	if (times == NULL)
+	if (times == NULL || n < MM_RATE_MIN)
 		return 0.0;
 	return rate_over(n, times[n - 1] - times[0]);
 }
@@ -49,7 +47,7 @@ mm_arrival_rate(const double *times, int n)
 double
 mm_arrival_rate_of(const MMArrival *arrivals, int n)
 {
-	if (arrivals == NULL)
+	if (arrivals == NULL || n < MM_RATE_MIN)
 		return 0.0;
 	return rate_over(n, arrivals[n - 1].arrival - arrivals[0].arrival);
 }
