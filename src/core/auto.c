@@ -26,7 +26,11 @@
  * step commits the eligible candidates cheapest first, then matches the
  * timed-out tickets with the cheapest candidate that contains them (or
  * computer players, or expiry, when fewer than k wait), and repeats until
- * nothing changes.
+ * nothing changes.  For k = 2, when only three tickets wait, the pair
+ * committed is the one whose spread plus what the ticket it leaves alone
+ * is still expected to cost is least (spare_lonely): a newcomer does not
+ * take an old ticket's only partner when that would likely leave the old
+ * one to computer players.
  */
 #include "mm_internal.h"
 
@@ -475,6 +479,65 @@ cand_cmp(const void *l, const void *r)
 	return (x->second > y->second) - (x->second < y->second);
 }
 
+/*
+ * What a ticket left alone in the pool with r seconds to its timeout is
+ * still expected to cost: the wait until the next arrival (at the
+ * measured rate) or its timeout, then a game with that newcomer at the
+ * mean spread of two random tickets (a third of the rating range per
+ * criterion), or, when nobody comes, a game with computer players.
+ */
+static double
+lone_cost(const AutoCtx *c, double r)
+{
+	double		T = c->cfg->max_wait;
+	double		rate = c->cfg->arrival_rate > 0 ? c->cfg->arrival_rate : 1.0 / T;
+	double		none = exp(-rate * (r > 0 ? r : 0));
+	double		fsum = 0.0;
+
+	for (int d = 0; d < c->dims; d++)
+		fsum += c->f[d];
+	return (1.0 - none) / (rate * T) + (1.0 - none) * fsum / 3.0 +
+		none * (fsum + c->k - 1);
+}
+
+/*
+ * k = 2, three tickets waiting: committing the pair leaves the third
+ * alone, maybe until its timeout.  Of the three pairs, take the one whose
+ * spread plus what its left-out ticket is still expected to cost
+ * (lone_cost) is least, so an old ticket is not left alone by a newcomer
+ * that takes its only partner.
+ */
+static void
+spare_lonely(const AutoCtx *c, double now, AutoCand *cand)
+{
+	int			p[3];
+	int			m = 0;
+	double		best = INFINITY;
+	AutoCand	choice = *cand;
+
+	for (int q = c->first; q >= 0 && m < 3; q = c->next[q])
+		p[m++] = q;
+	if (m != 3 || c->next[p[2]] >= 0)
+		return;
+	for (int out = 0; out < 3; out++)
+	{
+		AutoCand	alt;
+		const MMTicket *t = &c->pool->tickets[c->order[p[out]]];
+		int			a = p[out == 0 ? 1 : 0];
+		int			b = p[out == 2 ? 1 : 2];
+		double		v;
+
+		cand_fill(c, a, b, &alt);
+		v = alt.cost + lone_cost(c, c->cfg->max_wait - (now - t->arrival));
+		if (v < best)
+		{
+			best = v;
+			choice = alt;
+		}
+	}
+	*cand = choice;
+}
+
 /* Commit the candidate as a match and take its members out. */
 static void
 commit(AutoCtx *c, const AutoCand *cand, MMResult *res)
@@ -528,6 +591,8 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res,
 				if (again.at > now)
 					continue;
 			}
+			if (c->k == 2 && c->left == 3)
+				spare_lonely(c, now, &cands[j]);
 			commit(c, &cands[j], res);
 			done = 1;
 		}
