@@ -46,7 +46,7 @@ SELECT * FROM matchmaker.simulate('a', 'SELECT 7, 0.5, 100.0');
 SELECT * FROM matchmaker.simulate('a', 'SELECT 7, 0.5, 100.0', '{"on_timeout": "expire"}');
 
 -- 2v2: four close players play at the fourth arrival (cost 4 * 0.03, values
--- 2.8 with S = 1), split into balanced teams.
+-- above 3 with S = 1), split into balanced teams.
 SELECT matchmaker.create_queue('duo', team_size => 2, max_wait => '10 s');
 SELECT * FROM matchmaker.simulate('duo', $$VALUES (1, .50, 0), (2, .51, 1), (3, .52, 2), (4, .53, 3)$$)
 ORDER BY id;
