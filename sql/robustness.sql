@@ -72,3 +72,26 @@ ROLLBACK;
 \set VERBOSITY terse
 SELECT name, max_wait FROM matchmaker.queues WHERE name = 'g';
 SELECT count(*) AS rr_tickets FROM matchmaker.tickets WHERE player = 'rr';
+
+-- enqueued_at is checked too: infinite, more than 365 days (the largest
+-- max_wait) after the tick's time or more than 36525 days before it, a
+-- waiting ticket is ended as invalid (it waited forever, or was matched with
+-- an arrival that overflowed); check() reports it meanwhile.  A ticket a
+-- few seconds ahead (a clock ahead) waits for its time, as before.
+SELECT matchmaker.create_queue('e', algorithm => 'greedy', max_wait => '1 hour');
+SELECT matchmaker.enqueue('e', p, 0.5) > 0 AS enqueued
+FROM (VALUES ('a'), ('b'), ('c'), ('d'), ('e'), ('f'), ('g'), ('h')) AS v(p);
+UPDATE matchmaker.tickets SET enqueued_at = '-infinity' WHERE queue = 'e' AND player = 'b';
+UPDATE matchmaker.tickets SET enqueued_at = 'infinity' WHERE queue = 'e' AND player = 'c';
+UPDATE matchmaker.tickets SET enqueued_at = '294276-12-31 23:59:59+00' WHERE queue = 'e' AND player = 'd';
+UPDATE matchmaker.tickets SET enqueued_at = '4713-01-01 00:00:00+00 BC' WHERE queue = 'e' AND player = 'e';
+UPDATE matchmaker.tickets SET enqueued_at = now() + interval '5 seconds' WHERE queue = 'e' AND player = 'f';
+UPDATE matchmaker.tickets SET enqueued_at = now() - interval '30 seconds' WHERE queue = 'e' AND player = 'g';
+SELECT problem, t.player FROM matchmaker.check() c JOIN matchmaker.tickets t ON t.id = c.id ORDER BY t.player;
+SELECT matchmaker.tick('e');
+SELECT player, state, end_reason, match_id IS NOT NULL AS matched FROM matchmaker.tickets
+WHERE queue = 'e' ORDER BY player;
+-- f, 5 seconds ahead, is matched once its time has come (with h).
+SELECT matchmaker.tick('e', now() + interval '10 seconds');
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'e' AND state IN ('waiting', 'matched') ORDER BY player;
+SELECT count(*) AS problems FROM matchmaker.check();
