@@ -95,3 +95,20 @@ WHERE queue = 'e' ORDER BY player;
 SELECT matchmaker.tick('e', now() + interval '10 seconds');
 SELECT player, state FROM matchmaker.tickets WHERE queue = 'e' AND state IN ('waiting', 'matched') ORDER BY player;
 SELECT count(*) AS problems FROM matchmaker.check();
+
+-- alter_queue to optimize refuses while a waiting party (one role's tickets
+-- naming one party) has more players than a team: enqueue counted parties
+-- only for optimize, and the tick could never place it.
+SELECT matchmaker.create_queue('pg', team_size => 2, algorithm => 'greedy', max_wait => '1 hour');
+SELECT count(matchmaker.enqueue('pg', p, 0.5, jsonb_build_object('party', party))) AS enqueued
+FROM (VALUES ('m1', 'trio'), ('m2', 'trio'), ('m3', 'trio'), ('d1', 'duo'), ('d2', 'duo')) AS v(p, party);
+\set VERBOSITY default
+SELECT matchmaker.alter_queue('pg', algorithm => 'optimize');
+\set VERBOSITY terse
+SELECT algorithm FROM matchmaker.queues WHERE name = 'pg';
+-- a team's worth passes, and the two parties are matched against each other
+SELECT matchmaker.cancel(id) FROM matchmaker.tickets WHERE queue = 'pg' AND player = 'm3';
+SELECT matchmaker.alter_queue('pg', algorithm => 'optimize');
+SELECT algorithm FROM matchmaker.queues WHERE name = 'pg';
+SELECT matchmaker.tick('pg', now() + interval '11 minutes') AS matches;
+SELECT player, state, team FROM matchmaker.tickets WHERE queue = 'pg' ORDER BY player;
