@@ -22,7 +22,7 @@
  * Data: a waiting ticket the queue's current settings cannot use (a rating
  * outside the range, attributes lacking a criterion or with a party or ping
  * optimize cannot use, an enqueued_at infinite or absurdly far from the
- * tick's time, however it got there) is ended in state 'invalid'
+ * current time, however it got there) is ended in state 'invalid'
  * with its reason, with a NOTIFY of its own, and the rest of the queue is
  * matched.
  */
@@ -58,8 +58,9 @@ PG_FUNCTION_INFO_V1(mm_tick);
 #define MM_LOCK_ATTEMPTS	3
 
 /*
- * The plausible enqueued_at of a waiting ticket, around the tick's time:
- * at most the largest max_wait ahead (a clock a little ahead is normal, a
+ * The plausible enqueued_at of a waiting ticket, around the transaction's
+ * start (now(), as check() has it; not the tick's now, which a caller may
+ * choose far off): at most the largest max_wait ahead (a clock a little ahead is normal, a
  * ticket cannot be meant to wait longer than any queue lets it), at most a
  * century behind (every ticket times out within the largest max_wait, so
  * only a row written by hand is that old; and within a few centuries the
@@ -111,11 +112,14 @@ id_in(const int64 *sorted, int n, int64 id)
 	return n > 0 && bsearch(&id, sorted, n, sizeof(int64), int64_cmp) != NULL;
 }
 
-/* Seconds from origin to t. */
+/*
+ * Seconds from origin to t (in doubles: exact for times within centuries of
+ * 2000, and no overflow for a tick's now near the end of time).
+ */
 static double
 seconds_since(TimestampTz t, TimestampTz origin)
 {
-	return (double) (t - origin) / USECS_PER_SEC;
+	return ((double) t - (double) origin) / USECS_PER_SEC;
 }
 
 /* The timestamp s seconds after origin. */
@@ -193,8 +197,8 @@ ticket_problem(MMQueue *queue, double rating, Jsonb *attributes, double *crit)
 }
 
 /*
- * What makes a waiting ticket's enqueued_at unusable at a tick at now (see
- * MM_ENQUEUED_AHEAD_MAX), or NULL when it is usable.
+ * What makes a waiting ticket's enqueued_at unusable at the current time
+ * now (see MM_ENQUEUED_AHEAD_MAX), or NULL when it is usable.
  */
 static char *
 enqueued_at_problem(TimestampTz enqueued_at, TimestampTz now)
@@ -207,10 +211,10 @@ enqueued_at_problem(TimestampTz enqueued_at, TimestampTz now)
 	if (pg_sub_s64_overflow(enqueued_at, now, &ahead))
 		ahead = enqueued_at > now ? PG_INT64_MAX : PG_INT64_MIN;
 	if (ahead > MM_ENQUEUED_AHEAD_MAX)
-		return psprintf("enqueued_at %s is more than 365 days after the tick's time",
+		return psprintf("enqueued_at %s is more than 365 days after the current time",
 						timestamptz_to_str(enqueued_at));
 	if (ahead < -MM_ENQUEUED_BEHIND_MAX)
-		return psprintf("enqueued_at %s is more than 100 years before the tick's time",
+		return psprintf("enqueued_at %s is more than 100 years before the current time",
 						timestamptz_to_str(enqueued_at));
 	return NULL;
 }
@@ -235,13 +239,14 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	bool		read_attributes = nc > 0 || queue->cfg.algorithm == MM_ALGO_OPTIMIZE;
 	double	   *criteria = NULL;
 	double		crit[MM_MAX_CRITERIA];
+	TimestampTz clock = GetCurrentTransactionStartTimestamp();
 
 	/*
 	 * A ticket enqueued after now (committed between the caller reading
 	 * the clock and this query, or a clock a little ahead) waits for the
 	 * next tick, so that no match is made before one of its tickets
-	 * arrived; one too far ahead ($3, infinity included) is read, to be
-	 * ended as invalid.  A queue with criteria (or optimize, for party and
+	 * arrived; one too far ahead of the current time ($3, infinity
+	 * included) is read, to be ended as invalid.  A queue with criteria (or optimize, for party and
 	 * ping) reads the attributes too.
 	 */
 	mm_keep_plan(&plan,
@@ -257,9 +262,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 					 3, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(now);
-	/* now is finite (tick checks it); past the end of time, nothing is ahead */
-	values[2] = TimestampTzGetDatum(now < DT_NOEND - MM_ENQUEUED_AHEAD_MAX ?
-									now + MM_ENQUEUED_AHEAD_MAX : DT_NOEND);
+	values[2] = TimestampTzGetDatum(clock + MM_ENQUEUED_AHEAD_MAX);
 
 	pool->tickets = palloc(sizeof(MMTicket) * cap);
 	if (nc > 0)
@@ -295,7 +298,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 				continue;
 			rating = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
 			enqueued_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull));
-			problem = enqueued_at_problem(enqueued_at, now);
+			problem = enqueued_at_problem(enqueued_at, clock);
 			if (problem == NULL)
 				problem = ticket_problem(queue, rating,
 										 read_attributes ? DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)) : NULL,
