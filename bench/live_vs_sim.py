@@ -12,7 +12,7 @@ count) and over the arrivals as scheduled.
 
 Prints a Markdown table row and, last, "ratio=<live / simulated>" for
 scripts.  Connects with the PG* environment variables (the cluster must run
-the matchmaker worker on this database); test/t/008_live_sim.pl runs it on
+the matchmaker worker on this database); test/t/009_live_sim.pl runs it on
 a short stream, bench/live_vs_sim.sh on a long one.
 
 Usage: live_vs_sim.py [N [RATE [MAX_WAIT [SEED]]]]

@@ -334,14 +334,25 @@ AS $$
     WHERE t.id IS NULL OR t.state OPERATOR(pg_catalog.<>) ALL (ARRAY['waiting', 'cancelled'])
        OR t.queue OPERATOR(pg_catalog.<>) g.queue
   UNION ALL
+    -- a waiting ticket's enqueued_at is finite, at most 365 days (the largest
+    -- max_wait) ahead and at most 36525 days behind; a tick ends it as invalid
+    SELECT 'enqueued_at', t.queue, t.id, pg_catalog.format('waiting, enqueued_at %s', t.enqueued_at)
+    FROM matchmaker.tickets t
+    WHERE t.state OPERATOR(pg_catalog.=) 'waiting'
+      AND (NOT pg_catalog.isfinite(t.enqueued_at)
+           OR t.enqueued_at OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.+) '365 days'::pg_catalog.interval)
+           OR t.enqueued_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) '36525 days'::pg_catalog.interval))
+  UNION ALL
     -- while this database's worker runs, no ticket waits past max_wait plus a tick interval
     SELECT 'overdue', t.queue, t.id,
            pg_catalog.format('waiting since %s, max_wait %s, tick %s', t.enqueued_at, q.max_wait, q.tick)
     FROM matchmaker.tickets t
     JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) t.queue
     WHERE t.state OPERATOR(pg_catalog.=) 'waiting'
-      AND ((t.enqueued_at OPERATOR(pg_catalog.+) q.max_wait) OPERATOR(pg_catalog.+) q.tick)
-          OPERATOR(pg_catalog.<) pg_catalog.now()
+      -- (the sum is taken for a past enqueued_at only: near the end of time it overflows)
+      AND CASE WHEN t.enqueued_at OPERATOR(pg_catalog.<) pg_catalog.now()
+          THEN ((t.enqueued_at OPERATOR(pg_catalog.+) q.max_wait) OPERATOR(pg_catalog.+) q.tick)
+               OPERATOR(pg_catalog.<) pg_catalog.now() END
       AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
                   WHERE a.backend_type OPERATOR(pg_catalog.=) 'matchmaker worker'
                     AND a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())

@@ -26,7 +26,9 @@ SELECT matchmaker.tick('c');
 SELECT player, state FROM matchmaker.tickets WHERE queue = 'c' AND state IN ('waiting', 'matched') ORDER BY player;
 SELECT count(*) AS problems FROM matchmaker.check();
 
--- An optimize queue: party and ping optimize cannot use.
+-- An optimize queue: party and ping optimize cannot use.  (Its rounds come
+-- at the multiples of 15 minutes of the clock: a tick 16 minutes ahead
+-- always holds one.)
 SELECT matchmaker.create_queue('o', algorithm => 'optimize', max_wait => '1 hour');
 SELECT matchmaker.enqueue('o', p, 0.5, jsonb_build_object('ping', jsonb_build_object('eu', 20))) > 0 AS enqueued
 FROM (VALUES ('a'), ('b'), ('c'), ('d'), ('e'), ('f')) AS v(p);
@@ -34,7 +36,7 @@ UPDATE matchmaker.tickets SET attributes = '{"ping": "fast"}' WHERE queue = 'o' 
 UPDATE matchmaker.tickets SET attributes = '{"ping": {"eu": 5e9}}' WHERE queue = 'o' AND player = 'd';
 UPDATE matchmaker.tickets SET attributes = '{"ping": {"eu": "x"}}' WHERE queue = 'o' AND player = 'e';
 UPDATE matchmaker.tickets SET attributes = '{"party": 42}' WHERE queue = 'o' AND player = 'f';
-SELECT matchmaker.tick('o', now() + interval '1 minute');
+SELECT matchmaker.tick('o', now() + interval '16 minutes');
 SELECT player, state, end_reason FROM matchmaker.tickets WHERE queue = 'o' ORDER BY player;
 SELECT count(*) AS problems FROM matchmaker.check();
 
@@ -72,3 +74,47 @@ ROLLBACK;
 \set VERBOSITY terse
 SELECT name, max_wait FROM matchmaker.queues WHERE name = 'g';
 SELECT count(*) AS rr_tickets FROM matchmaker.tickets WHERE player = 'rr';
+
+-- enqueued_at is checked too: infinite, more than 365 days (the largest
+-- max_wait) after the current time or more than 36525 days before it, a
+-- waiting ticket is ended as invalid (it waited forever, or was matched with
+-- an arrival that overflowed); check() reports it meanwhile.  A ticket a
+-- few seconds ahead (a clock ahead) waits for its time, as before.
+SELECT matchmaker.create_queue('e', algorithm => 'greedy', max_wait => '1 hour');
+SELECT matchmaker.enqueue('e', p, 0.5) > 0 AS enqueued
+FROM (VALUES ('a'), ('b'), ('c'), ('d'), ('e'), ('f'), ('g'), ('h')) AS v(p);
+UPDATE matchmaker.tickets SET enqueued_at = '-infinity' WHERE queue = 'e' AND player = 'b';
+UPDATE matchmaker.tickets SET enqueued_at = 'infinity' WHERE queue = 'e' AND player = 'c';
+UPDATE matchmaker.tickets SET enqueued_at = '294276-12-31 23:59:59+00' WHERE queue = 'e' AND player = 'd';
+UPDATE matchmaker.tickets SET enqueued_at = '4713-01-01 00:00:00+00 BC' WHERE queue = 'e' AND player = 'e';
+UPDATE matchmaker.tickets SET enqueued_at = now() + interval '5 seconds' WHERE queue = 'e' AND player = 'f';
+UPDATE matchmaker.tickets SET enqueued_at = now() - interval '30 seconds' WHERE queue = 'e' AND player = 'g';
+SELECT problem, t.player FROM matchmaker.check() c JOIN matchmaker.tickets t ON t.id = c.id ORDER BY t.player;
+SELECT matchmaker.tick('e');
+SELECT player, state, end_reason, match_id IS NOT NULL AS matched FROM matchmaker.tickets
+WHERE queue = 'e' ORDER BY player;
+-- The bounds count from the current time, not from a tick's chosen now: a
+-- tick far in the past ends no ticket (they were enqueued after it).
+SELECT matchmaker.tick('e', '1000-01-01 00:00:00+00');
+SELECT player FROM matchmaker.tickets WHERE queue = 'e' AND state = 'waiting' ORDER BY player;
+-- f, 5 seconds ahead, is matched once its time has come (with h).
+SELECT matchmaker.tick('e', now() + interval '10 seconds');
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'e' AND state IN ('waiting', 'matched') ORDER BY player;
+SELECT count(*) AS problems FROM matchmaker.check();
+
+-- alter_queue to optimize refuses while a waiting party (one role's tickets
+-- naming one party) has more players than a team: enqueue counted parties
+-- only for optimize, and the tick could never place it.
+SELECT matchmaker.create_queue('pg', team_size => 2, algorithm => 'greedy', max_wait => '1 hour');
+SELECT count(matchmaker.enqueue('pg', p, 0.5, jsonb_build_object('party', party))) AS enqueued
+FROM (VALUES ('m1', 'trio'), ('m2', 'trio'), ('m3', 'trio'), ('d1', 'duo'), ('d2', 'duo')) AS v(p, party);
+\set VERBOSITY default
+SELECT matchmaker.alter_queue('pg', algorithm => 'optimize');
+\set VERBOSITY terse
+SELECT algorithm FROM matchmaker.queues WHERE name = 'pg';
+-- a team's worth passes, and the two parties are matched against each other
+SELECT matchmaker.cancel(id) FROM matchmaker.tickets WHERE queue = 'pg' AND player = 'm3';
+SELECT matchmaker.alter_queue('pg', algorithm => 'optimize');
+SELECT algorithm FROM matchmaker.queues WHERE name = 'pg';
+SELECT matchmaker.tick('pg', now() + interval '16 minutes') AS matches;
+SELECT player, state, team FROM matchmaker.tickets WHERE queue = 'pg' ORDER BY player;

@@ -25,5 +25,6 @@ _PG_init(void)
 {
 	mm_interrupt = interrupt_pending;
 	mm_settings_init();
-	mm_worker_init();
+	mm_schedule_init();
+	mm_launcher_init();
 }

@@ -109,10 +109,13 @@ extern void mm_settings_init(void);
 #define MM_MAX_DATABASES	16	/* in matchmaker.database */
 #define MM_MAX_WORKERS		8	/* matchmaker.workers_per_database at most */
 
-/* worker.c */
-extern void mm_worker_init(void);
+/* schedule.c (the rest of the workers' shared memory: schedule.h) */
+extern void mm_schedule_init(void);
 extern void mm_wake_on_commit(const char *queue);
 extern void mm_arrival_on_commit(const char *queue);
+
+/* launcher.c */
+extern void mm_launcher_init(void);
 
 /* tick.c */
 /* What a tick tells the worker about the queue after it. */

@@ -483,6 +483,45 @@ check_waiting_criteria(const char *name, const MMConfig *cfg, const MMCriteria *
 }
 
 /*
+ * Refuse a change to optimize, or of an optimize queue's game shape, while
+ * a waiting party (the tickets of one role naming one "party", as a tick
+ * counts them) has more players than a team of team_size: it could never
+ * be placed.  enqueue counted them only for optimize and the old shape.
+ */
+static void
+check_waiting_parties(const char *name, int32 team_size)
+{
+	Oid			argtypes[2] = {TEXTOID, INT4OID};
+	Datum		values[2] = {CStringGetTextDatum(name), Int32GetDatum(team_size)};
+	int64		bad;
+	bool		isnull;
+
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*) OVER (), party, members FROM "
+							  "(SELECT attributes OPERATOR(pg_catalog.->>) 'party' AS party, pg_catalog.count(*) AS members "
+							  " FROM matchmaker.tickets "
+							  " WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+							  " AND pg_catalog.jsonb_typeof(attributes OPERATOR(pg_catalog.->) 'party') OPERATOR(pg_catalog.=) 'string' "
+							  " GROUP BY enqueued_by, attributes OPERATOR(pg_catalog.->>) 'party' "
+							  " HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) $2) p "
+							  "ORDER BY members DESC, party LIMIT 1",
+							  2, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the waiting parties of queue \"%s\"", name);
+	if (SPI_processed == 0)
+		return;
+	bad = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_IN_USE),
+			 errmsg_plural("queue \"%s\" has %lld waiting party larger than a team",
+						   "queue \"%s\" has %lld waiting parties larger than a team",
+						   bad, name, (long long) bad),
+			 errdetail("Party \"%s\" has %lld players waiting; a team has %d.",
+					   mm_shorten(SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2)),
+					   (long long) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)),
+					   team_size),
+			 errhint("Change the algorithm or the game shape once those tickets have left the queue, or cancel them.")));
+}
+
+/*
  * Refuse a change to optimize while a waiting ticket of the queue has a
  * "party" or "ping" attribute optimize cannot use (SPI connected, the
  * queue's row locked): enqueue checked them only for the old algorithm.
@@ -588,6 +627,9 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 	check_waiting_criteria(name, &cfg, &criteria);
 	if (cfg.algorithm == MM_ALGO_OPTIMIZE && strcmp(old_algorithm, s.algorithm) != 0)
 		check_waiting_optimize(name);
+	if (cfg.algorithm == MM_ALGO_OPTIMIZE &&
+		(strcmp(old_algorithm, s.algorithm) != 0 || s.team_size != old_team_size || s.teams != old_teams))
+		check_waiting_parties(name, s.team_size);
 
 	store_settings(&s, false);
 	if (strcmp(old_algorithm, "difference_wait") == 0 && strcmp(s.algorithm, "difference_wait") != 0)

@@ -21,7 +21,8 @@
  *
  * Data: a waiting ticket the queue's current settings cannot use (a rating
  * outside the range, attributes lacking a criterion or with a party or ping
- * optimize cannot use, however it got there) is ended in state 'invalid'
+ * optimize cannot use, an enqueued_at infinite or absurdly far from the
+ * current time, however it got there) is ended in state 'invalid'
  * with its reason, with a NOTIFY of its own, and the rest of the queue is
  * matched.
  */
@@ -31,6 +32,7 @@
 
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "access/xact.h"
 #include "commands/async.h"
 #include "fmgr.h"
@@ -54,6 +56,18 @@ PG_FUNCTION_INFO_V1(mm_tick);
 
 /* Steps a tick runs at most when tickets it decided on could not be locked. */
 #define MM_LOCK_ATTEMPTS	3
+
+/*
+ * The plausible enqueued_at of a waiting ticket, around the transaction's
+ * start (now(), as check() has it; not the tick's now, which a caller may
+ * choose far off): at most the largest max_wait ahead (a clock a little ahead is normal, a
+ * ticket cannot be meant to wait longer than any queue lets it), at most a
+ * century behind (every ticket times out within the largest max_wait, so
+ * only a row written by hand is that old; and within a few centuries the
+ * arrival in seconds, a double, keeps the microseconds).
+ */
+#define MM_ENQUEUED_AHEAD_MAX	((int64) 365 * USECS_PER_DAY)
+#define MM_ENQUEUED_BEHIND_MAX	((int64) 36525 * USECS_PER_DAY)
 
 /*
  * Ticket ids: those a tick leaves out (could not lock), those it ends as
@@ -98,11 +112,14 @@ id_in(const int64 *sorted, int n, int64 id)
 	return n > 0 && bsearch(&id, sorted, n, sizeof(int64), int64_cmp) != NULL;
 }
 
-/* Seconds from origin to t. */
+/*
+ * Seconds from origin to t (in doubles: exact for times within centuries of
+ * 2000, and no overflow for a tick's now near the end of time).
+ */
 static double
 seconds_since(TimestampTz t, TimestampTz origin)
 {
-	return (double) (t - origin) / USECS_PER_SEC;
+	return ((double) t - (double) origin) / USECS_PER_SEC;
 }
 
 /* The timestamp s seconds after origin. */
@@ -180,6 +197,29 @@ ticket_problem(MMQueue *queue, double rating, Jsonb *attributes, double *crit)
 }
 
 /*
+ * What makes a waiting ticket's enqueued_at unusable at the current time
+ * now (see MM_ENQUEUED_AHEAD_MAX), or NULL when it is usable.
+ */
+static char *
+enqueued_at_problem(TimestampTz enqueued_at, TimestampTz now)
+{
+	int64		ahead;
+
+	if (TIMESTAMP_NOT_FINITE(enqueued_at))
+		return psprintf("enqueued_at %s is not a finite time", timestamptz_to_str(enqueued_at));
+	/* both finite: the difference overflows only when it is huge */
+	if (pg_sub_s64_overflow(enqueued_at, now, &ahead))
+		ahead = enqueued_at > now ? PG_INT64_MAX : PG_INT64_MIN;
+	if (ahead > MM_ENQUEUED_AHEAD_MAX)
+		return psprintf("enqueued_at %s is more than 365 days after the current time",
+						timestamptz_to_str(enqueued_at));
+	if (ahead < -MM_ENQUEUED_BEHIND_MAX)
+		return psprintf("enqueued_at %s is more than 100 years before the current time",
+						timestamptz_to_str(enqueued_at));
+	return NULL;
+}
+
+/*
  * Load a queue's waiting tickets into pool (times in seconds
  * relative to now, ratings normalised), sorted by arrival, leaving out
  * the ids in left_out (sorted) and the tickets the settings cannot use,
@@ -191,34 +231,38 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 {
 	static SPIPlanPtr plan;
 	static SPIPlanPtr plan_attributes;
-	Oid			argtypes[2] = {TEXTOID, TIMESTAMPTZOID};
-	Datum		values[2];
+	Oid			argtypes[3] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	Datum		values[3];
 	Portal		portal;
 	int			cap = 1024;
 	int			nc = queue->cfg.criteria.n;
 	bool		read_attributes = nc > 0 || queue->cfg.algorithm == MM_ALGO_OPTIMIZE;
 	double	   *criteria = NULL;
 	double		crit[MM_MAX_CRITERIA];
+	TimestampTz clock = GetCurrentTransactionStartTimestamp();
 
 	/*
 	 * A ticket enqueued after now (committed between the caller reading
-	 * the clock and this query) waits for the next tick, so that no match
-	 * is made before one of its tickets arrived.  A queue with criteria
-	 * (or optimize, for party and ping) reads the attributes too.
+	 * the clock and this query, or a clock a little ahead) waits for the
+	 * next tick, so that no match is made before one of its tickets
+	 * arrived; one too far ahead of the current time ($3, infinity
+	 * included) is read, to be ended as invalid.  A queue with criteria (or optimize, for party and
+	 * ping) reads the attributes too.
 	 */
 	mm_keep_plan(&plan,
 				 "SELECT id, rating, enqueued_at FROM matchmaker.tickets "
 				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
-				 "AND enqueued_at OPERATOR(pg_catalog.<=) $2",
-				 2, argtypes);
+				 "AND (enqueued_at OPERATOR(pg_catalog.<=) $2 OR enqueued_at OPERATOR(pg_catalog.>) $3)",
+				 3, argtypes);
 	if (read_attributes)
 		mm_keep_plan(&plan_attributes,
 					 "SELECT id, rating, enqueued_at, attributes FROM matchmaker.tickets "
 					 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
-					 "AND enqueued_at OPERATOR(pg_catalog.<=) $2",
-					 2, argtypes);
+					 "AND (enqueued_at OPERATOR(pg_catalog.<=) $2 OR enqueued_at OPERATOR(pg_catalog.>) $3)",
+					 3, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(now);
+	values[2] = TimestampTzGetDatum(clock + MM_ENQUEUED_AHEAD_MAX);
 
 	pool->tickets = palloc(sizeof(MMTicket) * cap);
 	if (nc > 0)
@@ -247,14 +291,18 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 			bool		isnull;
 			double		rating;
 			int64		id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+			TimestampTz enqueued_at;
 			char	   *problem;
 
 			if (id_in(left_out, nleft_out, id))
 				continue;
 			rating = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
-			problem = ticket_problem(queue, rating,
-									 read_attributes ? DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)) : NULL,
-									 crit);
+			enqueued_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull));
+			problem = enqueued_at_problem(enqueued_at, clock);
+			if (problem == NULL)
+				problem = ticket_problem(queue, rating,
+										 read_attributes ? DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)) : NULL,
+										 crit);
 			if (problem != NULL)
 			{
 				idlist_add(invalid, id, problem);
@@ -265,7 +313,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 			/* inside the range (checked above): clamp rounding only */
 			rating = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
 			t->rating = Min(Max(rating, 0.0), 1.0);
-			t->arrival = seconds_since(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull)), now);
+			t->arrival = seconds_since(enqueued_at, now);
 			t->group = -1;
 			t->party = -1;
 			t->attr = -1;

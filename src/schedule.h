@@ -1,0 +1,75 @@
+/*
+ * schedule.h
+ *		The shared memory of the workers: for each database of
+ *		matchmaker.database, its workers and the schedule of its queues, and
+ *		the wake-ups that committing enqueues and cancels hand them.
+ *		schedule.c owns it; launcher.c and worker.c read and write it under
+ *		each database's lock.
+ */
+#ifndef MATCHMAKER_SCHEDULE_H
+#define MATCHMAKER_SCHEDULE_H
+
+#include "matchmaker.h"
+
+#include "port/atomics.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+
+#define MM_WAKE_WORDS		32	/* 1024 bits of queue-name hashes */
+#define MM_WAKE_BITS		(MM_WAKE_WORDS * 32)
+
+/* One queue of a database's shared schedule; name[0] == '\0': a free entry. */
+typedef struct MMQueueSlot
+{
+	char		name[NAMEDATALEN];
+	double		tick;			/* seconds */
+	TimestampTz last_run;		/* when it ran last (0: never) */
+	TimestampTz next_run;		/* due time of its next timer tick */
+	TimestampTz failed_until;	/* after a failure, wake-ups wait until then */
+	int			need_arrivals;	/* from its last tick: arrivals before an arrival wake-up matters */
+	uint32		arrivals_base;	/* the arrival counter of its name hash when it last ran */
+	int			running;		/* the worker running it, -1 when none */
+	bool		woken;			/* an enqueue or cancel asked for a run */
+	bool		seen;			/* still in matchmaker.queues (during a refresh) */
+} MMQueueSlot;
+
+/* One worker process of a database. */
+typedef struct MMWorkerProc
+{
+	pid_t		pid;			/* 0 when it does not run */
+	Latch	   *latch;
+	bool		busy;			/* inside a queue's tick */
+} MMWorkerProc;
+
+/* A database of matchmaker.database. */
+typedef struct MMDatabase
+{
+	char		name[NAMEDATALEN];
+	Oid			dboid;			/* what the launcher started the workers for */
+	LWLock	   *lock;			/* the schedule, held_by, stop */
+	pid_t		held_by;		/* a backend's DROP/RENAME/...: do not start workers */
+	bool		stop;			/* the workers must exit */
+	bool		overflow_warned;	/* a queue did not fit in the schedule */
+	MMWorkerProc workers[MM_MAX_WORKERS];
+	pg_atomic_uint32 wake[MM_WAKE_WORDS];	/* queues to run at once, by name hash */
+	pg_atomic_uint32 arrivals[MM_WAKE_BITS];	/* committed enqueues by name hash, ever growing */
+} MMDatabase;
+
+/* The workers' shared memory: the launcher, the databases, then their schedules. */
+typedef struct MMShared
+{
+	pid_t		launcher_pid;
+	Latch	   *launcher_latch;
+	int			ndatabases;
+	MMDatabase	dbs[MM_MAX_DATABASES];
+	/* then ndatabases * mm_max_queues MMQueueSlot */
+} MMShared;
+
+/* The workers' shared memory; NULL unless the library was preloaded. */
+extern MMShared *mm_shared;
+
+extern uint32 mm_wake_bit(const char *queue);
+extern MMQueueSlot *mm_db_queues(int d);
+extern void mm_wake_workers(MMDatabase *db);
+
+#endif							/* MATCHMAKER_SCHEDULE_H */
