@@ -75,11 +75,12 @@ typedef enum MMQueueLock
 extern void mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 							bool *wait_factor_set);
 
-/* tune.c */
+/* params.c: params.tune */
 extern void mm_tune_parse(JsonbValue *v, MMTune *tune);
 extern void mm_tune_read(Jsonb *params, MMTune *tune);
+
+/* tune.c */
 extern void mm_tune_queue(MMQueue *queue, TimestampTz now);
-extern bool mm_tunings_exist(void);
 
 /* simulate.c */
 extern MMArrival *mm_read_history(MMQueue *queue, TimestampTz from, TimestampTz to,
@@ -141,6 +142,7 @@ extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname
 extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern void mm_require_read_committed(const char *function);
+extern bool mm_table_exists(const char *name);
 extern void mm_status_error(MMStatus st, const char *doing,
 							const char *interrupted, const char *refused) pg_attribute_noreturn();
 

@@ -739,6 +739,122 @@ parse_team_policy(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteri
 }
 
 /* on_timeout: "bots" or "expire". */
+/* ----------------------------------------------------------------
+ * params.tune (tune.c runs the tuning)
+ * ----------------------------------------------------------------
+ */
+
+/* The algorithms tried when params.tune names none. */
+#define MM_TUNE_DEFAULT_ALGORITHMS \
+	((1u << MM_ALGO_AUTO) | (1u << MM_ALGO_PERIODIC) | \
+	 (1u << MM_ALGO_MULTI_QUEUE) | (1u << MM_ALGO_DIFFERENCE_WAIT))
+
+/* The error every bad tune value raises. */
+static void
+bad_tune(const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("params key \"tune\" must be an object of \"every\", \"over\" and \"algorithms\""),
+			 errdetail("%s", detail),
+			 errhint("For example {\"every\": 600, \"over\": 3600, \"algorithms\": [\"auto\", \"multi_queue\"]}: "
+					 "every 600 seconds, replay the last hour's players with each algorithm and adopt the cheapest.")));
+}
+
+/* A number of seconds of tune, within [lo, hi]. */
+static double
+tune_seconds(JsonbValue *v, const char *key, double lo, double hi)
+{
+	double		x;
+
+	if (v->type != jbvNumeric)
+		bad_tune(psprintf("\"%s\" must be a number of seconds.", key));
+	x = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	if (!(x >= lo && x <= hi))
+		bad_tune(psprintf("\"%s\" must be from %.0f to %.0f seconds; got %g.", key, lo, hi, x));
+	return x;
+}
+
+/* The mask of the algorithms of a JSON array of their names. */
+static uint32
+tune_algorithms(JsonbValue *v)
+{
+	JsonbIterator *it;
+	JsonbValue	e;
+	JsonbIteratorToken tok;
+	uint32		mask = 0;
+
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		bad_tune("\"algorithms\" must be an array of algorithm names.");
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+	{
+		MMAlgorithm a;
+		char	   *name;
+
+		if (tok != WJB_ELEM)
+			continue;
+		if (e.type != jbvString)
+			bad_tune("\"algorithms\" must be an array of algorithm names.");
+		name = pnstrdup(e.val.string.val, Min(e.val.string.len, 64));
+		if (mm_algorithm_parse(name, &a) != 0 || a == MM_ALGO_OPTIMIZE)
+			bad_tune(psprintf("\"%s\" is not an algorithm tuning can try: one of auto, greedy, periodic, "
+							  "multi_queue, difference_wait, window and cluster (optimize scores matches its own way).",
+							  mm_shorten(name)));
+		mask |= 1u << a;
+	}
+	if (mask == 0)
+		bad_tune("\"algorithms\" must name at least one algorithm.");
+	return mask;
+}
+
+/* Parse and check a params.tune value into tune; raises an error when bad. */
+void
+mm_tune_parse(JsonbValue *v, MMTune *tune)
+{
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	val;
+	JsonbIteratorToken tok;
+
+	tune->on = true;
+	tune->every = 600;
+	tune->over = 3600;
+	tune->algorithms = MM_TUNE_DEFAULT_ALGORITHMS;
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		bad_tune("It is not a JSON object.");
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		char	   *key;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(k.val.string.val, Min(k.val.string.len, 64));
+		tok = JsonbIteratorNext(&it, &val, true);
+		if (strcmp(key, "every") == 0)
+			tune->every = tune_seconds(&val, key, 1, 31536000);
+		else if (strcmp(key, "over") == 0)
+			tune->over = tune_seconds(&val, key, 1, 604800);
+		else if (strcmp(key, "algorithms") == 0)
+			tune->algorithms = tune_algorithms(&val);
+		else
+			bad_tune(psprintf("Unknown key \"%s\".", mm_shorten(key)));
+	}
+}
+
+/* The queue's params.tune (checked when the params were stored), or off. */
+void
+mm_tune_read(Jsonb *params, MMTune *tune)
+{
+	JsonbValue *v;
+
+	memset(tune, 0, sizeof(MMTune));
+	v = getKeyJsonValueFromContainer(&params->root, "tune", 4, NULL);
+	if (v != NULL)
+		mm_tune_parse(v, tune);
+}
+
 /* params.tune: checked here, read by the tick (tune.c). */
 static void
 parse_tune(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria)

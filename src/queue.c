@@ -684,7 +684,7 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 				 errhint("Cancel them first, or drop the queue with matchmaker.drop_queue('%s', force => true).", name)));
 
 	clear_groups(name);
-	if ((mm_tunings_exist() &&
+	if ((mm_table_exists("tunings") &&
 		 SPI_execute_with_args("DELETE FROM matchmaker.tunings WHERE queue OPERATOR(pg_catalog.=) $1",
 							   1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE) ||
 		SPI_execute_with_args("DELETE FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1",

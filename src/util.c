@@ -6,12 +6,14 @@
 #include "matchmaker.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/float.h"
+#include "utils/lsyscache.h"
 
 /*
  * A caller's string for an error message: at most MM_MESSAGE_MAX_BYTES
@@ -134,4 +136,14 @@ mm_require_read_committed(const char *function)
 				 errdetail("The current transaction uses %s.",
 						   IsolationIsSerializable() ? "SERIALIZABLE" : "REPEATABLE READ"),
 				 errhint("Call %s outside a REPEATABLE READ or SERIALIZABLE transaction.", function)));
+}
+
+/*
+ * Whether the schema matchmaker has the table name (tables added by an
+ * update: the library also serves the SQL definitions of earlier versions).
+ */
+bool
+mm_table_exists(const char *name)
+{
+	return OidIsValid(get_relname_relid(name, get_namespace_oid("matchmaker", false)));
 }
