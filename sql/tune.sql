@@ -24,6 +24,9 @@ SELECT 'tq', 'p' || i, (i * 0.6180339887) - floor(i * 0.6180339887), 'matched',
        i / 2, 1 + i % 2, (SELECT oid FROM pg_roles WHERE rolname = current_user), current_user
 FROM generate_series(0, 199) i;
 
+-- Matches made from now on take ids after those written by hand here.
+SELECT setval('matchmaker.matches_id_seq', 5000);
+
 -- The first tick tunes: every candidate is replayed over the 200 players.
 SELECT matchmaker.tick('tq');
 SELECT players, current->>'algorithm' AS was, current->'params' AS was_params,
@@ -55,10 +58,33 @@ SELECT count(*) AS tunings, count(adopted) AS adopted,
 FROM matchmaker.tunings WHERE queue = 'tq';
 
 -- A queue with too little history tunes, records, and adopts nothing.
-SELECT matchmaker.create_queue('quiet', params => '{"tune": {"every": 1, "algorithms": ["periodic"]}}');
+SELECT matchmaker.create_queue('quiet', params => '{"tune": {"every": 60, "algorithms": ["periodic"]}}');
 SELECT matchmaker.tick('quiet');
 SELECT players, current->>'algorithm' AS own, jsonb_array_length(tried) AS tried, adopted, note
 FROM matchmaker.tunings WHERE queue = 'quiet';
+
+-- A history the queue's settings can no longer read (criteria narrowed after
+-- those matches) fails the tuning, not the tick: the tick matches, the
+-- failure is logged and recorded, and the next tick does not retry at once.
+SELECT matchmaker.create_queue('lat', algorithm => 'greedy', max_wait => '5 s',
+                               params => '{"criteria": {"lat": {"min": 0, "max": 300}}}');
+INSERT INTO matchmaker.matches (id, queue, created_at, cost, criteria_cost, wait_cost)
+SELECT 1000 + j, 'lat', now() - interval '100 s' + j * interval '1 s', 0, 0, 0
+FROM generate_series(0, 59) j;
+INSERT INTO matchmaker.tickets (queue, player, rating, attributes, state, enqueued_at, matched_at, ended_at,
+                                match_id, team, enqueued_by, enqueued_by_name)
+SELECT 'lat', 'h' || i, 0.5, '{"lat": 250}', 'matched',
+       now() - interval '100 s' + (i / 2) * interval '1 s', now() - interval '100 s' + (i / 2) * interval '1 s',
+       now() - interval '100 s' + (i / 2) * interval '1 s',
+       1000 + i / 2, 1 + i % 2, (SELECT oid FROM pg_roles WHERE rolname = current_user), current_user
+FROM generate_series(0, 119) i;
+SELECT matchmaker.alter_queue('lat', params => '{"criteria": {"lat": {"min": 0, "max": 100}}, "tune": {}}');
+SELECT matchmaker.enqueue('lat', 'a', 0.5, '{"lat": 50}') > 0 AS a, matchmaker.enqueue('lat', 'b', 0.5, '{"lat": 60}') > 0 AS b;
+SELECT matchmaker.tick('lat');
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'lat' AND state <> 'matched' OR player IN ('a', 'b') ORDER BY player;
+SELECT players, adopted, left(note, 60) AS note FROM matchmaker.tunings WHERE queue = 'lat';
+SELECT matchmaker.tick('lat');
+SELECT count(*) FROM matchmaker.tunings WHERE queue = 'lat';
 
 -- drop_queue removes the queue's tunings.
 SELECT matchmaker.drop_queue('quiet');

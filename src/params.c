@@ -833,7 +833,7 @@ mm_tune_parse(JsonbValue *v, MMTune *tune)
 		key = pnstrdup(k.val.string.val, Min(k.val.string.len, 64));
 		tok = JsonbIteratorNext(&it, &val, true);
 		if (strcmp(key, "every") == 0)
-			tune->every = tune_seconds(&val, key, 1, 31536000);
+			tune->every = tune_seconds(&val, key, 60, 31536000);
 		else if (strcmp(key, "over") == 0)
 			tune->over = tune_seconds(&val, key, 1, 604800);
 		else if (strcmp(key, "algorithms") == 0)

@@ -26,9 +26,16 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
+#include "miscadmin.h"
 
 /* The players a tuning replays at most: those of the latest matches. */
 #define MM_TUNE_MAX_PLAYERS 20000
+
+/*
+ * The wall-clock time a tuning may spend replaying, in milliseconds: the
+ * candidates not replayed by then are left out of this tuning.
+ */
+#define MM_TUNE_BUDGET_MS 1000
 
 /* Fewer players than this in the history: nothing is adopted. */
 #define MM_TUNE_MIN_PLAYERS 50
@@ -163,22 +170,44 @@ candidates(MMQueue *queue, uint32 mask, TuneCandidate *c)
 	return n;
 }
 
-/* Run one configuration over the history. */
-static void
+/* The end of the current tuning's budget, and the interrupt hook it wraps. */
+static TimestampTz tune_deadline;
+static int	(*tune_outer_interrupt) (void);
+
+/* Stop a replay on the outer hook's request, or when the budget is spent. */
+static int
+tune_interrupt(void)
+{
+	if (tune_outer_interrupt != NULL && tune_outer_interrupt())
+		return 1;
+	return GetCurrentTimestamp() >= tune_deadline;
+}
+
+/*
+ * Run one configuration over the history; false when the budget ran out
+ * first (a cancel or terminate raises its error as usual).
+ */
+static bool
 replay(MMQueue *queue, MMConfig *cfg, const MMArrival *arr, const MMStreamData *data, int n,
 	   double *cost, int64 *games, int64 *bots)
 {
 	MMSimSummary s;
 	MMStatus	st;
 
+	if (GetCurrentTimestamp() >= tune_deadline)
+		return false;
 	mm_stream_rate(cfg, arr, n);
 	st = mm_simulate(cfg, arr, data, n, NULL, &s);
+	if (st == MM_ERR_INTERRUPTED &&
+		!(tune_outer_interrupt != NULL && tune_outer_interrupt()))
+		return false;
 	if (st != MM_OK)
 		mm_status_error(st, psprintf("tuning queue \"%s\"", queue->name),
 						psprintf("tuning of queue \"%s\" was interrupted", queue->name), NULL);
 	*cost = s.cost;
 	*games = s.games;
 	*bots = s.bots;
+	return true;
 }
 
 /* One tried configuration as JSON. */
@@ -266,12 +295,9 @@ record(MMQueue *queue, TimestampTz now, int players, const char *current,
 		elog(ERROR, "could not record the tuning");
 }
 
-/*
- * Tune the queue at time now when its params ask for it and the last
- * tuning is older than tune.every (SPI connected, inside a tick).
- */
-void
-mm_tune_queue(MMQueue *queue, TimestampTz now)
+/* One tuning (see the header comment); errors are mm_tune_queue's to catch. */
+static void
+tune_run(MMQueue *queue, TimestampTz now)
 {
 	MMArrival  *arr;
 	MMStreamData data;
@@ -288,9 +314,7 @@ mm_tune_queue(MMQueue *queue, TimestampTz now)
 	char	   *adopted = NULL;
 	char	   *note = NULL;
 	char	   *own_params;
-
-	if (!queue->tune.on || !mm_table_exists("tunings") || !tune_due(queue, now))
-		return;
+	int			skipped = 0;
 
 	arr = mm_read_history(queue, now - (TimestampTz) (queue->tune.over * USECS_PER_SEC), now,
 						  Max(MM_TUNE_MAX_PLAYERS / mm_config_k(&queue->cfg), 1), &data, &n);
@@ -308,18 +332,42 @@ mm_tune_queue(MMQueue *queue, TimestampTz now)
 		own_params = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 
-	replay(queue, &own, arr, &data, n, &own_cost, &own_games, &own_bots);
 	initStringInfo(&current);
+	initStringInfo(&tried);
+	appendStringInfoChar(&tried, '[');
+	if (n < MM_TUNE_MIN_PLAYERS)
+	{
+		/* nothing to learn from: no replay */
+		appendStringInfo(&current, "{\"algorithm\": \"%s\", \"params\": %s}",
+						 mm_algorithm_name(own.algorithm), own_params);
+		appendStringInfoChar(&tried, ']');
+		record(queue, now, n, current.data, tried.data, NULL,
+			   psprintf("%d players in the history, fewer than %d: nothing replayed or adopted",
+						n, MM_TUNE_MIN_PLAYERS));
+		return;
+	}
+	if (!replay(queue, &own, arr, &data, n, &own_cost, &own_games, &own_bots))
+	{
+		appendStringInfo(&current, "{\"algorithm\": \"%s\", \"params\": %s}",
+						 mm_algorithm_name(own.algorithm), own_params);
+		appendStringInfoChar(&tried, ']');
+		record(queue, now, n, current.data, tried.data, NULL,
+			   psprintf("the queue's own replay took more than the budget of %d ms: nothing adopted",
+						MM_TUNE_BUDGET_MS));
+		return;
+	}
 	append_tried(&current, mm_algorithm_name(own.algorithm), own_params, own_cost,
 				 own_games, own_bots, n);
 
 	c = palloc(sizeof(TuneCandidate) * 64);
 	nc = candidates(queue, queue->tune.algorithms, c);
-	initStringInfo(&tried);
-	appendStringInfoChar(&tried, '[');
 	for (int i = 0; i < nc; i++)
 	{
-		replay(queue, &c[i].cfg, arr, &data, n, &c[i].cost, &c[i].games, &c[i].bots);
+		if (!replay(queue, &c[i].cfg, arr, &data, n, &c[i].cost, &c[i].games, &c[i].bots))
+		{
+			skipped = nc - i;
+			break;
+		}
 		if (i > 0)
 			appendStringInfoString(&tried, ", ");
 		append_tried(&tried, mm_algorithm_name(c[i].cfg.algorithm), c[i].params, c[i].cost,
@@ -329,9 +377,7 @@ mm_tune_queue(MMQueue *queue, TimestampTz now)
 	}
 	appendStringInfoChar(&tried, ']');
 
-	if (n < MM_TUNE_MIN_PLAYERS)
-		note = psprintf("%d players in the history, fewer than %d: nothing adopted", n, MM_TUNE_MIN_PLAYERS);
-	else if (best < 0 || !(c[best].cost < MM_TUNE_MARGIN * own_cost))
+	if (best < 0 || !(c[best].cost < MM_TUNE_MARGIN * own_cost))
 		note = psprintf("no candidate costs %d %% less than the queue's own", (int) round(100 * (1 - MM_TUNE_MARGIN)));
 	else
 	{
@@ -348,5 +394,63 @@ mm_tune_queue(MMQueue *queue, TimestampTz now)
 		else
 			note = psprintf("alter_queue refused the best candidate: %s", note);
 	}
+	if (skipped > 0)
+		note = psprintf("%s%s%d candidates not replayed within the budget of %d ms",
+						note ? note : "", note ? "; " : "", skipped, MM_TUNE_BUDGET_MS);
 	record(queue, now, n, current.data, tried.data, adopted, note);
+}
+
+/*
+ * Tune the queue at time now when its params ask for it and the last
+ * tuning is older than tune.every (SPI connected, at the end of a tick).
+ * The tuning runs in a subtransaction within a budget of
+ * MM_TUNE_BUDGET_MS: whatever goes wrong in it (history the queue's
+ * current settings cannot read, for instance) is rolled back, logged and
+ * recorded, and never fails the tick; a cancel or terminate still does.
+ */
+void
+mm_tune_queue(MMQueue *queue, TimestampTz now)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	if (!queue->tune.on || !mm_table_exists("tunings") || !tune_due(queue, now))
+		return;
+
+	tune_deadline = GetCurrentTimestamp() + (TimestampTz) MM_TUNE_BUDGET_MS * 1000;
+	tune_outer_interrupt = mm_interrupt;
+	mm_interrupt = tune_interrupt;
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		tune_run(queue, now);
+		mm_interrupt = tune_outer_interrupt;
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		mm_interrupt = tune_outer_interrupt;
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
+			QueryCancelPending || ProcDiePending)
+			ReThrowError(edata);
+		ereport(WARNING,
+				(errmsg("matchmaker: tuning queue \"%s\" failed: %s", queue->name, edata->message),
+				 errhint("The queue keeps its settings; the failure is recorded in matchmaker.tunings.")));
+		record(queue, now, 0, "{}", "[]", NULL,
+			   psprintf("the tuning failed: %s", edata->message));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
 }
