@@ -885,8 +885,13 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double prev,
 	load_groups(&s, &w, pool);
 	order_by_rating(&s, &w, pool);
 
-	/* (1) candidates in arrival order; a displaced ticket goes next */
-	for (int i = 0; i < n; i++)
+	/*
+	 * (1) candidates, newest first; a displaced ticket goes next.  The
+	 * newest tickets are the ones the pool has not seen yet: each must get
+	 * its own choice among every group it could improve and every window
+	 * before an older ungrouped ticket takes it as its nearest partner.
+	 */
+	for (int i = n - 1; i >= 0; i--)
 	{
 		int			y = i;
 
