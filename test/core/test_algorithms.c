@@ -826,6 +826,38 @@ test_diffwait_newcomer_first(void)
 	CHECK_INT(q.tickets[tq_find(&q, 0.05)].group, q.tickets[tq_find(&q, 0.9)].group);
 }
 
+/*
+ * difference_wait: a group due at an instant computed as a sum is due at a
+ * step at that instant even when the sum rounds one unit above it (31.98 +
+ * 0.25 > 32.23 in doubles), as tick, on exact microseconds, sees it; the
+ * newcomer of that instant cannot change the group any more.
+ */
+void
+test_diffwait_due_rounding(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 0.25, MM_TIMEOUT_EXPIRE);
+	TestQueue	q;
+
+	cfg.difference_wait.wait_factor = 100.0;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.2775, 31.98);
+	CHECK_STR(tq_step(&q, 31.98), "");
+	tq_add(&q, 0.2553, 31.99);
+	CHECK_STR(tq_step(&q, 31.99), "");
+	CHECK(q.groups[0].finalize_at > 32.23);
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 32.23, 1e-12);
+	tq_add(&q, 0.2902, 32.23);
+	CHECK_STR(tq_step(&q, 32.23), "{0.2553,0.2775}");
+	CHECK_INT(q.pool.ngroups, 0);
+	CHECK_INT(q.pool.ntickets, 1);
+
+	/* an ungrouped ticket times out the same way */
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 31.98);
+	CHECK_STR(tq_step(&q, 31.98), "");
+	CHECK_STR(tq_step(&q, 32.23), "x0.5");
+}
+
 /* difference_wait, k = 3: windows, improvements, a displacement chain. */
 void
 test_diffwait_k3(void)
