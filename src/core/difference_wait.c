@@ -73,6 +73,22 @@ typedef struct DWState
 	int		   *wb;
 } DWState;
 
+/*
+ * Whether an instant computed as a sum (a group's finalize_at, a ticket's
+ * arrival + max_wait) has come at now.  Instants closer than rounding
+ * count as equal: mm_simulate works on absolute times, where 31.98 + 0.25
+ * exceeds 32.23 by one unit in the last place, and tick on microseconds
+ * relative to now, where they are equal; without the slack a newcomer
+ * arriving at such an instant could still change the group in one and not
+ * in the other.  The slack (1e-12 of the time, at least 1e-12 s) lies far
+ * below the microsecond of a timestamp.
+ */
+static inline int
+is_due(double at, double now)
+{
+	return at <= now + 1e-12 * fmax(1.0, fabs(now));
+}
+
 /* Index and key pair for sorting. */
 typedef struct DWKey
 {
@@ -614,7 +630,7 @@ match_due_loaded(const DWState *s, DWScratch *w, const MMPool *pool,
 	for (int g = 0; g < nold; g++)
 	{
 		oldmap[g] = -1;
-		if (oldcount[g] == k && pool->groups[g].finalize_at <= s->now)
+		if (oldcount[g] == k && is_due(pool->groups[g].finalize_at, s->now))
 		{
 			keys[nkeys].key1 = pool->groups[g].finalize_at;
 			keys[nkeys].key2 = pool->groups[g].formed_at;
@@ -754,7 +770,7 @@ match_due_groups(DWState *s, DWScratch *w, MMResult *result)
 
 	for (int g = 0; g < s->ngroups; g++)
 	{
-		if (s->finalize[g] <= s->now)
+		if (is_due(s->finalize[g], s->now))
 		{
 			keys[nkeys].key1 = s->finalize[g];
 			keys[nkeys].key2 = s->formed[g];
@@ -788,7 +804,7 @@ settle_timeouts(DWState *s, DWScratch *w, const MMConfig *cfg,
 	int			ntaken = 0;
 
 	for (int i = 0; i < n; i++)
-		if (s->grp[i] == -1 && s->now >= pool->tickets[i].arrival + cfg->max_wait)
+		if (s->grp[i] == -1 && is_due(pool->tickets[i].arrival + cfg->max_wait, s->now))
 			taken[ntaken++] = i;
 	for (int c = 0; c < ntaken; c += k)
 	{
@@ -814,7 +830,7 @@ write_back_groups(DWState *s, DWScratch *w, MMPool *pool)
 
 	for (int g = 0; g < s->ngroups; g++)
 	{
-		if (s->finalize[g] > s->now)
+		if (!is_due(s->finalize[g], s->now))
 		{
 			keys[nsurv].key1 = s->formed[g];
 			keys[nsurv].key2 = 0.0;
@@ -838,7 +854,7 @@ write_back_groups(DWState *s, DWScratch *w, MMPool *pool)
 		int			g = s->grp[i];
 
 		pool->tickets[i].group =
-			(g >= 0 && s->finalize[g] > s->now) ? s->stamp[g] : -1;
+			(g >= 0 && !is_due(s->finalize[g], s->now)) ? s->stamp[g] : -1;
 	}
 	pool->ngroups = nsurv;
 }
@@ -885,8 +901,13 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double prev,
 	load_groups(&s, &w, pool);
 	order_by_rating(&s, &w, pool);
 
-	/* (1) candidates in arrival order; a displaced ticket goes next */
-	for (int i = 0; i < n; i++)
+	/*
+	 * (1) candidates, newest first; a displaced ticket goes next.  The
+	 * newest tickets are the ones the pool has not seen yet: each must get
+	 * its own choice among every group it could improve and every window
+	 * before an older ungrouped ticket takes it as its nearest partner.
+	 */
+	for (int i = n - 1; i >= 0; i--)
 	{
 		int			y = i;
 

@@ -729,16 +729,19 @@ test_diffwait_pairs(void)
 	tq_add(&q, 0.9, 1.0);
 	CHECK_STR(tq_step(&q, 31.0), "{0.9+1b}");
 
-	/* equal distances: the older partner wins */
+	/*
+	 * equal distances: the older partner wins (0.5, the newest, is the
+	 * first candidate of the step)
+	 */
 	cfg.on_timeout = MM_TIMEOUT_EXPIRE;
 	tq_init(&q, &cfg);
-	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.25, 0.0);
 	tq_add(&q, 0.75, 1.0);
-	tq_add(&q, 0.25, 2.0);
+	tq_add(&q, 0.5, 2.0);
 	CHECK_STR(tq_step(&q, 2.0), "");
 	CHECK_INT(q.tickets[0].group, 0);
-	CHECK_INT(q.tickets[1].group, 0);
-	CHECK_INT(q.tickets[2].group, -1);
+	CHECK_INT(q.tickets[1].group, -1);
+	CHECK_INT(q.tickets[2].group, 0);
 
 	/* wait_factor 0: a pair is final at once */
 	cfg.difference_wait.wait_factor = 0.0;
@@ -771,6 +774,88 @@ test_diffwait_pairs(void)
 	CHECK_STR(tq_step(&q, 6.0), "{0.5,0.9}");
 	CHECK_INT(q.pool.ntickets, 1);
 	CHECK_INT(q.tickets[0].group, -1);
+}
+
+/*
+ * difference_wait: a newcomer chooses before an older ungrouped ticket can
+ * take it as its nearest partner.  0.05 waits alone beside the group
+ * {0.5, 0.9} (it cannot improve it: 0.45 is not below 0.4).  Newcomer 0.3
+ * improves that group (spread 0.2, below its distance 0.25 to 0.05); 0.9,
+ * displaced, pairs with 0.05.  Processing 0.05 first would pair it with
+ * 0.3 and leave {0.5, 0.9}, as Schlup's rule never does.
+ */
+void
+test_diffwait_newcomer_first(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 30.0, MM_TIMEOUT_EXPIRE);
+	TestQueue	q;
+
+	cfg.difference_wait.wait_factor = 10.0;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	CHECK_STR(tq_step(&q, 0.0), "");
+	tq_add(&q, 0.9, 1.0);
+	CHECK_STR(tq_step(&q, 1.0), "");
+	tq_add(&q, 0.05, 2.0);
+	CHECK_STR(tq_step(&q, 2.0), "");
+	CHECK_INT(q.pool.ngroups, 1);
+	CHECK_INT(q.tickets[tq_find(&q, 0.05)].group, -1);
+	tq_add(&q, 0.3, 3.0);
+	CHECK_STR(tq_step(&q, 3.0), "");
+	CHECK_INT(q.pool.ngroups, 2);
+	CHECK(q.tickets[tq_find(&q, 0.3)].group >= 0);
+	CHECK_INT(q.tickets[tq_find(&q, 0.3)].group, q.tickets[tq_find(&q, 0.5)].group);
+	CHECK_INT(q.tickets[tq_find(&q, 0.05)].group, q.tickets[tq_find(&q, 0.9)].group);
+	CHECK_NEAR(q.groups[q.tickets[tq_find(&q, 0.3)].group].q, 0.2, 1e-12);
+	CHECK_NEAR(q.groups[q.tickets[tq_find(&q, 0.3)].group].finalize_at, 5.0, 1e-9);
+	CHECK_STR(tq_step(&q, 5.0), "{0.3,0.5}");
+
+	/*
+	 * 0.05 and 0.3 new in one late step (as in a tick): the newest is the
+	 * first candidate, the same outcome
+	 */
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.9, 1.0);
+	CHECK_STR(tq_step(&q, 1.0), "");
+	tq_add(&q, 0.05, 2.0);
+	tq_add(&q, 0.3, 3.0);
+	CHECK_STR(tq_step(&q, 3.5), "");
+	CHECK_INT(q.pool.ngroups, 2);
+	CHECK_INT(q.tickets[tq_find(&q, 0.3)].group, q.tickets[tq_find(&q, 0.5)].group);
+	CHECK_INT(q.tickets[tq_find(&q, 0.05)].group, q.tickets[tq_find(&q, 0.9)].group);
+}
+
+/*
+ * difference_wait: a group due at an instant computed as a sum is due at a
+ * step at that instant even when the sum rounds one unit above it (31.98 +
+ * 0.25 > 32.23 in doubles), as tick, on exact microseconds, sees it; the
+ * newcomer of that instant cannot change the group any more.
+ */
+void
+test_diffwait_due_rounding(void)
+{
+	MMConfig	cfg = make_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 0.25, MM_TIMEOUT_EXPIRE);
+	TestQueue	q;
+
+	cfg.difference_wait.wait_factor = 100.0;
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.2775, 31.98);
+	CHECK_STR(tq_step(&q, 31.98), "");
+	tq_add(&q, 0.2553, 31.99);
+	CHECK_STR(tq_step(&q, 31.99), "");
+	CHECK(q.groups[0].finalize_at > 32.23);
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 32.23, 1e-12);
+	tq_add(&q, 0.2902, 32.23);
+	CHECK_STR(tq_step(&q, 32.23), "{0.2553,0.2775}");
+	CHECK_INT(q.pool.ngroups, 0);
+	CHECK_INT(q.pool.ntickets, 1);
+
+	/* an ungrouped ticket times out the same way */
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 31.98);
+	CHECK_STR(tq_step(&q, 31.98), "");
+	CHECK_STR(tq_step(&q, 32.23), "x0.5");
 }
 
 /* difference_wait, k = 3: windows, improvements, a displacement chain. */
@@ -860,12 +945,10 @@ test_diffwait_dissolve(void)
 	tq_add(&q, 0.9, 0.0);
 	CHECK_STR(tq_step(&q, 0.0), "");
 	CHECK_INT(q.pool.ngroups, 1);
-	CHECK_INT(q.tickets[0].group, 0);
+	CHECK_INT(q.tickets[0].group, -1);
 	CHECK_INT(q.tickets[1].group, 0);
-	CHECK_INT(q.tickets[2].group, -1);
-	/* cancel 0.1 by hand */
-	q.tickets[0] = q.tickets[1];
-	q.tickets[1] = q.tickets[2];
+	CHECK_INT(q.tickets[2].group, 0);
+	/* cancel 0.9 by hand */
 	q.pool.ntickets = 2;
 	CHECK_STR(tq_step(&q, 1.0), "");
 	CHECK_INT(q.pool.ngroups, 1);

@@ -26,6 +26,8 @@ static const MMTestCase tests[] = {
 	{"split_large", test_split_large},
 	{"multi_queue", test_multi_queue},
 	{"diffwait_pairs", test_diffwait_pairs},
+	{"diffwait_newcomer_first", test_diffwait_newcomer_first},
+	{"diffwait_due_rounding", test_diffwait_due_rounding},
 	{"diffwait_k3", test_diffwait_k3},
 	{"diffwait_dissolve", test_diffwait_dissolve},
 	{"next_deadline", test_next_deadline},

@@ -28,6 +28,8 @@ extern void test_split_exact(void);
 extern void test_split_large(void);
 extern void test_multi_queue(void);
 extern void test_diffwait_pairs(void);
+extern void test_diffwait_newcomer_first(void);
+extern void test_diffwait_due_rounding(void);
 extern void test_diffwait_k3(void);
 extern void test_diffwait_dissolve(void);
 extern void test_next_deadline(void);
