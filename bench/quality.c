@@ -88,38 +88,13 @@ typedef struct Acc
 	int			pick[MAX_GRID];	/* how often each grid entry was best */
 } Acc;
 
-/*
- * n arrivals with uniform ratings, as bench/schlup.c: constant rate, a
- * Poisson stream; rising 0..rate, a Poisson stream whose rate grows
- * linearly from 0 to rate over the time the n players take.
- */
-static MMArrival *
-make_stream(int n, double rate, int rising, uint64_t seed)
-{
-	MMArrival  *a = malloc(sizeof(MMArrival) * n);
-	uint64_t	state = seed;
-	double		s = 0.0;
-	double		horizon = 2.0 * n / rate;
-
-	if (a == NULL)
-		exit(1);
-	for (int i = 0; i < n; i++)
-	{
-		s += -log(1.0 - uniform(&state));
-		a[i].id = i + 1;
-		a[i].rating = uniform(&state);
-		a[i].arrival = rising ? sqrt(2.0 * horizon * s / rate) : s / rate;
-	}
-	return a;
-}
-
 /* The stream of spec s and seed, with its reference for groups of k. */
 static void
 stream_init(Stream *st, int k, int n, int s, uint64_t seed)
 {
 	double		b = (k + 1.0) / (k - 1.0);
 
-	st->a = make_stream(n, specs[s].rate, specs[s].rising, seed);
+	st->a = make_schlup_stream(n, specs[s].rate, specs[s].rising, seed);
 	st->n = n;
 	st->spec = s;
 	st->lb2 = 0;

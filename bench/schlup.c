@@ -22,30 +22,6 @@
 
 #define MAX_WAIT 5.0
 
-/*
- * n arrivals with uniform ratings.  Constant rate: a Poisson stream.
- * Rising 0..rate: a Poisson stream whose rate grows linearly from 0 to rate
- * over the time the n players take (times from unit-rate Poisson times s by
- * t = sqrt(2 T s / rate), T = 2 n / rate).
- */
-static MMArrival *
-make_stream(int n, double rate, int rising, uint64_t seed)
-{
-	MMArrival  *a = malloc(sizeof(MMArrival) * n);
-	uint64_t	state = seed;
-	double		s = 0.0;
-	double		horizon = 2.0 * n / rate;
-
-	for (int i = 0; i < n; i++)
-	{
-		s += -log(1.0 - uniform(&state));
-		a[i].id = i + 1;
-		a[i].rating = uniform(&state);
-		a[i].arrival = rising ? sqrt(2.0 * horizon * s / rate) : s / rate;
-	}
-	return a;
-}
-
 /* Simulated cost (total) of one configuration on a stream; also per game. */
 static double
 sim_cost(MMConfig *cfg, const MMArrival *a, int n, double *per_game)
@@ -82,7 +58,7 @@ static const double factors[] = {0, 0.25, 0.5, 1, 1.5, 2, 3, 4, 6, 8, 12, 16};
 static void
 part_formulas(int players, const char *figure)
 {
-	MMArrival  *a = make_stream(players, 10.0, 0, 7);
+	MMArrival  *a = make_schlup_stream(players, 10.0, 0, 7);
 	FILE	   *f = fopen(figure, "w");
 	double		aT = 10.0 * MAX_WAIT;
 
@@ -150,7 +126,7 @@ part_table3(int players, int seeds)
 	for (size_t s = 0; s < sizeof(specs) / sizeof(specs[0]); s++)
 		for (int seed = 1; seed <= seeds; seed++)
 		{
-			MMArrival  *a = make_stream(players, specs[s].rate, specs[s].rising, 1000 * s + seed);
+			MMArrival  *a = make_schlup_stream(players, specs[s].rate, specs[s].rising, 1000 * s + seed);
 			double		opt3, opt4;
 			double		best[4];
 			char		label[4][32];

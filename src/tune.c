@@ -221,35 +221,22 @@ append_tried(StringInfo buf, const char *algorithm, const char *params, double c
 }
 
 /*
- * Adopt a candidate through alter_queue, keeping the params keys every
- * algorithm shares; returns NULL, or the error's message when the queue
- * refused it (the subtransaction is rolled back, the tick goes on).
+ * Run fn(arg) in a subtransaction.  Returns NULL when it succeeded, or its
+ * error (in the caller's memory context) once the subtransaction is rolled
+ * back; a cancel or terminate is raised again, not returned.
  */
-static char *
-adopt(MMQueue *queue, const TuneCandidate *c)
+static ErrorData *
+in_subtransaction(void (*fn) (void *), void *arg)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
-	char	   *volatile failure = NULL;
-	Oid			argtypes[3] = {TEXTOID, TEXTOID, JSONBOID};
-	Datum		values[3];
-
-	values[0] = CStringGetTextDatum(queue->name);
-	values[1] = CStringGetTextDatum(mm_algorithm_name(c->cfg.algorithm));
-	values[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(c->params));
+	ErrorData  *volatile failure = NULL;
 
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		if (SPI_execute_with_args("SELECT matchmaker.alter_queue($1, algorithm => $2, params => "
-								  "COALESCE((SELECT pg_catalog.jsonb_object_agg(key, value) "
-								  "FROM pg_catalog.jsonb_each(q.params) "
-								  "WHERE key OPERATOR(pg_catalog.=) ANY ('{tune,on_timeout,criteria}')), '{}') "
-								  "OPERATOR(pg_catalog.||) $3) "
-								  "FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) $1",
-								  3, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not alter the queue");
+		fn(arg);
 		ReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
@@ -264,11 +251,55 @@ adopt(MMQueue *queue, const TuneCandidate *c)
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		failure = pstrdup(edata->message);
-		FreeErrorData(edata);
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
+			QueryCancelPending || ProcDiePending)
+			ReThrowError(edata);
+		failure = edata;
 	}
 	PG_END_TRY();
 	return failure;
+}
+
+/* What adopt_call needs. */
+typedef struct AdoptArgs
+{
+	MMQueue    *queue;
+	const TuneCandidate *c;
+} AdoptArgs;
+
+/* alter_queue with the candidate's algorithm and params, keeping the keys every algorithm shares. */
+static void
+adopt_call(void *arg)
+{
+	AdoptArgs  *a = arg;
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, JSONBOID};
+	Datum		values[3];
+
+	values[0] = CStringGetTextDatum(a->queue->name);
+	values[1] = CStringGetTextDatum(mm_algorithm_name(a->c->cfg.algorithm));
+	values[2] = DirectFunctionCall1(jsonb_in, CStringGetDatum(a->c->params));
+	if (SPI_execute_with_args("SELECT matchmaker.alter_queue($1, algorithm => $2, params => "
+							  "COALESCE((SELECT pg_catalog.jsonb_object_agg(key, value) "
+							  "FROM pg_catalog.jsonb_each(q.params) "
+							  "WHERE key OPERATOR(pg_catalog.=) ANY ('{tune,on_timeout,criteria}')), '{}') "
+							  "OPERATOR(pg_catalog.||) $3) "
+							  "FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) $1",
+							  3, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not alter the queue");
+}
+
+/*
+ * Adopt a candidate through alter_queue; returns NULL, or the error's
+ * message when the queue refused it (the tick goes on).
+ */
+static char *
+adopt(MMQueue *queue, const TuneCandidate *c)
+{
+	AdoptArgs	args = {queue, c};
+	ErrorData  *failure = in_subtransaction(adopt_call, &args);
+
+	return failure ? failure->message : NULL;
 }
 
 /* Write the decision to matchmaker.tunings. */
@@ -400,6 +431,21 @@ tune_run(MMQueue *queue, TimestampTz now)
 	record(queue, now, n, current.data, tried.data, adopted, note);
 }
 
+/* What tune_call needs: tune_run's arguments. */
+typedef struct TuneArgs
+{
+	MMQueue    *queue;
+	TimestampTz now;
+} TuneArgs;
+
+static void
+tune_call(void *arg)
+{
+	TuneArgs   *a = arg;
+
+	tune_run(a->queue, a->now);
+}
+
 /*
  * Tune the queue at time now when its params ask for it and the last
  * tuning is older than tune.every (SPI connected, at the end of a tick).
@@ -411,8 +457,8 @@ tune_run(MMQueue *queue, TimestampTz now)
 void
 mm_tune_queue(MMQueue *queue, TimestampTz now)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
+	TuneArgs	args = {queue, now};
+	ErrorData  *volatile failure = NULL;
 
 	if (!queue->tune.on || !mm_table_exists("tunings") || !tune_due(queue, now))
 		return;
@@ -420,37 +466,22 @@ mm_tune_queue(MMQueue *queue, TimestampTz now)
 	tune_deadline = GetCurrentTimestamp() + (TimestampTz) MM_TUNE_BUDGET_MS * 1000;
 	tune_outer_interrupt = mm_interrupt;
 	mm_interrupt = tune_interrupt;
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		tune_run(queue, now);
-		mm_interrupt = tune_outer_interrupt;
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
+		failure = in_subtransaction(tune_call, &args);
 	}
-	PG_CATCH();
+	PG_FINALLY();
 	{
-		ErrorData  *edata;
-
 		mm_interrupt = tune_outer_interrupt;
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
-			QueryCancelPending || ProcDiePending)
-			ReThrowError(edata);
-		ereport(WARNING,
-				(errmsg("matchmaker: tuning queue \"%s\" failed: %s", queue->name, edata->message),
-				 errhint("The queue keeps its settings; the failure is recorded in matchmaker.tunings.")));
-		record(queue, now, 0, "{}", "[]", NULL,
-			   psprintf("the tuning failed: %s", edata->message));
-		FreeErrorData(edata);
 	}
 	PG_END_TRY();
+	if (failure != NULL)
+	{
+		ereport(WARNING,
+				(errmsg("matchmaker: tuning queue \"%s\" failed: %s", queue->name, failure->message),
+				 errhint("The queue keeps its settings; the failure is recorded in matchmaker.tunings.")));
+		record(queue, now, 0, "{}", "[]", NULL,
+			   psprintf("the tuning failed: %s", failure->message));
+		FreeErrorData(failure);
+	}
 }
