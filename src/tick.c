@@ -616,14 +616,14 @@ measure_arrival_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
 	return recent / window;
 }
 
-/* Order doubles descending (for qsort). */
+/* Order doubles ascending (for qsort). */
 static int
-double_desc_cmp(const void *a, const void *b)
+double_cmp(const void *a, const void *b)
 {
 	double		x = *(const double *) a;
 	double		y = *(const double *) b;
 
-	return (x < y) - (x > y);
+	return (x > y) - (x < y);
 }
 
 /*
@@ -672,16 +672,9 @@ measure_recent_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
 		if (pool->tickets[i].arrival <= 0)
 			times[n++] = pool->tickets[i].arrival;
 	/* the latest MM_RATE_ARRIVALS, ascending */
-	qsort(times, n, sizeof(double), double_desc_cmp);
+	qsort(times, n, sizeof(double), double_cmp);
 	keep = Min(n, MM_RATE_ARRIVALS);
-	for (int i = 0; i < keep / 2; i++)
-	{
-		double		x = times[i];
-
-		times[i] = times[keep - 1 - i];
-		times[keep - 1 - i] = x;
-	}
-	rate = mm_arrival_rate(times, keep);
+	rate = mm_arrival_rate(times + (n - keep), keep);
 	pfree(times);
 	return rate;
 }

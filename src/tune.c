@@ -363,30 +363,24 @@ tune_run(MMQueue *queue, TimestampTz now)
 		own_params = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 
+	if (n < MM_TUNE_MIN_PLAYERS)
+		note = psprintf("%d players in the history, fewer than %d: nothing replayed or adopted",
+						n, MM_TUNE_MIN_PLAYERS);
+	else if (!replay(queue, &own, arr, &data, n, &own_cost, &own_games, &own_bots))
+		note = psprintf("the queue's own replay took more than the budget of %d ms: nothing adopted",
+						MM_TUNE_BUDGET_MS);
+	if (note != NULL)
+	{
+		record(queue, now, n,
+			   psprintf("{\"algorithm\": \"%s\", \"params\": %s}",
+						mm_algorithm_name(own.algorithm), own_params),
+			   "[]", NULL, note);
+		return;
+	}
+
 	initStringInfo(&current);
 	initStringInfo(&tried);
 	appendStringInfoChar(&tried, '[');
-	if (n < MM_TUNE_MIN_PLAYERS)
-	{
-		/* nothing to learn from: no replay */
-		appendStringInfo(&current, "{\"algorithm\": \"%s\", \"params\": %s}",
-						 mm_algorithm_name(own.algorithm), own_params);
-		appendStringInfoChar(&tried, ']');
-		record(queue, now, n, current.data, tried.data, NULL,
-			   psprintf("%d players in the history, fewer than %d: nothing replayed or adopted",
-						n, MM_TUNE_MIN_PLAYERS));
-		return;
-	}
-	if (!replay(queue, &own, arr, &data, n, &own_cost, &own_games, &own_bots))
-	{
-		appendStringInfo(&current, "{\"algorithm\": \"%s\", \"params\": %s}",
-						 mm_algorithm_name(own.algorithm), own_params);
-		appendStringInfoChar(&tried, ']');
-		record(queue, now, n, current.data, tried.data, NULL,
-			   psprintf("the queue's own replay took more than the budget of %d ms: nothing adopted",
-						MM_TUNE_BUDGET_MS));
-		return;
-	}
 	append_tried(&current, mm_algorithm_name(own.algorithm), own_params, own_cost,
 				 own_games, own_bots, n);
 

@@ -120,6 +120,21 @@ cands_push(AutoCands *l, const AutoCand *cand)
 }
 
 /*
+ * The players arriving per max_wait at the measured rate: an unknown rate
+ * (0) counts as one, and very low rates are floored so that what is
+ * derived from it stays finite.
+ */
+static double
+players_per_max_wait(const MMConfig *cfg)
+{
+	double		m = cfg->arrival_rate * cfg->max_wait;
+
+	if (!(m > 0))
+		m = 1.0;
+	return m < 1e-3 ? 1e-3 : m;
+}
+
+/*
  * The constants of the values for this configuration; a constant set in
  * cfg->automatic (not 0) wins.
  *
@@ -148,13 +163,8 @@ auto_constants(const MMConfig *cfg, double *base, double *growth, double *curve)
 	if (k > 2)
 	{
 		double		kk = k < AUTO_GROUP_MAX_K ? k : AUTO_GROUP_MAX_K;
-		double		m = cfg->arrival_rate * cfg->max_wait;
+		double		m = players_per_max_wait(cfg);
 
-		/* as auto_scale: an unknown rate counts one player per max_wait */
-		if (!(m > 0))
-			m = 1.0;
-		if (m < 1e-3)
-			m = 1e-3;
 		b = AUTO_BASE_GROUP + AUTO_BASE_PER_K * (kk - 2);
 		g = AUTO_GROWTH_GROUP + AUTO_GROWTH_LOAD * (kk - 2) * kk / m;
 		c = AUTO_CURVE_PER_K * (kk - 1);
@@ -168,19 +178,12 @@ auto_constants(const MMConfig *cfg, double *base, double *growth, double *curve)
  * S = (players per max_wait)^(-1/(D + 1)): a threshold h on the spread
  * costs about f h, and waiting for a partner within h takes about
  * 1 / (rate h^D), costing that over max_wait; the sum is least for h of
- * this order.  An unknown rate (0) counts as one
- * player per max_wait, and very low rates are floored so S stays finite.
+ * this order.
  */
 static double
 auto_scale(const MMConfig *cfg, int dims)
 {
-	double		m = cfg->arrival_rate * cfg->max_wait;
-
-	if (!(m > 0))
-		m = 1.0;
-	if (m < 1e-3)
-		m = 1e-3;
-	return pow(m, -1.0 / (dims + 1));
+	return pow(players_per_max_wait(cfg), -1.0 / (dims + 1));
 }
 
 /* A ticket's place in the rating order. */
