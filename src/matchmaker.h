@@ -61,7 +61,16 @@ typedef struct MMQueue
 	double		tick_seconds;
 	TimestampTz created_at;
 	MMTune		tune;			/* params.tune */
+	char	   *channel;		/* the queue's own NOTIFY channel, or NULL */
 } MMQueue;
+
+/*
+ * events.c: NOTIFY payloads are JSON objects {"event": ..., "queue": ...,
+ * ...}, below PostgreSQL's limit of 8000 bytes.
+ */
+#define MM_EVENT_MAX_BYTES	8000
+extern void mm_event_start(StringInfo buf, const char *event, const char *queue);
+extern void mm_event_send(const char *channel, const char *payload);
 
 /* How mm_load_queue locks the queue's row. */
 typedef enum MMQueueLock

@@ -230,6 +230,7 @@ mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 	queue->rating_max = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull));
 	queue->tick_seconds = mm_interval_seconds(DatumGetIntervalP(SPI_getbinval(tup, desc, 7, &isnull)));
 	queue->cfg.arrival_rate = 0;
+	queue->channel = NULL;
 	queue->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
 	mm_parse_params(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)),
 					&queue->cfg, &queue->criteria, &queue->wait_factor_set);
