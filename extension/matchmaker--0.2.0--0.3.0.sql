@@ -16,8 +16,8 @@
 ALTER TABLE matchmaker.tickets ADD COLUMN end_reason text;
 ALTER TABLE matchmaker.tickets DROP CONSTRAINT tickets_state;
 ALTER TABLE matchmaker.tickets ADD CONSTRAINT tickets_state
-    CHECK (state IN ('waiting', 'matched', 'cancelled', 'expired', 'invalid'));
-COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, matched, cancelled, expired or invalid (end_reason says why).';
+    CHECK (state IN ('waiting', 'proposed', 'matched', 'cancelled', 'expired', 'invalid', 'declined'));
+COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, proposed (in a match awaiting its ready check; accepted holds the answer), matched, cancelled, expired, declined or invalid (end_reason says why).';
 
 ALTER TABLE matchmaker.tickets ALTER COLUMN enqueued_by TYPE oid;
 ALTER TABLE matchmaker.tickets ADD COLUMN enqueued_by_name text;
@@ -25,6 +25,35 @@ UPDATE matchmaker.tickets t
 SET enqueued_by_name = COALESCE((SELECT r.rolname FROM pg_catalog.pg_roles r
                                  WHERE r.oid OPERATOR(pg_catalog.=) t.enqueued_by), '');
 ALTER TABLE matchmaker.tickets ALTER COLUMN enqueued_by_name SET NOT NULL;
+
+-- Ready checks (params.accept_timeout): a ticket is 'proposed' while its
+-- match awaits its players' answers (tickets.accepted), and 'declined'
+-- when it declined or did not answer in time; the match is a row of
+-- proposals until every player accepts.  A player has one ticket waiting
+-- or proposed per queue.
+ALTER TABLE matchmaker.tickets ADD COLUMN accepted boolean;
+DROP INDEX matchmaker.tickets_waiting;
+CREATE UNIQUE INDEX tickets_waiting ON matchmaker.tickets (queue, player) WHERE state IN ('waiting', 'proposed');
+CREATE TABLE matchmaker.proposals (
+    id            bigint PRIMARY KEY,
+    queue         text NOT NULL,
+    created_at    timestamptz NOT NULL,
+    accept_by     timestamptz NOT NULL,
+    bots          integer NOT NULL,
+    cost          float8 NOT NULL,
+    criteria_cost float8 NOT NULL,
+    wait_cost     float8 NOT NULL,
+    state         text NOT NULL DEFAULT 'proposed',
+    ended_at      timestamptz,
+    reason        text,
+    CONSTRAINT proposals_state CHECK (state IN ('proposed', 'ready', 'dissolved')),
+    CONSTRAINT proposals_reason CHECK ((state = 'dissolved') = (reason IS NOT NULL)
+                                       AND reason IN ('declined', 'timeout', 'cancelled'))
+);
+CREATE INDEX proposals_pending ON matchmaker.proposals (queue, accept_by) WHERE state = 'proposed';
+COMMENT ON TABLE matchmaker.proposals IS 'Matches of queues with ready checks (params.accept_timeout), from proposal until ready or dissolved (reason: declined, timeout or cancelled).';
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.proposals', '');
+GRANT SELECT ON matchmaker.proposals TO matchmaker_admin;
 
 -- Self-tuning (params.tune): one row per decision, what was tried and what was adopted.
 CREATE SEQUENCE matchmaker.tunings_id_seq;
@@ -72,6 +101,17 @@ RETURNS boolean
 AS 'MODULE_PATHNAME', 'mm_cancel_0_3'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting or proposed ticket of the calling role (a proposed one dissolves its match); false when it is neither.';
+
+-- Ready checks: a player answers for a proposed ticket.
+CREATE FUNCTION matchmaker.accept(ticket bigint, accepted boolean DEFAULT true)
+RETURNS text
+AS 'MODULE_PATHNAME', 'mm_accept'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.accept IS 'Answer the ready check of a proposed ticket of the calling role; returns the ticket''s state after the answer.';
+REVOKE ALL ON FUNCTION matchmaker.accept(bigint, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION matchmaker.accept(bigint, boolean) TO matchmaker_client;
 
 CREATE OR REPLACE FUNCTION matchmaker.ticket_status(ticket bigint,
     OUT queue text, OUT player text, OUT state text, OUT enqueued_at timestamptz,
@@ -94,11 +134,15 @@ RETURNS TABLE (problem text, queue text, id bigint, detail text)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    -- a match has k participants (tickets + computer players)
+    -- a match, or a proposal awaiting its ready check, has k participants
+    -- (tickets + computer players)
     SELECT 'match size'::text, m.queue, m.id,
            pg_catalog.format('%s tickets and %s computer players, expected %s',
                              pg_catalog.count(t.id), m.bots, q.team_size OPERATOR(pg_catalog.*) q.teams)
-    FROM matchmaker.matches m
+    FROM (SELECT x.id, x.queue, x.bots FROM matchmaker.matches x
+          UNION ALL
+          SELECT p.id, p.queue, p.bots FROM matchmaker.proposals p
+          WHERE p.state OPERATOR(pg_catalog.=) 'proposed') m
     JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) m.queue
     LEFT JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
     GROUP BY m.id, m.queue, m.bots, q.team_size, q.teams
@@ -107,33 +151,55 @@ AS $$
     -- a team holds at most team_size real players, numbered 1..teams
     SELECT 'team size', m.queue, m.id,
            pg_catalog.format('team %s has %s players, at most %s', t.team, pg_catalog.count(*), q.team_size)
-    FROM matchmaker.matches m
+    FROM (SELECT x.id, x.queue FROM matchmaker.matches x
+          UNION ALL
+          SELECT p.id, p.queue FROM matchmaker.proposals p
+          WHERE p.state OPERATOR(pg_catalog.=) 'proposed') m
     JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) m.queue
     JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
     GROUP BY m.id, m.queue, t.team, q.team_size, q.teams
     HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) q.team_size
         OR t.team IS NULL OR t.team OPERATOR(pg_catalog.<) 1 OR t.team OPERATOR(pg_catalog.>) q.teams
   UNION ALL
-    -- a ticket is matched exactly when it has a match (so no cancelled,
-    -- expired or invalid ticket is in one), and the match is of its queue;
-    -- an invalid ticket, and only one, has an end_reason
+    -- a ticket is matched exactly when it is in a match, and proposed
+    -- exactly when it is in a pending proposal (both with matched_at set);
+    -- a declined ticket, and a cancelled one that has a match_id, point to
+    -- a dissolved proposal, whose tickets are all such; no waiting, expired
+    -- or invalid ticket has a match_id; a match or proposal is of its
+    -- ticket's queue; an invalid ticket, and only one, has an end_reason
     SELECT 'ticket state', t.queue, t.id,
-           pg_catalog.format('state %s with match %s, matched_at %s', t.state,
+           pg_catalog.format('state %s with match %s%s, matched_at %s', t.state,
                              COALESCE(t.match_id::text, 'none'),
+                             CASE WHEN p.id IS NOT NULL THEN ' (proposal ' OPERATOR(pg_catalog.||) p.state OPERATOR(pg_catalog.||) ')'
+                                  WHEN t.match_id IS NOT NULL AND m.id IS NULL THEN ' (missing)' ELSE '' END,
                              CASE WHEN t.matched_at IS NULL THEN 'unset' ELSE 'set' END)
     FROM matchmaker.tickets t
     LEFT JOIN matchmaker.matches m ON m.id OPERATOR(pg_catalog.=) t.match_id
+    LEFT JOIN matchmaker.proposals p ON p.id OPERATOR(pg_catalog.=) t.match_id
     WHERE (t.state OPERATOR(pg_catalog.=) 'matched') OPERATOR(pg_catalog.<>) (m.id IS NOT NULL)
-       OR (t.state OPERATOR(pg_catalog.=) 'matched') OPERATOR(pg_catalog.<>) (t.matched_at IS NOT NULL)
-       OR (t.match_id IS NOT NULL AND m.id IS NULL)
+       OR (t.state OPERATOR(pg_catalog.=) 'proposed') OPERATOR(pg_catalog.<>) (p.state IS NOT DISTINCT FROM 'proposed')
+       OR (t.state OPERATOR(pg_catalog.=) ANY (ARRAY['matched', 'proposed'])) OPERATOR(pg_catalog.<>) (t.matched_at IS NOT NULL)
+       OR (t.state OPERATOR(pg_catalog.=) 'declined' AND p.state IS DISTINCT FROM 'dissolved')
+       OR (p.state OPERATOR(pg_catalog.=) 'dissolved' AND t.state OPERATOR(pg_catalog.<>) ALL (ARRAY['declined', 'cancelled']))
+       OR (t.match_id IS NOT NULL AND m.id IS NULL AND p.id IS NULL)
+       OR (t.match_id IS NOT NULL AND t.state OPERATOR(pg_catalog.=) ANY (ARRAY['waiting', 'expired', 'invalid']))
        OR m.queue OPERATOR(pg_catalog.<>) t.queue
+       OR p.queue OPERATOR(pg_catalog.<>) t.queue
        OR (t.state OPERATOR(pg_catalog.=) 'invalid') OPERATOR(pg_catalog.<>) (t.end_reason IS NOT NULL)
   UNION ALL
-    -- every ticket and match belongs to an existing queue
+    -- a ready proposal is a match
+    SELECT 'proposal', p.queue, p.id, 'ready but not in matchmaker.matches'
+    FROM matchmaker.proposals p
+    WHERE p.state OPERATOR(pg_catalog.=) 'ready'
+      AND NOT EXISTS (SELECT 1 FROM matchmaker.matches m WHERE m.id OPERATOR(pg_catalog.=) p.id)
+  UNION ALL
+    -- every ticket, match and proposal belongs to an existing queue
     SELECT 'unknown queue', x.queue, x.id, x.what
     FROM (SELECT t.queue, t.id, 'ticket'::text AS what FROM matchmaker.tickets t
           UNION ALL
-          SELECT m.queue, m.id, 'match' FROM matchmaker.matches m) x
+          SELECT m.queue, m.id, 'match' FROM matchmaker.matches m
+          UNION ALL
+          SELECT p.queue, p.id, 'proposal' FROM matchmaker.proposals p) x
     WHERE NOT EXISTS (SELECT 1 FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) x.queue)
   UNION ALL
     -- a provisional group holds tickets of its own queue that wait (or that
@@ -154,17 +220,26 @@ AS $$
            OR t.enqueued_at OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.+) '365 days'::pg_catalog.interval)
            OR t.enqueued_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) '36525 days'::pg_catalog.interval))
   UNION ALL
-    -- while this database's worker runs, no ticket waits past max_wait plus a tick interval
-    SELECT 'overdue', t.queue, t.id,
-           pg_catalog.format('waiting since %s, max_wait %s, tick %s', t.enqueued_at, q.max_wait, q.tick)
-    FROM matchmaker.tickets t
-    JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) t.queue
-    WHERE t.state OPERATOR(pg_catalog.=) 'waiting'
-      -- (the sum is taken for a past enqueued_at only: near the end of time it overflows)
-      AND CASE WHEN t.enqueued_at OPERATOR(pg_catalog.<) pg_catalog.now()
-          THEN ((t.enqueued_at OPERATOR(pg_catalog.+) q.max_wait) OPERATOR(pg_catalog.+) q.tick)
-               OPERATOR(pg_catalog.<) pg_catalog.now() END
-      AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
+    -- while this database's worker runs, no ticket waits past max_wait plus a
+    -- tick interval, and no proposal stays pending past its accept_by plus one
+    SELECT 'overdue', x.queue, x.id, x.detail
+    FROM (SELECT t.queue, t.id,
+                 pg_catalog.format('waiting since %s, max_wait %s, tick %s', t.enqueued_at, q.max_wait, q.tick) AS detail
+          FROM matchmaker.tickets t
+          JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) t.queue
+          WHERE t.state OPERATOR(pg_catalog.=) 'waiting'
+            -- (the sum is taken for a past enqueued_at only: near the end of time it overflows)
+            AND CASE WHEN t.enqueued_at OPERATOR(pg_catalog.<) pg_catalog.now()
+                THEN ((t.enqueued_at OPERATOR(pg_catalog.+) q.max_wait) OPERATOR(pg_catalog.+) q.tick)
+                     OPERATOR(pg_catalog.<) pg_catalog.now() END
+          UNION ALL
+          SELECT p.queue, p.id, pg_catalog.format('proposal pending since %s, accept_by %s, tick %s',
+                                                  p.created_at, p.accept_by, q.tick)
+          FROM matchmaker.proposals p
+          JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) p.queue
+          WHERE p.state OPERATOR(pg_catalog.=) 'proposed'
+            AND (p.accept_by OPERATOR(pg_catalog.+) q.tick) OPERATOR(pg_catalog.<) pg_catalog.now()) x
+    WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
                   WHERE a.backend_type OPERATOR(pg_catalog.=) 'matchmaker worker'
                     AND a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
       AND pg_catalog.current_setting('matchmaker.enabled', true) IS DISTINCT FROM 'off'

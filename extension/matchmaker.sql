@@ -94,13 +94,40 @@ CREATE TABLE matchmaker.tickets (
     enqueued_by oid NOT NULL,
     end_reason  text,
     enqueued_by_name text NOT NULL,
-    CONSTRAINT tickets_state CHECK (state IN ('waiting', 'matched', 'cancelled', 'expired', 'invalid'))
+    accepted    boolean,
+    CONSTRAINT tickets_state CHECK (state IN ('waiting', 'proposed', 'matched', 'cancelled', 'expired', 'invalid', 'declined'))
 );
 ALTER SEQUENCE matchmaker.tickets_id_seq OWNED BY matchmaker.tickets.id;
--- One waiting ticket per (queue, player); also the index tick reads a queue's waiting tickets with.
-CREATE UNIQUE INDEX tickets_waiting ON matchmaker.tickets (queue, player) WHERE state = 'waiting';
+-- One waiting (or proposed) ticket per (queue, player); also the index tick reads a queue's waiting tickets with.
+CREATE UNIQUE INDEX tickets_waiting ON matchmaker.tickets (queue, player) WHERE state IN ('waiting', 'proposed');
 CREATE INDEX tickets_match ON matchmaker.tickets (match_id) WHERE match_id IS NOT NULL;
-COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, matched, cancelled, expired or invalid (end_reason says why).';
+COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, proposed (in a match awaiting its ready check; accepted holds the answer), matched, cancelled, expired, declined or invalid (end_reason says why).';
+
+-- Ready checks (params.accept_timeout): a match a tick forms in such a
+-- queue is a proposal until its players answer with accept().  Its id is
+-- taken from the matches' sequence; once every player accepts, the same
+-- id and columns go into matches (state ready).  A decline, a cancel or
+-- the timeout dissolves it: its decliners keep match_id pointing here, the
+-- others wait again.  Only ready matches are in matches, so what reads the
+-- history (audit, tuning, the measured rates) never sees a dissolved one.
+CREATE TABLE matchmaker.proposals (
+    id            bigint PRIMARY KEY,
+    queue         text NOT NULL,
+    created_at    timestamptz NOT NULL,
+    accept_by     timestamptz NOT NULL,
+    bots          integer NOT NULL,
+    cost          float8 NOT NULL,
+    criteria_cost float8 NOT NULL,
+    wait_cost     float8 NOT NULL,
+    state         text NOT NULL DEFAULT 'proposed',
+    ended_at      timestamptz,
+    reason        text,
+    CONSTRAINT proposals_state CHECK (state IN ('proposed', 'ready', 'dissolved')),
+    CONSTRAINT proposals_reason CHECK ((state = 'dissolved') = (reason IS NOT NULL)
+                                       AND reason IN ('declined', 'timeout', 'cancelled'))
+);
+CREATE INDEX proposals_pending ON matchmaker.proposals (queue, accept_by) WHERE state = 'proposed';
+COMMENT ON TABLE matchmaker.proposals IS 'Matches of queues with ready checks (params.accept_timeout), from proposal until ready or dissolved (reason: declined, timeout or cancelled).';
 
 -- difference_wait's provisional groups: tick rewrites a queue's rows each time
 -- it runs.  Times are those of the tick that formed the group.  A cancel
@@ -141,7 +168,7 @@ ALTER SEQUENCE matchmaker.tunings_id_seq OWNED BY matchmaker.tunings.id;
 CREATE INDEX tunings_queue ON matchmaker.tunings (queue, tuned_at);
 COMMENT ON TABLE matchmaker.tunings IS 'Self-tuning decisions: the queue''s own configuration and each candidate replayed over its recent players, with their costs, and the one adopted.';
 
--- Keep queues, tickets, matches, provisional groups and tunings (and the id sequences) in pg_dump output.
+-- Keep queues, tickets, matches, provisional groups, tunings and proposals (and the id sequences) in pg_dump output.
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.queues', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.tickets', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches', '');
@@ -150,6 +177,7 @@ SELECT pg_catalog.pg_extension_config_dump('matchmaker.tickets_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.tunings', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.tunings_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.proposals', '');
 
 -- ---------------------------------------------------------------------
 -- Functions.  They are written in C; every query they run names its
@@ -221,7 +249,14 @@ RETURNS boolean
 AS 'MODULE_PATHNAME', 'mm_cancel_0_3'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting ticket of the calling role; false when it is no longer waiting.';
+COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting or proposed ticket of the calling role (a proposed one dissolves its match); false when it is neither.';
+
+CREATE FUNCTION matchmaker.accept(ticket bigint, accepted boolean DEFAULT true)
+RETURNS text
+AS 'MODULE_PATHNAME', 'mm_accept'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.accept IS 'Answer the ready check of a proposed ticket of the calling role; returns the ticket''s state after the answer.';
 
 CREATE FUNCTION matchmaker.ticket_status(ticket bigint,
     OUT queue text, OUT player text, OUT state text, OUT enqueued_at timestamptz,
@@ -283,11 +318,15 @@ RETURNS TABLE (problem text, queue text, id bigint, detail text)
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    -- a match has k participants (tickets + computer players)
+    -- a match, or a proposal awaiting its ready check, has k participants
+    -- (tickets + computer players)
     SELECT 'match size'::text, m.queue, m.id,
            pg_catalog.format('%s tickets and %s computer players, expected %s',
                              pg_catalog.count(t.id), m.bots, q.team_size OPERATOR(pg_catalog.*) q.teams)
-    FROM matchmaker.matches m
+    FROM (SELECT x.id, x.queue, x.bots FROM matchmaker.matches x
+          UNION ALL
+          SELECT p.id, p.queue, p.bots FROM matchmaker.proposals p
+          WHERE p.state OPERATOR(pg_catalog.=) 'proposed') m
     JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) m.queue
     LEFT JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
     GROUP BY m.id, m.queue, m.bots, q.team_size, q.teams
@@ -296,33 +335,55 @@ AS $$
     -- a team holds at most team_size real players, numbered 1..teams
     SELECT 'team size', m.queue, m.id,
            pg_catalog.format('team %s has %s players, at most %s', t.team, pg_catalog.count(*), q.team_size)
-    FROM matchmaker.matches m
+    FROM (SELECT x.id, x.queue FROM matchmaker.matches x
+          UNION ALL
+          SELECT p.id, p.queue FROM matchmaker.proposals p
+          WHERE p.state OPERATOR(pg_catalog.=) 'proposed') m
     JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) m.queue
     JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
     GROUP BY m.id, m.queue, t.team, q.team_size, q.teams
     HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) q.team_size
         OR t.team IS NULL OR t.team OPERATOR(pg_catalog.<) 1 OR t.team OPERATOR(pg_catalog.>) q.teams
   UNION ALL
-    -- a ticket is matched exactly when it has a match (so no cancelled,
-    -- expired or invalid ticket is in one), and the match is of its queue;
-    -- an invalid ticket, and only one, has an end_reason
+    -- a ticket is matched exactly when it is in a match, and proposed
+    -- exactly when it is in a pending proposal (both with matched_at set);
+    -- a declined ticket, and a cancelled one that has a match_id, point to
+    -- a dissolved proposal, whose tickets are all such; no waiting, expired
+    -- or invalid ticket has a match_id; a match or proposal is of its
+    -- ticket's queue; an invalid ticket, and only one, has an end_reason
     SELECT 'ticket state', t.queue, t.id,
-           pg_catalog.format('state %s with match %s, matched_at %s', t.state,
+           pg_catalog.format('state %s with match %s%s, matched_at %s', t.state,
                              COALESCE(t.match_id::text, 'none'),
+                             CASE WHEN p.id IS NOT NULL THEN ' (proposal ' OPERATOR(pg_catalog.||) p.state OPERATOR(pg_catalog.||) ')'
+                                  WHEN t.match_id IS NOT NULL AND m.id IS NULL THEN ' (missing)' ELSE '' END,
                              CASE WHEN t.matched_at IS NULL THEN 'unset' ELSE 'set' END)
     FROM matchmaker.tickets t
     LEFT JOIN matchmaker.matches m ON m.id OPERATOR(pg_catalog.=) t.match_id
+    LEFT JOIN matchmaker.proposals p ON p.id OPERATOR(pg_catalog.=) t.match_id
     WHERE (t.state OPERATOR(pg_catalog.=) 'matched') OPERATOR(pg_catalog.<>) (m.id IS NOT NULL)
-       OR (t.state OPERATOR(pg_catalog.=) 'matched') OPERATOR(pg_catalog.<>) (t.matched_at IS NOT NULL)
-       OR (t.match_id IS NOT NULL AND m.id IS NULL)
+       OR (t.state OPERATOR(pg_catalog.=) 'proposed') OPERATOR(pg_catalog.<>) (p.state IS NOT DISTINCT FROM 'proposed')
+       OR (t.state OPERATOR(pg_catalog.=) ANY (ARRAY['matched', 'proposed'])) OPERATOR(pg_catalog.<>) (t.matched_at IS NOT NULL)
+       OR (t.state OPERATOR(pg_catalog.=) 'declined' AND p.state IS DISTINCT FROM 'dissolved')
+       OR (p.state OPERATOR(pg_catalog.=) 'dissolved' AND t.state OPERATOR(pg_catalog.<>) ALL (ARRAY['declined', 'cancelled']))
+       OR (t.match_id IS NOT NULL AND m.id IS NULL AND p.id IS NULL)
+       OR (t.match_id IS NOT NULL AND t.state OPERATOR(pg_catalog.=) ANY (ARRAY['waiting', 'expired', 'invalid']))
        OR m.queue OPERATOR(pg_catalog.<>) t.queue
+       OR p.queue OPERATOR(pg_catalog.<>) t.queue
        OR (t.state OPERATOR(pg_catalog.=) 'invalid') OPERATOR(pg_catalog.<>) (t.end_reason IS NOT NULL)
   UNION ALL
-    -- every ticket and match belongs to an existing queue
+    -- a ready proposal is a match
+    SELECT 'proposal', p.queue, p.id, 'ready but not in matchmaker.matches'
+    FROM matchmaker.proposals p
+    WHERE p.state OPERATOR(pg_catalog.=) 'ready'
+      AND NOT EXISTS (SELECT 1 FROM matchmaker.matches m WHERE m.id OPERATOR(pg_catalog.=) p.id)
+  UNION ALL
+    -- every ticket, match and proposal belongs to an existing queue
     SELECT 'unknown queue', x.queue, x.id, x.what
     FROM (SELECT t.queue, t.id, 'ticket'::text AS what FROM matchmaker.tickets t
           UNION ALL
-          SELECT m.queue, m.id, 'match' FROM matchmaker.matches m) x
+          SELECT m.queue, m.id, 'match' FROM matchmaker.matches m
+          UNION ALL
+          SELECT p.queue, p.id, 'proposal' FROM matchmaker.proposals p) x
     WHERE NOT EXISTS (SELECT 1 FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) x.queue)
   UNION ALL
     -- a provisional group holds tickets of its own queue that wait (or that
@@ -343,17 +404,26 @@ AS $$
            OR t.enqueued_at OPERATOR(pg_catalog.>) (pg_catalog.now() OPERATOR(pg_catalog.+) '365 days'::pg_catalog.interval)
            OR t.enqueued_at OPERATOR(pg_catalog.<) (pg_catalog.now() OPERATOR(pg_catalog.-) '36525 days'::pg_catalog.interval))
   UNION ALL
-    -- while this database's worker runs, no ticket waits past max_wait plus a tick interval
-    SELECT 'overdue', t.queue, t.id,
-           pg_catalog.format('waiting since %s, max_wait %s, tick %s', t.enqueued_at, q.max_wait, q.tick)
-    FROM matchmaker.tickets t
-    JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) t.queue
-    WHERE t.state OPERATOR(pg_catalog.=) 'waiting'
-      -- (the sum is taken for a past enqueued_at only: near the end of time it overflows)
-      AND CASE WHEN t.enqueued_at OPERATOR(pg_catalog.<) pg_catalog.now()
-          THEN ((t.enqueued_at OPERATOR(pg_catalog.+) q.max_wait) OPERATOR(pg_catalog.+) q.tick)
-               OPERATOR(pg_catalog.<) pg_catalog.now() END
-      AND EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
+    -- while this database's worker runs, no ticket waits past max_wait plus a
+    -- tick interval, and no proposal stays pending past its accept_by plus one
+    SELECT 'overdue', x.queue, x.id, x.detail
+    FROM (SELECT t.queue, t.id,
+                 pg_catalog.format('waiting since %s, max_wait %s, tick %s', t.enqueued_at, q.max_wait, q.tick) AS detail
+          FROM matchmaker.tickets t
+          JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) t.queue
+          WHERE t.state OPERATOR(pg_catalog.=) 'waiting'
+            -- (the sum is taken for a past enqueued_at only: near the end of time it overflows)
+            AND CASE WHEN t.enqueued_at OPERATOR(pg_catalog.<) pg_catalog.now()
+                THEN ((t.enqueued_at OPERATOR(pg_catalog.+) q.max_wait) OPERATOR(pg_catalog.+) q.tick)
+                     OPERATOR(pg_catalog.<) pg_catalog.now() END
+          UNION ALL
+          SELECT p.queue, p.id, pg_catalog.format('proposal pending since %s, accept_by %s, tick %s',
+                                                  p.created_at, p.accept_by, q.tick)
+          FROM matchmaker.proposals p
+          JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) p.queue
+          WHERE p.state OPERATOR(pg_catalog.=) 'proposed'
+            AND (p.accept_by OPERATOR(pg_catalog.+) q.tick) OPERATOR(pg_catalog.<) pg_catalog.now()) x
+    WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity a
                   WHERE a.backend_type OPERATOR(pg_catalog.=) 'matchmaker worker'
                     AND a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
       AND pg_catalog.current_setting('matchmaker.enabled', true) IS DISTINCT FROM 'off'
@@ -407,6 +477,7 @@ GRANT USAGE ON SCHEMA matchmaker TO matchmaker_client, matchmaker_admin;
 GRANT EXECUTE ON FUNCTION
     matchmaker.enqueue(text, text, float8, jsonb),
     matchmaker.cancel(bigint),
+    matchmaker.accept(bigint, boolean),
     matchmaker.ticket_status(bigint)
 TO matchmaker_client;
 

@@ -71,6 +71,8 @@ typedef struct MMQueue
 #define MM_EVENT_MAX_BYTES	8000
 extern void mm_event_start(StringInfo buf, const char *event, const char *queue);
 extern void mm_event_send(const char *channel, const char *payload);
+extern void mm_event_ids(StringInfo buf, const char *key, const int64 *ids, int n);
+extern void mm_event_finish(StringInfo buf, int head, const char *channel);
 
 /* How mm_load_queue locks the queue's row. */
 typedef enum MMQueueLock
@@ -87,6 +89,8 @@ extern void mm_parse_params(Jsonb *params, MMConfig *cfg, MMCriteria *criteria,
 /* params.c: params.tune */
 extern void mm_tune_parse(JsonbValue *v, MMTune *tune);
 extern void mm_tune_read(Jsonb *params, MMTune *tune);
+extern char *mm_channel_read(Jsonb *params);
+extern char *mm_queue_channel(const char *queue);
 
 /* tune.c */
 extern void mm_tune_queue(MMQueue *queue, TimestampTz now);
@@ -144,6 +148,14 @@ extern double mm_history_window(const MMQueue *queue, TimestampTz now);
 /* Longest caller's string an error message repeats (see mm_shorten). */
 #define MM_MESSAGE_MAX_BYTES	64
 
+/* ready.c: ready checks (params.accept_timeout) */
+extern bool mm_ready_available(void);
+extern void mm_ready_require(const MMQueue *queue);
+extern int	mm_ready_expire(const MMQueue *queue, TimestampTz now);
+extern TimestampTz mm_ready_next_deadline(const MMQueue *queue);
+extern char *mm_ready_answer(int64 ticket, const char *queue, bool accepted);
+extern bool mm_ready_cancel(int64 ticket, const char *queue);
+
 /* util.c */
 extern const char *mm_shorten(const char *s);
 extern const char *mm_float_text(double d);
@@ -152,6 +164,8 @@ extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argna
 extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern void mm_require_read_committed(const char *function);
 extern bool mm_table_exists(const char *name);
+extern int	mm_int64_cmp(const void *a, const void *b);
+extern Datum mm_int8_array(const int64 *ids, int n);
 extern void mm_status_error(MMStatus st, const char *doing,
 							const char *interrupted, const char *refused) pg_attribute_noreturn();
 

@@ -65,6 +65,7 @@ static void parse_weights(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, M
 static void parse_skill_cap(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 static void parse_criteria(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 static void parse_tune(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
+static void parse_channel(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 
 /*
  * The params keys.  Rows of the same algorithms stand together, in the
@@ -264,6 +265,20 @@ static const MMParamDef params[] = {
 		"\"bots\" or \"expire\"",
 		"\"bots\" completes a timed-out player's game with computer players; \"expire\" ends the ticket as expired.",
 		NULL, parse_on_timeout
+	},
+	{
+		"accept_timeout",
+		ALL_ALGOS, MM_PARAM_NUMBER, 0, 3600, NULL, 0, FIELD(accept_timeout),
+		"a number of seconds from 0 to 3600",
+		"accept_timeout turns on ready checks: a match forms as proposed and its players answer with matchmaker.accept() within this many seconds, for example 15; 0 turns them off.",
+		NULL, NULL
+	},
+	{
+		"channel",
+		ALL_ALGOS, MM_PARAM_CUSTOM, 0, 0, NULL, 0, NO_FIELD,
+		"a channel name of 1 to 63 bytes",
+		"channel names a NOTIFY channel that receives the queue's events besides \"matchmaker\", for example \"mm_ranked\".",
+		NULL, parse_channel
 	},
 };
 /* END PARAMS TABLE */
@@ -862,6 +877,32 @@ parse_tune(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *crit
 	MMTune		tune;
 
 	mm_tune_parse(v, &tune);
+}
+
+/*
+ * params.channel: a string NOTIFY takes as a channel name (1 to
+ * NAMEDATALEN - 1 bytes, no NUL, as text cannot hold one).
+ */
+static void
+parse_channel(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria)
+{
+	if (v->type != jbvString || v->val.string.len < 1 || v->val.string.len >= NAMEDATALEN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("params key \"%s\" must be %s", def->name, def->expect),
+				 errdetail("Got %s.", jsonb_value_text(v)),
+				 errhint("%s", def->hint)));
+}
+
+/* The queue's params.channel (checked when the params were stored), or NULL. */
+char *
+mm_channel_read(Jsonb *params)
+{
+	JsonbValue *v = getKeyJsonValueFromContainer(&params->root, "channel", 7, NULL);
+
+	if (v == NULL || v->type != jbvString)
+		return NULL;
+	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
 static void

@@ -230,12 +230,37 @@ mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 	queue->rating_max = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull));
 	queue->tick_seconds = mm_interval_seconds(DatumGetIntervalP(SPI_getbinval(tup, desc, 7, &isnull)));
 	queue->cfg.arrival_rate = 0;
-	queue->channel = NULL;
 	queue->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
 	mm_parse_params(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)),
 					&queue->cfg, &queue->criteria, &queue->wait_factor_set);
 	mm_tune_read(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)), &queue->tune);
+	queue->channel = mm_channel_read(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)));
 	return true;
+}
+
+/*
+ * The NOTIFY channel a queue names in params.channel, or NULL (also for a
+ * queue that no longer exists): for events sent outside a tick.
+ */
+char *
+mm_queue_channel(const char *queue)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(queue)};
+	bool		isnull;
+	Datum		d;
+
+	mm_keep_plan(&plan,
+				 "SELECT params OPERATOR(pg_catalog.->>) 'channel' FROM matchmaker.queues "
+				 "WHERE name OPERATOR(pg_catalog.=) $1",
+				 1, argtypes);
+	if (SPI_execute_plan(plan, values, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the channel of queue \"%s\"", queue);
+	if (SPI_processed == 0)
+		return NULL;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? NULL : TextDatumGetCString(d);
 }
 
 /* Load a queue named by a text argument, or raise "does not exist". */
@@ -640,8 +665,9 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 }
 
 /*
- * matchmaker.drop_queue(name, force): remove a queue with its tickets and
- * matches.  Refused while tickets wait, unless force.
+ * matchmaker.drop_queue(name, force): remove a queue with its tickets,
+ * matches and proposals.  Refused while tickets wait (or are in a pending
+ * proposal), unless force.
  */
 Datum
 mm_drop_queue(PG_FUNCTION_ARGS)
@@ -672,7 +698,8 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 	mm_lock_queue_key(name, MM_LOCK_KIND_ENQUEUE, 0, ExclusiveLock);
 
 	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM matchmaker.tickets "
-							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting'",
+							  "WHERE queue OPERATOR(pg_catalog.=) $1 "
+							  "AND state OPERATOR(pg_catalog.=) ANY (ARRAY['waiting', 'proposed'])",
 							  1, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not count waiting tickets");
 	waiting = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -692,6 +719,9 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
 		SPI_execute_with_args("DELETE FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
+		(mm_table_exists("proposals") &&
+		 SPI_execute_with_args("DELETE FROM matchmaker.proposals WHERE queue OPERATOR(pg_catalog.=) $1",
+							   1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE) ||
 		SPI_execute_with_args("DELETE FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not drop queue \"%s\"", name);

@@ -34,7 +34,6 @@
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "access/xact.h"
-#include "commands/async.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -42,14 +41,12 @@
 #include "storage/latch.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datetime.h"
 #include "utils/json.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 PG_FUNCTION_INFO_V1(mm_tick);
-
-/* NOTIFY payloads must stay below this many bytes. */
-#define MM_NOTIFY_MAX	8000
 
 /* Rows fetched per round trip when loading waiting tickets. */
 #define MM_FETCH_BATCH	10000
@@ -96,20 +93,11 @@ idlist_add(IdList *l, int64 id, char *reason)
 	l->n++;
 }
 
-static int
-int64_cmp(const void *a, const void *b)
-{
-	int64		x = *(const int64 *) a;
-	int64		y = *(const int64 *) b;
-
-	return (x > y) - (x < y);
-}
-
 /* Whether id is in sorted[0 .. n). */
 static bool
 id_in(const int64 *sorted, int n, int64 id)
 {
-	return n > 0 && bsearch(&id, sorted, n, sizeof(int64), int64_cmp) != NULL;
+	return n > 0 && bsearch(&id, sorted, n, sizeof(int64), mm_int64_cmp) != NULL;
 }
 
 /*
@@ -819,19 +807,24 @@ next_match_ids(int n)
 	return ids;
 }
 
-/* Insert the step's match rows, with the ids match_ids. */
+/*
+ * Insert the step's match rows, with the ids match_ids: into matches, or
+ * with accept_by (not 0) into proposals, awaiting their ready checks.
+ */
 static void
-insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *match_ids)
+insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *match_ids,
+			   TimestampTz accept_by)
 {
-	static SPIPlanPtr plan;
-	Oid			argtypes[7] = {TEXTOID, TIMESTAMPTZOID, INT8ARRAYOID, INT4ARRAYOID,
-	FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID};
-	Datum		values[7];
+	static SPIPlanPtr plans[2];
+	Oid			argtypes[8] = {TEXTOID, TIMESTAMPTZOID, INT8ARRAYOID, INT4ARRAYOID,
+	FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TIMESTAMPTZOID};
+	Datum		values[8];
 	int			nm = res->nmatches;
 	int		   *bots = palloc(sizeof(int) * Max(nm, 1));
 	double	   *cost = palloc(sizeof(double) * Max(nm, 1));
 	double	   *criteria = palloc(sizeof(double) * Max(nm, 1));
 	double	   *wait = palloc(sizeof(double) * Max(nm, 1));
+	bool		proposed = accept_by != 0;
 
 	for (int j = 0; j < nm; j++)
 	{
@@ -840,12 +833,20 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 		criteria[j] = res->matches[j].cost.criteria;
 		wait[j] = res->matches[j].cost.wait;
 	}
-	mm_keep_plan(&plan,
-				 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost) "
-				 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost "
-				 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
-				 "pg_catalog.unnest($6), pg_catalog.unnest($7)) AS m(id, bots, cost, criteria_cost, wait_cost)",
-				 7, argtypes);
+	if (proposed)
+		mm_keep_plan(&plans[1],
+					 "INSERT INTO matchmaker.proposals (id, queue, created_at, bots, cost, criteria_cost, wait_cost, accept_by) "
+					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost, $8 "
+					 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+					 "pg_catalog.unnest($6), pg_catalog.unnest($7)) AS m(id, bots, cost, criteria_cost, wait_cost)",
+					 8, argtypes);
+	else
+		mm_keep_plan(&plans[0],
+					 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost) "
+					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost "
+					 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+					 "pg_catalog.unnest($6), pg_catalog.unnest($7)) AS m(id, bots, cost, criteria_cost, wait_cost)",
+					 7, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(now);
 	values[2] = sql_array(INT8OID, match_ids, nm, 0);
@@ -853,7 +854,8 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 	values[4] = sql_array(FLOAT8OID, cost, nm, 0);
 	values[5] = sql_array(FLOAT8OID, criteria, nm, 0);
 	values[6] = sql_array(FLOAT8OID, wait, nm, 0);
-	run_plan(plan, values, SPI_OK_INSERT, "insert matches");
+	values[7] = TimestampTzGetDatum(accept_by);
+	run_plan(plans[proposed], values, SPI_OK_INSERT, "insert matches");
 	/* the match rows are written: free their columns before the next statement */
 	for (int i = 2; i < 7; i++)
 		pfree(DatumGetPointer(values[i]));
@@ -864,15 +866,17 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 }
 
 /*
- * Mark the matches' members matched, with their match and team.  Returns
- * the members' ticket ids, in the order of res->members.
+ * Mark the matches' members matched (proposed, when their matches await
+ * ready checks), with their match and team.  Returns the members' ticket
+ * ids, in the order of res->members.
  */
 static int64 *
-mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_ids)
+mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_ids,
+			 bool proposed)
 {
 	static SPIPlanPtr plan;
-	Oid			argtypes[4] = {TIMESTAMPTZOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID};
-	Datum		values[4];
+	Oid			argtypes[5] = {TIMESTAMPTZOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID, TEXTOID};
+	Datum		values[5];
 	int			nmembers = 0;
 	int64	   *member_ids;
 	int64	   *member_match;
@@ -891,15 +895,16 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 		}
 
 	mm_keep_plan(&plan,
-				 "UPDATE matchmaker.tickets AS t SET state = 'matched', matched_at = $1, "
+				 "UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
 				 "match_id = u.match_id, team = u.team "
 				 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "
 				 "WHERE t.id OPERATOR(pg_catalog.=) u.id",
-				 4, argtypes);
+				 5, argtypes);
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = sql_array(INT8OID, member_ids, nmembers, 0);
 	values[2] = sql_array(INT8OID, member_match, nmembers, 0);
 	values[3] = sql_array(INT4OID, res->teams, nmembers, 0);
+	values[4] = CStringGetTextDatum(proposed ? "proposed" : "matched");
 	run_plan(plan, values, SPI_OK_UPDATE, "mark matched tickets");
 	if (SPI_processed != (uint64) nmembers)
 		elog(ERROR, "marked %llu tickets matched, expected %d",
@@ -911,62 +916,73 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 }
 
 /*
- * One NOTIFY per match, sent when the transaction commits: the match id,
- * the queue and the members' tickets (left out when the payload would be
- * too long).
+ * One event per match, sent when the transaction commits:
+ * {"event": "matched", "queue": q, "match": id, "tickets": [...]}, or
+ * "proposed" with "accept_by" when the match awaits its ready check.
  */
 static void
-notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int64 *member_ids)
+notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int64 *member_ids,
+			   TimestampTz accept_by)
 {
 	StringInfoData payload;
+	char		when[MAXDATELEN + 1];
+	int			utc = 0;
 
 	initStringInfo(&payload);
+	/* in UTC, whatever the session's time zone */
+	if (accept_by != 0)
+		JsonEncodeDateTime(when, TimestampTzGetDatum(accept_by), TIMESTAMPTZOID, &utc);
 	for (int j = 0; j < res->nmatches; j++)
 	{
 		int			head;
 
-		resetStringInfo(&payload);
-		appendStringInfo(&payload, "{\"match\": " INT64_FORMAT ", \"queue\": ", match_ids[j]);
-		escape_json(&payload, queue->name);
+		mm_event_start(&payload, accept_by != 0 ? "proposed" : "matched", queue->name);
+		appendStringInfo(&payload, ", \"match\": " INT64_FORMAT, match_ids[j]);
+		if (accept_by != 0)
+			appendStringInfo(&payload, ", \"accept_by\": \"%s\"", when);
 		head = payload.len;
-		appendStringInfoString(&payload, ", \"tickets\": [");
-		for (int m = 0; m < res->matches[j].nmembers; m++)
-			appendStringInfo(&payload, "%s" INT64_FORMAT, m ? ", " : "",
-							 member_ids[res->matches[j].first + m]);
-		appendStringInfoString(&payload, "]}");
-		if (payload.len >= MM_NOTIFY_MAX)
-		{
-			payload.len = head;
-			payload.data[head] = '\0';
-			appendStringInfoChar(&payload, '}');
-		}
-		Async_Notify("matchmaker", payload.data);
+		mm_event_ids(&payload, "tickets", member_ids + res->matches[j].first,
+					 res->matches[j].nmembers);
+		mm_event_finish(&payload, head, queue->channel);
 	}
 }
 
 /*
  * Write the matches of a step: match rows with ids taken in order from the
- * sequence, the members' ticket rows, and one NOTIFY per match.
+ * sequence (proposals, when the queue has ready checks), the members'
+ * ticket rows, and one event per match.
  */
 static void
 write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
 {
 	int64	   *match_ids;
 	int64	   *member_ids;
+	TimestampTz accept_by = 0;
 
 	if (res->nmatches == 0)
 		return;
+	if (queue->cfg.accept_timeout > 0)
+	{
+		mm_ready_require(queue);
+		accept_by = seconds_after(queue->cfg.accept_timeout, now);
+		if (!IS_VALID_TIMESTAMP(accept_by))
+			accept_by = END_TIMESTAMP - 1;
+	}
 	match_ids = next_match_ids(res->nmatches);
-	insert_matches(queue, now, res, match_ids);
-	member_ids = mark_matched(now, pool, res, match_ids);
-	notify_matches(queue, res, match_ids, member_ids);
+	insert_matches(queue, now, res, match_ids, accept_by);
+	member_ids = mark_matched(now, pool, res, match_ids, accept_by != 0);
+	notify_matches(queue, res, match_ids, member_ids, accept_by);
 }
 
-/* End the tickets the step expired. */
+/*
+ * End the tickets the step expired, each with its event:
+ * {"event": "expired", "queue": q, "ticket": id}.
+ */
 static void
-write_expired(TimestampTz now, MMPool *pool, MMResult *res)
+write_expired(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
 {
 	static SPIPlanPtr plan;
+	StringInfoData payload;
 	Oid			argtypes[2] = {TIMESTAMPTZOID, INT8ARRAYOID};
 	Datum		values[2];
 	int64	   *ids;
@@ -986,6 +1002,13 @@ write_expired(TimestampTz now, MMPool *pool, MMResult *res)
 	if (SPI_processed != (uint64) res->nexpired)
 		elog(ERROR, "marked %llu tickets expired, expected %d",
 			 (unsigned long long) SPI_processed, res->nexpired);
+	initStringInfo(&payload);
+	for (int i = 0; i < res->nexpired; i++)
+	{
+		mm_event_start(&payload, "expired", queue->name);
+		appendStringInfo(&payload, ", \"ticket\": " INT64_FORMAT, ids[i]);
+		mm_event_finish(&payload, payload.len, queue->channel);
+	}
 }
 
 /*
@@ -1070,8 +1093,8 @@ tickets_have_end_reason(void)
 
 /*
  * End the tickets the queue's settings cannot use in state 'invalid' with
- * their reasons, each with a NOTIFY of its own:
- * {"ticket": id, "queue": name, "state": "invalid", "reason": text}.
+ * their reasons, each with an event of its own:
+ * {"event": "invalid", "queue": q, "ticket": id, "reason": text}.
  */
 static void
 write_invalid(MMQueue *queue, TimestampTz now, IdList *invalid)
@@ -1109,13 +1132,10 @@ write_invalid(MMQueue *queue, TimestampTz now, IdList *invalid)
 	initStringInfo(&payload);
 	for (int i = 0; i < invalid->n; i++)
 	{
-		resetStringInfo(&payload);
-		appendStringInfo(&payload, "{\"ticket\": " INT64_FORMAT ", \"queue\": ", invalid->ids[i]);
-		escape_json(&payload, queue->name);
-		appendStringInfoString(&payload, ", \"state\": \"invalid\", \"reason\": ");
+		mm_event_start(&payload, "invalid", queue->name);
+		appendStringInfo(&payload, ", \"ticket\": " INT64_FORMAT ", \"reason\": ", invalid->ids[i]);
 		escape_json(&payload, invalid->reasons[i]);
-		appendStringInfoChar(&payload, '}');
-		Async_Notify("matchmaker", payload.data);
+		mm_event_finish(&payload, payload.len, queue->channel);
 	}
 }
 
@@ -1154,7 +1174,7 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 	*nlocked = (int) SPI_processed;
 	SPI_freetuptable(SPI_tuptable);
 	pfree(DatumGetPointer(values[0]));
-	qsort(locked, *nlocked, sizeof(int64), int64_cmp);
+	qsort(locked, *nlocked, sizeof(int64), mm_int64_cmp);
 	return locked;
 }
 
@@ -1324,6 +1344,8 @@ tick_info(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res, MMTickIn
 	mm_pool_compact(pool, res);
 	due = mm_next_deadline(&queue->cfg, pool);
 	info->next_deadline = isfinite(due) ? seconds_after(due, now) : DT_NOEND;
+	/* and when the next ready check times out */
+	info->next_deadline = Min(info->next_deadline, mm_ready_next_deadline(queue));
 
 	/*
 	 * greedy (without patience) and periodic only match once k, or a
@@ -1369,6 +1391,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	MMStatus	st;
 	IdList		left_out = {0};
 	IdList		invalid = {0};
+	int			dissolved;
 
 	mm_require_read_committed("tick");
 	if (!mm_load_queue(name, lock, queue))
@@ -1382,6 +1405,12 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	}
 
 	/*
+	 * Proposals whose ready check timed out dissolve first: their players
+	 * who accepted wait again and can be grouped at once.
+	 */
+	dissolved = mm_ready_expire(queue, now);
+
+	/*
 	 * Step, then lock what the step decided on; when a ticket could not be
 	 * locked, step again without it (see the header comment).
 	 */
@@ -1392,7 +1421,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 
 		invalid.n = 0;
 		if (left_out.n > 0)
-			qsort(left_out.ids, left_out.n, sizeof(int64), int64_cmp);
+			qsort(left_out.ids, left_out.n, sizeof(int64), mm_int64_cmp);
 		load_pool(queue, now, info != NULL ? info->prev_step : 0, &pool,
 				  left_out.ids, left_out.n, &invalid);
 
@@ -1418,7 +1447,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	}
 
 	write_matches(queue, now, &pool, &res);
-	write_expired(now, &pool, &res);
+	write_expired(queue, now, &pool, &res);
 	write_invalid(queue, now, &invalid);
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
 		write_groups(queue, now, &pool);
@@ -1429,7 +1458,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	if (info != NULL)
 	{
 		tick_info(queue, now, &pool, &res, info);
-		info->wrote = info->wrote || invalid.n > 0;
+		info->wrote = info->wrote || invalid.n > 0 || dissolved > 0;
 	}
 	return res.nmatches;
 }

@@ -47,6 +47,7 @@ PG_FUNCTION_INFO_V1(mm_enqueue_0_3);
 PG_FUNCTION_INFO_V1(mm_cancel);
 PG_FUNCTION_INFO_V1(mm_cancel_0_2);
 PG_FUNCTION_INFO_V1(mm_cancel_0_3);
+PG_FUNCTION_INFO_V1(mm_accept);
 PG_FUNCTION_INFO_V1(mm_ticket_status);
 PG_FUNCTION_INFO_V1(mm_ticket_status_0_3);
 
@@ -299,7 +300,8 @@ insert_ticket(Datum *values, MMOwnership ownership, const MMCaller *caller,
 		mm_keep_plan(&existing_plan[MM_OWNER_NAMED],
 					 "SELECT id, enqueued_by, enqueued_by_name FROM matchmaker.tickets "
 					 "WHERE queue OPERATOR(pg_catalog.=) $1 "
-					 "AND player OPERATOR(pg_catalog.=) $2 AND state OPERATOR(pg_catalog.=) 'waiting'",
+					 "AND player OPERATOR(pg_catalog.=) $2 "
+					 "AND state OPERATOR(pg_catalog.=) ANY (ARRAY['waiting', 'proposed'])",
 					 2, argtypes);
 	}
 	else if (ownership == MM_OWNER_OID)
@@ -312,7 +314,8 @@ insert_ticket(Datum *values, MMOwnership ownership, const MMCaller *caller,
 					 "RETURNING id, enqueued_by", 5, argtypes);
 		mm_keep_plan(&existing_plan[MM_OWNER_OID],
 					 "SELECT id, enqueued_by FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1 "
-					 "AND player OPERATOR(pg_catalog.=) $2 AND state OPERATOR(pg_catalog.=) 'waiting'",
+					 "AND player OPERATOR(pg_catalog.=) $2 "
+					 "AND state OPERATOR(pg_catalog.=) ANY (ARRAY['waiting', 'proposed'])",
 					 2, argtypes);
 	}
 	else
@@ -324,7 +327,8 @@ insert_ticket(Datum *values, MMOwnership ownership, const MMCaller *caller,
 					 "RETURNING id", 4, argtypes);
 		mm_keep_plan(&existing_plan[0],
 					 "SELECT id FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1 "
-					 "AND player OPERATOR(pg_catalog.=) $2 AND state OPERATOR(pg_catalog.=) 'waiting'",
+					 "AND player OPERATOR(pg_catalog.=) $2 "
+					 "AND state OPERATOR(pg_catalog.=) ANY (ARRAY['waiting', 'proposed'])",
 					 2, argtypes);
 	}
 
@@ -522,15 +526,100 @@ cancel_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 				 "UPDATE matchmaker.tickets SET state = 'cancelled', ended_at = pg_catalog.clock_timestamp() "
 				 "WHERE id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting'",
 				 1, argtypes);
-	if (SPI_execute_plan(cancel_plan, values, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not cancel ticket");
-	cancelled = SPI_processed > 0;
+
+	/*
+	 * A waiting ticket, or (0.3.0 on) one in a pending proposal; a tick can
+	 * propose the ticket, and a dissolved proposal requeue it, between the
+	 * two, so try both a few times.
+	 */
+	cancelled = false;
+	for (int attempt = 0; attempt < 3 && !cancelled; attempt++)
+	{
+		if (SPI_execute_plan(cancel_plan, values, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not cancel ticket");
+		cancelled = SPI_processed > 0;
+		if (!cancelled && ownership == MM_OWNER_NAMED && mm_ready_available())
+			cancelled = mm_ready_cancel(ticket, queue_name);
+		else if (!cancelled)
+			break;
+	}
 	if (cancelled)
+	{
+		StringInfoData payload;
+
 		mm_wake_on_commit(queue_name);
+		if (ownership == MM_OWNER_NAMED)
+		{
+			initStringInfo(&payload);
+			mm_event_start(&payload, "cancelled", queue_name);
+			appendStringInfo(&payload, ", \"ticket\": " INT64_FORMAT, ticket);
+			mm_event_finish(&payload, payload.len, mm_queue_channel(queue_name));
+		}
+	}
 	SPI_finish();
 	if (owned)
 		act_as_caller(&caller);
 	PG_RETURN_BOOL(cancelled);
+}
+
+/*
+ * matchmaker.accept(ticket, accepted): a player's answer to the ready check
+ * of its proposed ticket (see ready.c); returns the ticket's state after
+ * it: 'proposed' (others have yet to answer), 'matched' (the match is
+ * ready), 'declined', or the state the ticket already had (a ticket not
+ * in a pending proposal keeps it: an answer after the match dissolved or
+ * became ready changes nothing).  Only the ticket's role (or one with its
+ * privileges) may answer.
+ */
+Datum
+mm_accept(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr lookup_plan;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1];
+	int64		ticket;
+	bool		accepted;
+	bool		isnull;
+	char	   *queue_name;
+	char	   *owner_name;
+	char	   *state;
+	Oid			owner;
+	MMCaller	caller = {GetUserId(), 0};
+	MemoryContext outer = CurrentMemoryContext;
+
+	mm_require_arg(fcinfo, 0, "ticket");
+	mm_require_arg(fcinfo, 1, "accepted");
+	/* it waits for the proposal's lock, then reads what committed meanwhile */
+	mm_require_read_committed("accept");
+	ticket = PG_GETARG_INT64(0);
+	accepted = PG_GETARG_BOOL(1);
+	values[0] = Int64GetDatum(ticket);
+
+	act_as_owner(&caller);
+	SPI_connect();
+	mm_keep_plan(&lookup_plan,
+				 "SELECT t.queue, t.enqueued_by, t.enqueued_by_name FROM matchmaker.tickets t "
+				 "WHERE t.id OPERATOR(pg_catalog.=) $1",
+				 1, argtypes);
+	if (SPI_execute_plan(lookup_plan, values, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the ticket");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("ticket %lld does not exist", (long long) ticket),
+				 errhint("Pass an id returned by matchmaker.enqueue().")));
+	owner = ticket_owner(MM_OWNER_NAMED, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &owner_name);
+	if (!caller_owns(&caller, owner, owner_name))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to answer for ticket %lld", (long long) ticket),
+				 errdetail("The ticket was enqueued by another role."),
+				 errhint("Answer a ready check from the role that enqueued the ticket, or from a role that has its privileges.")));
+	queue_name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	state = MemoryContextStrdup(outer, mm_ready_answer(ticket, queue_name, accepted));
+	SPI_finish();
+	act_as_caller(&caller);
+	PG_RETURN_TEXT_P(cstring_to_text(state));
 }
 
 /* 0.1.0's matchmaker.cancel: any caller may cancel any ticket. */

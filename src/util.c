@@ -7,11 +7,13 @@
 
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/array.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 
@@ -146,4 +148,28 @@ bool
 mm_table_exists(const char *name)
 {
 	return OidIsValid(get_relname_relid(name, get_namespace_oid("matchmaker", false)));
+}
+
+/* qsort's comparison of int64s, ascending. */
+int
+mm_int64_cmp(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a;
+	int64		y = *(const int64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* ids[0 .. n) as a bigint[] datum. */
+Datum
+mm_int8_array(const int64 *ids, int n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+	ArrayType  *a;
+
+	for (int i = 0; i < n; i++)
+		d[i] = Int64GetDatum(ids[i]);
+	a = construct_array(d, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+	pfree(d);
+	return PointerGetDatum(a);
 }

@@ -239,6 +239,8 @@ typedef struct MMConfig
 	double		max_wait;		/* tau_max, seconds, > 0 */
 	MMTimeout	on_timeout;
 	double		arrival_rate;	/* players per second, measured by the caller; used by auto */
+	double		accept_timeout; /* seconds a formed match waits for its players' ready
+								 * check (0: none); the database's, not the core's */
 	double		recheck;		/* window, cluster: windows widen and waits count at the multiples
 								 * of recheck seconds on the absolute clock (MMPool.epoch);
 								 * optimize: its rounds are held there,
