@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """The live demo: players arrive over time, the background worker matches
-them, and each match is printed as its NOTIFY arrives.
+them, and each match is printed as its NOTIFY arrives.  In the queue
+'ranked' a match is first proposed (a ready check): the demo answers for
+its players, all accept except one, who declines the first proposal he is
+in; his opponent goes back to the front of the queue.
 
 Connects with the usual PG* environment variables; scripts/demo.sh sets
 them for a throw-away cluster with the worker preloaded.
@@ -14,7 +17,8 @@ import time
 import psycopg2
 import psycopg2.extensions
 
-ARRIVALS = 60          # players per queue
+ARRIVALS = 60          # players per queue (duel, squad)
+RANKED = 20            # players of the ranked queue
 RATE = 3.0             # arrivals per second
 SEED = 7
 
@@ -26,6 +30,9 @@ SELECT matchmaker.create_queue('duel', team_size => 1, teams => 2,
 SELECT matchmaker.create_queue('squad', team_size => 2, teams => 2, algorithm => 'multi_queue',
                                max_wait => '8 seconds', rating_min => 0, rating_max => 3000,
                                tick => '200 ms', params => '{"ranges": 3}');
+SELECT matchmaker.create_queue('ranked', team_size => 1, teams => 2,
+                               max_wait => '8 seconds', rating_min => 0, rating_max => 3000,
+                               tick => '200 ms', params => '{"accept_timeout": 5, "channel": "ranked"}');
 """
 
 
@@ -62,7 +69,30 @@ def describe(cur, note):
     sides = " vs ".join(" + ".join(members) for _, members in sorted(teams.items()))
     if rows[0][0]:
         sides += f" vs {rows[0][0]} computer player(s)"
-    return f"match {note['match']:>3} {note['queue']:<6} cost {rows[0][1]:5.2f}  {sides}"
+    return f"{note['event']:<8} {note['match']:>3} {note['queue']:<6} cost {rows[0][1]:5.2f}  {sides}"
+
+
+def players(cur, ids):
+    """The players of some tickets, in the order of ids."""
+    cur.execute("SELECT id, player FROM matchmaker.tickets WHERE id = ANY(%s)", (list(ids),))
+    names = dict(cur.fetchall())
+    return [names.get(i, str(i)) for i in ids]
+
+
+def answer(cur, note, state):
+    """A ready check: every player accepts, except the first player of the
+    demo's second proposal, who declines (once)."""
+    names = players(cur, note["tickets"])
+    decliner = None
+    if state["proposals"] == 1 and not state["declined"]:
+        decliner = names[0]
+        state["declined"] = True
+    state["proposals"] += 1
+    print(f"proposed {note['match']:>3} {note['queue']:<6} {' vs '.join(names)}: "
+          f"accept by {note['accept_by'][11:19]} UTC"
+          + (f"; {decliner} declines" if decliner else ""), flush=True)
+    for ticket, name in zip(note["tickets"], names):
+        cur.execute("SELECT matchmaker.accept(%s, %s)", (ticket, name != decliner))
 
 
 def main():
@@ -73,17 +103,21 @@ def main():
     cur.execute("LISTEN matchmaker")
     print("== queues 'duel' (1v1, auto) and 'squad' (2v2, multi_queue); "
           f"{ARRIVALS} players arrive in each at about {RATE:g} per second")
-    print("== each line is printed when the match's NOTIFY arrives")
+    print(f"== queue 'ranked' (1v1, auto, ready checks of 5 s): {RANKED} players; "
+          "every player accepts, but one declines once")
+    print("== each line is printed when its NOTIFY arrives")
 
     feeders = [
         threading.Thread(target=feed, args=("duel", [f"d{i:02d}" for i in range(ARRIVALS)], random.Random(rng.random()))),
         threading.Thread(target=feed, args=("squad", [f"s{i:02d}" for i in range(ARRIVALS)], random.Random(rng.random()))),
+        threading.Thread(target=feed, args=("ranked", [f"r{i:02d}" for i in range(RANKED)], random.Random(rng.random()))),
     ]
     for f in feeders:
         f.start()
 
     matches = 0
     deadline = None
+    state = {"proposals": 0, "declined": False}
     while True:
         if deadline is None and not any(f.is_alive() for f in feeders):
             deadline = time.time() + 10     # longer than max_wait: every ticket ends
@@ -94,9 +128,19 @@ def main():
         conn.poll()
         while conn.notifies:
             note = json.loads(conn.notifies.pop(0).payload)
-            if "match" not in note:
-                # A ticket's own event (a ticket a tick could not use): not a match.
-                print(f"ticket {note.get('ticket')} {note.get('state')}: {note.get('reason')}", flush=True)
+            event = note["event"]
+            if event == "proposed":
+                answer(cur, note, state)
+                continue
+            if event == "declined":
+                print(f"declined {note['match']:>3} {note['queue']:<6} ({note['reason']}): "
+                      f"{', '.join(players(cur, note['declined']))} out; "
+                      f"{', '.join(players(cur, note['requeued'])) or 'nobody'} waiting again", flush=True)
+                continue
+            if event not in ("matched", "ready"):
+                # A ticket's own event: expired, cancelled or invalid.
+                print(f"{event} ticket {note['ticket']} {note['queue']}"
+                      + (f": {note['reason']}" if "reason" in note else ""), flush=True)
                 continue
             line = describe(cur, note)
             if line:
@@ -105,13 +149,13 @@ def main():
 
     cur.execute("""
         SELECT queue, count(*) FILTER (WHERE state = 'matched'), count(*) FILTER (WHERE state = 'expired'),
-               count(*) FILTER (WHERE state = 'waiting'),
+               count(*) FILTER (WHERE state = 'waiting'), count(*) FILTER (WHERE state = 'declined'),
                round(avg(extract(epoch FROM matched_at - enqueued_at))::numeric, 2)
         FROM matchmaker.tickets GROUP BY queue ORDER BY queue""")
     print(f"== {matches} matches heard")
-    for queue, matched, expired, waiting, mean_wait in cur.fetchall():
+    for queue, matched, expired, waiting, declined, mean_wait in cur.fetchall():
         print(f"== {queue}: {matched} players matched (mean wait {mean_wait} s), "
-              f"{expired} expired, {waiting} still waiting")
+              f"{expired} expired, {declined} declined, {waiting} still waiting")
     cur.execute("""SELECT queue, count(*), round(avg(cost)::numeric, 3), sum(bots)
                    FROM matchmaker.matches GROUP BY queue ORDER BY queue""")
     for queue, games, mean_cost, bots in cur.fetchall():
