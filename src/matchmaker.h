@@ -152,7 +152,7 @@ extern double mm_history_window(const MMQueue *queue, TimestampTz now);
 extern bool mm_ready_available(void);
 extern void mm_ready_require(const MMQueue *queue);
 extern int	mm_ready_expire(const MMQueue *queue, TimestampTz now);
-extern TimestampTz mm_ready_next_deadline(const MMQueue *queue);
+extern TimestampTz mm_ready_next_deadline(const MMQueue *queue, TimestampTz now);
 extern char *mm_ready_answer(int64 ticket, const char *queue, bool accepted);
 extern bool mm_ready_cancel(int64 ticket, const char *queue);
 

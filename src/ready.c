@@ -265,13 +265,19 @@ mm_ready_expire(const MMQueue *queue, TimestampTz now)
 	return n;
 }
 
-/* When the next pending proposal of queue times out; DT_NOEND when none. */
+/*
+ * When the next pending proposal of queue times out after now; DT_NOEND
+ * when none.  A proposal already past its accept_by is one the tick could
+ * not lock (a client holds it, in a transaction still open): it is not a
+ * deadline, or the worker would tick the queue over and over until that
+ * client ends; the queue's next regular tick dissolves it.
+ */
 TimestampTz
-mm_ready_next_deadline(const MMQueue *queue)
+mm_ready_next_deadline(const MMQueue *queue, TimestampTz now)
 {
 	static SPIPlanPtr plan;
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1];
+	Oid			argtypes[2] = {TEXTOID, TIMESTAMPTZOID};
+	Datum		values[2];
 	bool		isnull;
 	Datum		d;
 
@@ -279,9 +285,11 @@ mm_ready_next_deadline(const MMQueue *queue)
 		return DT_NOEND;
 	mm_keep_plan(&plan,
 				 "SELECT pg_catalog.min(accept_by) FROM matchmaker.proposals "
-				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'proposed'",
-				 1, argtypes);
+				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'proposed' "
+				 "AND accept_by OPERATOR(pg_catalog.>) $2",
+				 2, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(now);
 	ready_run(plan, values, SPI_OK_SELECT, "read the next ready check timeout");
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	return isnull ? DT_NOEND : DatumGetTimestampTz(d);

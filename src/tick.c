@@ -1345,7 +1345,7 @@ tick_info(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res, MMTickIn
 	due = mm_next_deadline(&queue->cfg, pool);
 	info->next_deadline = isfinite(due) ? seconds_after(due, now) : DT_NOEND;
 	/* and when the next ready check times out */
-	info->next_deadline = Min(info->next_deadline, mm_ready_next_deadline(queue));
+	info->next_deadline = Min(info->next_deadline, mm_ready_next_deadline(queue, now));
 
 	/*
 	 * greedy (without patience) and periodic only match once k, or a
