@@ -135,7 +135,8 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
     -- a match, or a proposal awaiting its ready check, has k participants
-    -- (tickets + computer players)
+    -- (tickets + computer players), or is a smaller match (params.min_players):
+    -- from 2 to k - 1 tickets and no computer player
     SELECT 'match size'::text, m.queue, m.id,
            pg_catalog.format('%s tickets and %s computer players, expected %s',
                              pg_catalog.count(t.id), m.bots, q.team_size OPERATOR(pg_catalog.*) q.teams)
@@ -147,6 +148,8 @@ AS $$
     LEFT JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
     GROUP BY m.id, m.queue, m.bots, q.team_size, q.teams
     HAVING (pg_catalog.count(t.id) OPERATOR(pg_catalog.+) m.bots) OPERATOR(pg_catalog.<>) (q.team_size OPERATOR(pg_catalog.*) q.teams)
+       AND NOT (m.bots OPERATOR(pg_catalog.=) 0 AND pg_catalog.count(t.id) OPERATOR(pg_catalog.>=) 2
+                AND pg_catalog.count(t.id) OPERATOR(pg_catalog.<) (q.team_size OPERATOR(pg_catalog.*) q.teams))
   UNION ALL
     -- a team holds at most team_size real players, numbered 1..teams
     SELECT 'team size', m.queue, m.id,

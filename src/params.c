@@ -66,6 +66,7 @@ static void parse_skill_cap(JsonbValue *v, const MMParamDef *def, MMConfig *cfg,
 static void parse_criteria(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 static void parse_tune(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 static void parse_channel(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
+static void parse_min_players(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 
 /*
  * The params keys.  Rows of the same algorithms stand together, in the
@@ -258,6 +259,14 @@ static const MMParamDef params[] = {
 		"tune asks a tick to replay the queue's recent players with candidate algorithms now and then and adopt the cheapest, for example {\"every\": 600, \"over\": 3600, \"algorithms\": [\"auto\", \"multi_queue\"]}.",
 		"optimize scores matches its own way, so tuning by eq. 1 does not apply to it; remove \"tune\" from params.",
 		parse_tune
+	},
+	{
+		"min_players",
+		ALL_ALGOS & ~ALGO(MM_ALGO_OPTIMIZE), MM_PARAM_CUSTOM, 2, 0, NULL, 0, FIELD(min_players),
+		"a whole number from 2 to the players per match",
+		"min_players lets a player who reaches max_wait play a smaller match, of at least this many players and no computer player, when they are at hand, for example 6 in a 5v5 queue.",
+		"optimize forms its own matches; remove \"min_players\" from params.",
+		parse_min_players
 	},
 	{
 		"on_timeout",
@@ -892,6 +901,16 @@ parse_channel(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *c
 				 errmsg("params key \"%s\" must be %s", def->name, def->expect),
 				 errdetail("Got %s.", jsonb_value_text(v)),
 				 errhint("%s", def->hint)));
+}
+
+/* params.min_players: a whole number from 2 to k. */
+static void
+parse_min_players(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria)
+{
+	int			k = mm_config_k(cfg);
+
+	cfg->min_players = param_int(v, def->name, 2, k,
+								 psprintf("a whole number from 2 to %d (the players per match)", k));
 }
 
 /* The queue's params.channel (checked when the params were stored), or NULL. */

@@ -142,6 +142,9 @@ mm_config_check_shared(const MMConfig *cfg)
 		return MM_ERR_ARGUMENT;
 	if (cfg->multi_queue.ranges < 0)
 		return MM_ERR_ARGUMENT;
+	if (cfg->min_players != 0 &&
+		(cfg->min_players < 2 || cfg->min_players > mm_config_k(cfg)))
+		return MM_ERR_ARGUMENT;
 	if (!(cfg->difference_wait.wait_factor >= 0) || !isfinite(cfg->difference_wait.wait_factor))
 		return MM_ERR_ARGUMENT;
 	if (!(cfg->arrival_rate >= 0) || !isfinite(cfg->arrival_rate))

@@ -239,6 +239,8 @@ typedef struct MMConfig
 	double		max_wait;		/* tau_max, seconds, > 0 */
 	MMTimeout	on_timeout;
 	double		arrival_rate;	/* players per second, measured by the caller; used by auto */
+	int			min_players;	/* the smallest match a ticket at max_wait plays instead of
+								 * computer players or an expiry, 2 to k; 0 (or k): none */
 	double		accept_timeout; /* seconds a formed match waits for its players' ready
 								 * check (0: none); the database's, not the core's */
 	double		recheck;		/* window, cluster: windows widen and waits count at the multiples
@@ -430,7 +432,8 @@ typedef struct MMMatch
 {
 	int			first;			/* index of its first member in MMResult.members */
 	int			nmembers;		/* real tickets */
-	int			bots;			/* computer players; nmembers + bots = k */
+	int			bots;			/* computer players; nmembers + bots = k, except in a
+								 * smaller match (min_players): no bots, nmembers < k */
 	MMCost		cost;
 } MMMatch;
 

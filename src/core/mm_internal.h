@@ -80,6 +80,19 @@ extern MMStatus mm_config_check_shared(const MMConfig *cfg);
 extern MMStatus mm_teams_split(const MMConfig *cfg, int nmembers,
 							   const double *ratings, int *teams_out);
 
+/*
+ * teams.c: split a smaller match (n < k real players and no computer
+ * player, see smaller.c) into teams whose sizes differ by at most one.
+ */
+extern MMStatus mm_teams_split_even(const MMConfig *cfg, int n,
+									const double *ratings, int *teams_out);
+
+/*
+ * smaller.c: after a step, turn matches with computer players and
+ * expiries into smaller matches of real players (params.min_players).
+ */
+extern MMStatus mm_smaller_matches(const MMConfig *cfg, MMPool *pool, MMResult *res);
+
 /* match.c: order ints ascending (for qsort). */
 extern int	mm_int_cmp(const void *a, const void *b);
 

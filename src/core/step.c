@@ -8,8 +8,10 @@
  * Every algorithm (one file each: greedy.c, periodic.c, multi_queue.c,
  * difference_wait.c, window.c, cluster.c, optimize.c, auto.c) only decides: it
  * appends matches (members, nmembers, bots) and expiries to the result.
- * mm_step then finishes each match the same way: its members are listed in
- * pool (arrival) order, split into teams and costed.  optimize chooses the
+ * mm_step then lets a timed-out ticket play a smaller match where
+ * params.min_players allows (smaller.c), and finishes each match the same
+ * way: its members are listed in pool (arrival) order, split into teams
+ * and costed.  optimize chooses the
  * teams itself, so its split is kept.  doc/algorithms.md states the rules
  * in prose.  A new algorithm is one file, one row of the table below, and
  * its name and defaults in config.c.
@@ -141,11 +143,26 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 			}
 		}
 		st = MM_OK;
-		if (cfg->algorithm != MM_ALGO_OPTIMIZE)
-			st = mm_teams_split(cfg, m->nmembers, ratings, tm);
-		if (st == MM_OK)
-			st = mm_game_cost(k, m->nmembers, dims, crit, f, waits,
-							  cfg->max_wait, &m->cost);
+		if (m->bots == 0 && m->nmembers < k)
+		{
+			/* a smaller match (min_players): even teams, a game of its own size */
+			double		fs[MM_MAX_CRITERIA];
+
+			for (int d = 0; d < dims; d++)
+				fs[d] = f[d] * m->nmembers / k;
+			st = mm_teams_split_even(cfg, m->nmembers, ratings, tm);
+			if (st == MM_OK)
+				st = mm_game_cost(m->nmembers, m->nmembers, dims, crit, fs, waits,
+								  cfg->max_wait, &m->cost);
+		}
+		else
+		{
+			if (cfg->algorithm != MM_ALGO_OPTIMIZE)
+				st = mm_teams_split(cfg, m->nmembers, ratings, tm);
+			if (st == MM_OK)
+				st = mm_game_cost(k, m->nmembers, dims, crit, f, waits,
+								  cfg->max_wait, &m->cost);
+		}
 		if (st != MM_OK)
 		{
 			if (crit != ratings)
@@ -237,6 +254,8 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 
 	/* mm_config_check accepted the algorithm */
 	st = algorithms[cfg->algorithm].step(cfg, pool, prev, now, result);
+	if (st == MM_OK)
+		st = mm_smaller_matches(cfg, pool, result);
 	if (st == MM_OK)
 		st = finish_matches(cfg, pool, now, result);
 	if (st != MM_OK)

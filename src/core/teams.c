@@ -387,3 +387,67 @@ mm_teams_split(const MMConfig *cfg, int nmembers, const double *ratings,
 	number_teams(nteams, nmembers, order, assign, sum, teams_out);
 	return MM_OK;
 }
+
+/*
+ * Split a smaller match of n real players (fewer than k, no computer
+ * player) into teams whose sizes differ by at most one: each of the
+ * configured teams gets n / teams players or one more (team_size 1: every
+ * player is a team of his own).  Players in descending rating order join
+ * the team with the smallest rating sum that has room; at most n % teams
+ * teams take the extra player, so every team ends at its size.  Numbered
+ * as mm_teams_split numbers them.
+ */
+MMStatus
+mm_teams_split_even(const MMConfig *cfg, int n, const double *ratings,
+					int *teams_out)
+{
+	int			nteams = cfg->team_size == 1 ? n : cfg->teams;
+	int			base;
+	int			extra;
+	int			big = 0;
+	int			order[MM_TEAMS_MAX_K];
+	int			assign[MM_TEAMS_MAX_K];
+	double		sum[MM_TEAMS_MAX_K];
+	int			count[MM_TEAMS_MAX_K];
+
+	if (ratings == NULL || teams_out == NULL || n < 1 ||
+		n >= mm_config_k(cfg) || n > MM_TEAMS_MAX_K)
+		return MM_ERR_ARGUMENT;
+	for (int i = 0; i < n; i++)
+		if (!isfinite(ratings[i]))
+			return MM_ERR_ARGUMENT;
+	base = n / nteams;
+	extra = n % nteams;
+	for (int i = 0; i < n; i++)
+	{
+		int			j = i;
+
+		while (j > 0 && ratings[order[j - 1]] < ratings[i])
+		{
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	for (int t = 0; t < nteams; t++)
+	{
+		sum[t] = 0.0;
+		count[t] = 0;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		int			bt = -1;
+
+		for (int t = 0; t < nteams; t++)
+			if ((count[t] < base || (count[t] == base && big < extra)) &&
+				(bt < 0 || sum[t] < sum[bt]))
+				bt = t;
+		if (count[bt] == base)
+			big++;
+		assign[i] = bt;
+		count[bt]++;
+		sum[bt] += ratings[order[i]];
+	}
+	number_teams(nteams, n, order, assign, sum, teams_out);
+	return MM_OK;
+}

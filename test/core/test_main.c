@@ -90,6 +90,10 @@ static const MMTestCase tests[] = {
 	{"optimize_memory", test_optimize_memory},
 	{"optimize_ping_lists", test_optimize_ping_lists},
 	{"optimize_round_max_burst", test_optimize_round_max_burst},
+	{"smaller_bots", test_smaller_bots},
+	{"smaller_expire", test_smaller_expire},
+	{"smaller_nearest", test_smaller_nearest},
+	{"smaller_config", test_smaller_config},
 };
 
 int

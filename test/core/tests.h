@@ -36,6 +36,12 @@ extern void test_next_deadline(void);
 extern void test_pool_compact(void);
 extern void test_step_invalid(void);
 
+/* test_smaller.c */
+extern void test_smaller_bots(void);
+extern void test_smaller_expire(void);
+extern void test_smaller_nearest(void);
+extern void test_smaller_config(void);
+
 /* test_auto.c */
 extern void test_auto_rate(void);
 extern void test_auto_instant(void);
