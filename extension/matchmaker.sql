@@ -95,6 +95,7 @@ CREATE TABLE matchmaker.tickets (
     end_reason  text,
     enqueued_by_name text NOT NULL,
     accepted    boolean,
+    backfill_id bigint,
     CONSTRAINT tickets_state CHECK (state IN ('waiting', 'proposed', 'matched', 'cancelled', 'expired', 'invalid', 'declined'))
 );
 ALTER SEQUENCE matchmaker.tickets_id_seq OWNED BY matchmaker.tickets.id;
@@ -128,6 +129,30 @@ CREATE TABLE matchmaker.proposals (
 );
 CREATE INDEX proposals_pending ON matchmaker.proposals (queue, accept_by) WHERE state = 'proposed';
 COMMENT ON TABLE matchmaker.proposals IS 'Matches of queues with ready checks (params.accept_timeout), from proposal until ready or dissolved (reason: declined, timeout or cancelled).';
+
+-- Backfill: a game server's request for replacements in a running match.
+-- A tick fills open requests from the queue's waiting tickets (their
+-- tickets.backfill_id names the request) before it forms new matches.
+CREATE SEQUENCE matchmaker.backfills_id_seq;
+CREATE TABLE matchmaker.backfills (
+    id                bigint PRIMARY KEY DEFAULT pg_catalog.nextval('matchmaker.backfills_id_seq'),
+    match_id          bigint NOT NULL,
+    queue             text NOT NULL,
+    team              integer,
+    slots             integer NOT NULL,
+    filled            integer NOT NULL DEFAULT 0,
+    created_at        timestamptz NOT NULL,
+    expires_at        timestamptz NOT NULL,
+    state             text NOT NULL DEFAULT 'open',
+    ended_at          timestamptz,
+    requested_by      oid NOT NULL,
+    requested_by_name text NOT NULL,
+    CONSTRAINT backfills_state CHECK (state IN ('open', 'filled', 'expired', 'cancelled')),
+    CONSTRAINT backfills_filled CHECK (filled >= 0 AND filled <= slots)
+);
+ALTER SEQUENCE matchmaker.backfills_id_seq OWNED BY matchmaker.backfills.id;
+CREATE INDEX backfills_open ON matchmaker.backfills (queue, created_at) WHERE state = 'open';
+COMMENT ON TABLE matchmaker.backfills IS 'Backfill requests of running matches: slots asked for, filled so far, and how each ended (filled, expired or cancelled).';
 
 -- difference_wait's provisional groups: tick rewrites a queue's rows each time
 -- it runs.  Times are those of the tick that formed the group.  A cancel
@@ -168,7 +193,7 @@ ALTER SEQUENCE matchmaker.tunings_id_seq OWNED BY matchmaker.tunings.id;
 CREATE INDEX tunings_queue ON matchmaker.tunings (queue, tuned_at);
 COMMENT ON TABLE matchmaker.tunings IS 'Self-tuning decisions: the queue''s own configuration and each candidate replayed over its recent players, with their costs, and the one adopted.';
 
--- Keep queues, tickets, matches, provisional groups, tunings and proposals (and the id sequences) in pg_dump output.
+-- Keep queues, tickets, matches, provisional groups, tunings, proposals and backfills (and the id sequences) in pg_dump output.
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.queues', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.tickets', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches', '');
@@ -178,6 +203,8 @@ SELECT pg_catalog.pg_extension_config_dump('matchmaker.matches_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.tunings', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.tunings_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('matchmaker.proposals', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.backfills', '');
+SELECT pg_catalog.pg_extension_config_dump('matchmaker.backfills_id_seq', '');
 
 -- ---------------------------------------------------------------------
 -- Functions.  They are written in C; every query they run names its
@@ -258,6 +285,21 @@ LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.accept IS 'Answer the ready check of a proposed ticket of the calling role; returns the ticket''s state after the answer.';
 
+CREATE FUNCTION matchmaker.backfill(match_id bigint, slots integer, team integer DEFAULT NULL,
+                                    expires interval DEFAULT '1 minute')
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'mm_backfill'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.backfill IS 'Ask for waiting players to fill slots of a running match (on one team, or the one with the fewest players); returns the request id.';
+
+CREATE FUNCTION matchmaker.cancel_backfill(request bigint)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'mm_cancel_backfill'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.cancel_backfill IS 'Close an open backfill request; false when it is no longer open.';
+
 CREATE FUNCTION matchmaker.ticket_status(ticket bigint,
     OUT queue text, OUT player text, OUT state text, OUT enqueued_at timestamptz,
     OUT waited interval, OUT match_id bigint, OUT team integer,
@@ -320,7 +362,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
     -- a match, or a proposal awaiting its ready check, has k participants
     -- (tickets + computer players), or is a smaller match (params.min_players):
-    -- from 2 to k - 1 tickets and no computer player
+    -- from 2 to k - 1 tickets and no computer player; backfilled tickets
+    -- (tickets.backfill_id) join a match beyond its k
     SELECT 'match size'::text, m.queue, m.id,
            pg_catalog.format('%s tickets and %s computer players, expected %s',
                              pg_catalog.count(t.id), m.bots, q.team_size OPERATOR(pg_catalog.*) q.teams)
@@ -329,13 +372,13 @@ AS $$
           SELECT p.id, p.queue, p.bots FROM matchmaker.proposals p
           WHERE p.state OPERATOR(pg_catalog.=) 'proposed') m
     JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) m.queue
-    LEFT JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
+    LEFT JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id AND t.backfill_id IS NULL
     GROUP BY m.id, m.queue, m.bots, q.team_size, q.teams
     HAVING (pg_catalog.count(t.id) OPERATOR(pg_catalog.+) m.bots) OPERATOR(pg_catalog.<>) (q.team_size OPERATOR(pg_catalog.*) q.teams)
        AND NOT (m.bots OPERATOR(pg_catalog.=) 0 AND pg_catalog.count(t.id) OPERATOR(pg_catalog.>=) 2
                 AND pg_catalog.count(t.id) OPERATOR(pg_catalog.<) (q.team_size OPERATOR(pg_catalog.*) q.teams))
   UNION ALL
-    -- a team holds at most team_size real players, numbered 1..teams
+    -- a team holds at most team_size real players (backfilled ones aside), numbered 1..teams
     SELECT 'team size', m.queue, m.id,
            pg_catalog.format('team %s has %s players, at most %s', t.team, pg_catalog.count(*), q.team_size)
     FROM (SELECT x.id, x.queue FROM matchmaker.matches x
@@ -343,7 +386,7 @@ AS $$
           SELECT p.id, p.queue FROM matchmaker.proposals p
           WHERE p.state OPERATOR(pg_catalog.=) 'proposed') m
     JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) m.queue
-    JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
+    JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id AND t.backfill_id IS NULL
     GROUP BY m.id, m.queue, t.team, q.team_size, q.teams
     HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) q.team_size
         OR t.team IS NULL OR t.team OPERATOR(pg_catalog.<) 1 OR t.team OPERATOR(pg_catalog.>) q.teams
@@ -374,19 +417,47 @@ AS $$
        OR p.queue OPERATOR(pg_catalog.<>) t.queue
        OR (t.state OPERATOR(pg_catalog.=) 'invalid') OPERATOR(pg_catalog.<>) (t.end_reason IS NOT NULL)
   UNION ALL
+    -- a backfilled ticket is matched into its request's match on a team of
+    -- the queue; a request counts the tickets it filled, and is of a match
+    -- of its queue
+    SELECT 'backfill', t.queue, t.id,
+           pg_catalog.format('state %s, match %s, team %s, request %s for match %s', t.state,
+                             COALESCE(t.match_id::text, 'none'), COALESCE(t.team::text, 'none'),
+                             t.backfill_id, COALESCE(b.match_id::text, 'missing'))
+    FROM matchmaker.tickets t
+    LEFT JOIN matchmaker.backfills b ON b.id OPERATOR(pg_catalog.=) t.backfill_id
+    LEFT JOIN matchmaker.queues q ON q.name OPERATOR(pg_catalog.=) t.queue
+    WHERE t.backfill_id IS NOT NULL
+      AND (t.state IS DISTINCT FROM 'matched' OR b.match_id IS DISTINCT FROM t.match_id
+           OR t.team IS NULL OR t.team OPERATOR(pg_catalog.<) 1 OR t.team OPERATOR(pg_catalog.>) q.teams)
+  UNION ALL
+    SELECT 'backfill', b.queue, b.id,
+           pg_catalog.format('request %s: filled %s of %s with %s tickets, match %s', b.state, b.filled,
+                             b.slots, (SELECT pg_catalog.count(*) FROM matchmaker.tickets t
+                                       WHERE t.backfill_id OPERATOR(pg_catalog.=) b.id),
+                             CASE WHEN m.id IS NULL THEN 'missing' ELSE 'of queue ' OPERATOR(pg_catalog.||) m.queue END)
+    FROM matchmaker.backfills b
+    LEFT JOIN matchmaker.matches m ON m.id OPERATOR(pg_catalog.=) b.match_id
+    WHERE m.id IS NULL OR m.queue OPERATOR(pg_catalog.<>) b.queue
+       OR b.filled OPERATOR(pg_catalog.<>) (SELECT pg_catalog.count(*) FROM matchmaker.tickets t
+                                            WHERE t.backfill_id OPERATOR(pg_catalog.=) b.id)
+       OR (b.state OPERATOR(pg_catalog.=) 'filled') OPERATOR(pg_catalog.<>) (b.filled OPERATOR(pg_catalog.=) b.slots)
+  UNION ALL
     -- a ready proposal is a match
     SELECT 'proposal', p.queue, p.id, 'ready but not in matchmaker.matches'
     FROM matchmaker.proposals p
     WHERE p.state OPERATOR(pg_catalog.=) 'ready'
       AND NOT EXISTS (SELECT 1 FROM matchmaker.matches m WHERE m.id OPERATOR(pg_catalog.=) p.id)
   UNION ALL
-    -- every ticket, match and proposal belongs to an existing queue
+    -- every ticket, match, proposal and backfill request belongs to an existing queue
     SELECT 'unknown queue', x.queue, x.id, x.what
     FROM (SELECT t.queue, t.id, 'ticket'::text AS what FROM matchmaker.tickets t
           UNION ALL
           SELECT m.queue, m.id, 'match' FROM matchmaker.matches m
           UNION ALL
-          SELECT p.queue, p.id, 'proposal' FROM matchmaker.proposals p) x
+          SELECT p.queue, p.id, 'proposal' FROM matchmaker.proposals p
+          UNION ALL
+          SELECT b.queue, b.id, 'backfill request' FROM matchmaker.backfills b) x
     WHERE NOT EXISTS (SELECT 1 FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) x.queue)
   UNION ALL
     -- a provisional group holds tickets of its own queue that wait (or that
@@ -481,6 +552,8 @@ GRANT EXECUTE ON FUNCTION
     matchmaker.enqueue(text, text, float8, jsonb),
     matchmaker.cancel(bigint),
     matchmaker.accept(bigint, boolean),
+    matchmaker.backfill(bigint, integer, integer, interval),
+    matchmaker.cancel_backfill(bigint),
     matchmaker.ticket_status(bigint)
 TO matchmaker_client;
 
@@ -495,6 +568,8 @@ GRANT EXECUTE ON FUNCTION
     matchmaker.optimal_cost(text, text),
     matchmaker.audit(text, timestamptz, timestamptz),
     matchmaker.check(),
+    matchmaker.backfill(bigint, integer, integer, interval),
+    matchmaker.cancel_backfill(bigint),
     matchmaker.ticket_status(bigint)
 TO matchmaker_admin;
 GRANT SELECT ON ALL TABLES IN SCHEMA matchmaker TO matchmaker_admin;

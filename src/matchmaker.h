@@ -148,6 +148,23 @@ extern double mm_history_window(const MMQueue *queue, TimestampTz now);
 /* Longest caller's string an error message repeats (see mm_shorten). */
 #define MM_MESSAGE_MAX_BYTES	64
 
+/*
+ * ticket.c: the calling role, and the switch to the extension's owner for
+ * the table access of the functions game backends call (see ticket.c).
+ */
+typedef struct MMCaller
+{
+	Oid			role;			/* who called */
+	int			sec_context;	/* the caller's security context */
+} MMCaller;
+extern void mm_act_as_owner(MMCaller *caller);
+extern void mm_act_as_caller(const MMCaller *caller);
+extern bool mm_caller_owns(const MMCaller *caller, Oid owner, const char *owner_name);
+
+/* backfill.c: backfill requests of running matches */
+extern bool mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
+							 TimestampTz *next_expiry);
+
 /* ready.c: ready checks (params.accept_timeout) */
 extern bool mm_ready_available(void);
 extern void mm_ready_require(const MMQueue *queue);
@@ -166,6 +183,7 @@ extern void mm_require_read_committed(const char *function);
 extern bool mm_table_exists(const char *name);
 extern int	mm_int64_cmp(const void *a, const void *b);
 extern Datum mm_int8_array(const int64 *ids, int n);
+extern int64 *mm_spi_ids(int col, int *n);
 extern void mm_status_error(MMStatus st, const char *doing,
 							const char *interrupted, const char *refused) pg_attribute_noreturn();
 

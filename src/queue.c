@@ -666,7 +666,7 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 
 /*
  * matchmaker.drop_queue(name, force): remove a queue with its tickets,
- * matches and proposals.  Refused while tickets wait (or are in a pending
+ * matches, proposals and backfill requests.  Refused while tickets wait (or are in a pending
  * proposal), unless force.
  */
 Datum
@@ -719,6 +719,9 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
 		SPI_execute_with_args("DELETE FROM matchmaker.matches WHERE queue OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE ||
+		(mm_table_exists("backfills") &&
+		 SPI_execute_with_args("DELETE FROM matchmaker.backfills WHERE queue OPERATOR(pg_catalog.=) $1",
+							   1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE) ||
 		(mm_table_exists("proposals") &&
 		 SPI_execute_with_args("DELETE FROM matchmaker.proposals WHERE queue OPERATOR(pg_catalog.=) $1",
 							   1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE) ||

@@ -52,23 +52,6 @@ ready_run(SPIPlanPtr plan, Datum *values, int expect, const char *what)
 		elog(ERROR, "could not %s", what);
 }
 
-/* The int8 column col of every row of the last SPI result, sorted. */
-static int64 *
-ready_ids(int col, int *n)
-{
-	int64	   *ids = palloc(sizeof(int64) * Max(SPI_processed, 1));
-
-	*n = (int) SPI_processed;
-	for (int r = 0; r < *n; r++)
-	{
-		bool		isnull;
-
-		ids[r] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, col, &isnull));
-	}
-	qsort(ids, *n, sizeof(int64), mm_int64_cmp);
-	return ids;
-}
-
 /*
  * Lock proposal id FOR UPDATE (SKIP LOCKED when skip); returns whether it
  * is still pending, and its accept_by into *accept_by when not NULL.
@@ -223,7 +206,7 @@ make_ready(const char *queue, const char *channel, int64 id, TimestampTz now)
 				 "RETURNING id",
 				 1, argtypes);
 	ready_run(tickets_plan, values, SPI_OK_UPDATE_RETURNING, "mark a ready match's tickets");
-	members = ready_ids(1, &n);
+	members = mm_spi_ids(1, &n);
 
 	initStringInfo(&payload);
 	mm_event_start(&payload, "ready", queue);
@@ -258,8 +241,7 @@ mm_ready_expire(const MMQueue *queue, TimestampTz now)
 	values[1] = TimestampTzGetDatum(now);
 	values[2] = Int32GetDatum(MM_READY_EXPIRE_BATCH);
 	ready_run(plan, values, SPI_OK_SELECT, "read the timed-out proposals");
-	ids = ready_ids(1, &n);
-	SPI_freetuptable(SPI_tuptable);
+	ids = mm_spi_ids(1, &n);
 	for (int i = 0; i < n; i++)
 		dissolve(queue->name, queue->channel, ids[i], "timeout", 0, now);
 	return n;

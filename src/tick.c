@@ -1392,6 +1392,8 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	IdList		left_out = {0};
 	IdList		invalid = {0};
 	int			dissolved;
+	bool		backfilled = false;
+	TimestampTz backfill_expiry = DT_NOEND;
 
 	mm_require_read_committed("tick");
 	if (!mm_load_queue(name, lock, queue))
@@ -1424,6 +1426,9 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 			qsort(left_out.ids, left_out.n, sizeof(int64), mm_int64_cmp);
 		load_pool(queue, now, info != NULL ? info->prev_step : 0, &pool,
 				  left_out.ids, left_out.n, &invalid);
+		/* open backfill requests take their players before new matches form */
+		if (attempt == 1)
+			backfilled = mm_backfill_tick(queue, now, &pool, &backfill_expiry);
 
 		n = Max(pool.ntickets, 1);
 		res.matches = palloc(sizeof(MMMatch) * n);
@@ -1458,7 +1463,11 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	if (info != NULL)
 	{
 		tick_info(queue, now, &pool, &res, info);
-		info->wrote = info->wrote || invalid.n > 0 || dissolved > 0;
+		info->wrote = info->wrote || invalid.n > 0 || dissolved > 0 || backfilled;
+		/* an open backfill request: any arrival may fill it, and it expires */
+		info->next_deadline = Min(info->next_deadline, backfill_expiry);
+		if (backfill_expiry != DT_NOEND)
+			info->need_arrivals = 0;
 	}
 	return res.nmatches;
 }

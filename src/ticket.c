@@ -78,14 +78,9 @@ typedef enum MMOwnership
  * checks), the only role that may write the tables.  A transaction or
  * subtransaction abort restores the user, as for SECURITY DEFINER.
  */
-typedef struct MMCaller
-{
-	Oid			role;			/* who called */
-	int			sec_context;	/* the caller's security context */
-} MMCaller;
 
-static void
-act_as_owner(MMCaller *caller)
+void
+mm_act_as_owner(MMCaller *caller)
 {
 	Oid			nsp = get_namespace_oid("matchmaker", false);
 	HeapTuple	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
@@ -99,8 +94,8 @@ act_as_owner(MMCaller *caller)
 	SetUserIdAndSecContext(owner, caller->sec_context | SECURITY_LOCAL_USERID_CHANGE);
 }
 
-static void
-act_as_caller(const MMCaller *caller)
+void
+mm_act_as_caller(const MMCaller *caller)
 {
 	SetUserIdAndSecContext(caller->role, caller->sec_context);
 }
@@ -114,8 +109,8 @@ act_as_caller(const MMCaller *caller)
  * taken since by another role), renamed, or that was restored into a
  * cluster where the oid is another role's, belongs to nobody.
  */
-static bool
-caller_owns(const MMCaller *caller, Oid owner, const char *owner_name)
+bool
+mm_caller_owns(const MMCaller *caller, Oid owner, const char *owner_name)
 {
 	char	   *current_name;
 
@@ -357,7 +352,7 @@ insert_ticket(Datum *values, MMOwnership ownership, const MMCaller *caller,
 			if (ownership == MM_OWNER_NONE)
 				continue;
 			owner = ticket_owner(ownership, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &owner_name);
-			if (!caller_owns(caller, owner, owner_name))
+			if (!mm_caller_owns(caller, owner, owner_name))
 				ereport(ERROR,
 						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 						 errmsg("player \"%s\" already waits in queue \"%s\" with a ticket of another role",
@@ -406,7 +401,7 @@ enqueue_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	check_ticket_args(player, attributes);
 
 	if (owned)
-		act_as_owner(&caller);
+		mm_act_as_owner(&caller);
 	SPI_connect();
 	(void) queue_for_ticket(queue_name, player, rating, attributes, owned, caller.role);
 
@@ -421,7 +416,7 @@ enqueue_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	id = insert_ticket(values, ownership, &caller, queue_name, player);
 	SPI_finish();
 	if (owned)
-		act_as_caller(&caller);
+		mm_act_as_caller(&caller);
 	PG_RETURN_INT64(id);
 }
 
@@ -483,7 +478,7 @@ cancel_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	values[0] = Int64GetDatum(ticket);
 
 	if (owned)
-		act_as_owner(&caller);
+		mm_act_as_owner(&caller);
 	SPI_connect();
 	if (ownership == MM_OWNER_NAMED)
 		mm_keep_plan(&lookup_plan[MM_OWNER_NAMED],
@@ -512,7 +507,7 @@ cancel_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 		Oid			owner = ticket_owner(ownership, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2,
 										 &owner_name);
 
-		if (!caller_owns(&caller, owner, owner_name))
+		if (!mm_caller_owns(&caller, owner, owner_name))
 			ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 					 errmsg("permission denied to cancel ticket %lld", (long long) ticket),
@@ -558,7 +553,7 @@ cancel_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	}
 	SPI_finish();
 	if (owned)
-		act_as_caller(&caller);
+		mm_act_as_caller(&caller);
 	PG_RETURN_BOOL(cancelled);
 }
 
@@ -595,7 +590,7 @@ mm_accept(PG_FUNCTION_ARGS)
 	accepted = PG_GETARG_BOOL(1);
 	values[0] = Int64GetDatum(ticket);
 
-	act_as_owner(&caller);
+	mm_act_as_owner(&caller);
 	SPI_connect();
 	mm_keep_plan(&lookup_plan,
 				 "SELECT t.queue, t.enqueued_by, t.enqueued_by_name FROM matchmaker.tickets t "
@@ -609,7 +604,7 @@ mm_accept(PG_FUNCTION_ARGS)
 				 errmsg("ticket %lld does not exist", (long long) ticket),
 				 errhint("Pass an id returned by matchmaker.enqueue().")));
 	owner = ticket_owner(MM_OWNER_NAMED, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &owner_name);
-	if (!caller_owns(&caller, owner, owner_name))
+	if (!mm_caller_owns(&caller, owner, owner_name))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied to answer for ticket %lld", (long long) ticket),
@@ -618,7 +613,7 @@ mm_accept(PG_FUNCTION_ARGS)
 	queue_name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	state = MemoryContextStrdup(outer, mm_ready_answer(ticket, queue_name, accepted));
 	SPI_finish();
-	act_as_caller(&caller);
+	mm_act_as_caller(&caller);
 	PG_RETURN_TEXT_P(cstring_to_text(state));
 }
 
@@ -797,7 +792,7 @@ ticket_status_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	act_as_owner(&caller);
+	mm_act_as_owner(&caller);
 	SPI_connect();
 	if (ownership == MM_OWNER_NAMED)
 		mm_keep_plan(&plan[MM_OWNER_NAMED],
@@ -822,7 +817,7 @@ ticket_status_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 				 errhint("Pass an id returned by matchmaker.enqueue().")));
 	owner = ticket_owner(ownership, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 8, &owner_name);
 	admin = get_role_oid("matchmaker_admin", true);
-	if (!caller_owns(&caller, owner, owner_name) &&
+	if (!mm_caller_owns(&caller, owner, owner_name) &&
 		!(OidIsValid(admin) && has_privs_of_role(caller.role, admin)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -848,7 +843,7 @@ ticket_status_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	tupdesc = BlessTupleDesc(tupdesc);
 	result = SPI_returntuple(heap_form_tuple(tupdesc, out, nulls), tupdesc);
 	SPI_finish();
-	act_as_caller(&caller);
+	mm_act_as_caller(&caller);
 	PG_RETURN_HEAPTUPLEHEADER(result);
 }
 

@@ -173,3 +173,24 @@ mm_int8_array(const int64 *ids, int n)
 	pfree(d);
 	return PointerGetDatum(a);
 }
+
+/*
+ * The int8 column col of every row of the last SPI result, sorted, with
+ * their number in *n; frees the result.
+ */
+int64 *
+mm_spi_ids(int col, int *n)
+{
+	int64	   *ids = palloc(sizeof(int64) * Max(SPI_processed, 1));
+
+	*n = (int) SPI_processed;
+	for (int r = 0; r < *n; r++)
+	{
+		bool		isnull;
+
+		ids[r] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, col, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	qsort(ids, *n, sizeof(int64), mm_int64_cmp);
+	return ids;
+}

@@ -1,0 +1,98 @@
+-- Backfill: a game server asks for replacements into a running match; a
+-- tick fills the open requests from the waiting tickets (least added
+-- rating spread first, the longest waiting among equals) before it forms
+-- new matches; a request ends filled, expired or cancelled.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS matchmaker CASCADE;
+DROP ROLE IF EXISTS regress_bf_server, regress_bf_other;
+CREATE EXTENSION matchmaker;
+RESET client_min_messages;
+\set VERBOSITY default
+CREATE ROLE regress_bf_server IN ROLE matchmaker_client;
+CREATE ROLE regress_bf_other IN ROLE matchmaker_client;
+
+-- A 2v2 match of ratings .40 .45 .50 .55.
+SELECT matchmaker.create_queue('sq', team_size => 2, algorithm => 'greedy', max_wait => '1 hour');
+SET ROLE regress_bf_server;
+SELECT count(matchmaker.enqueue('sq', 'p' || i, 0.35 + i * 0.05)) FROM generate_series(1, 4) i;
+RESET ROLE;
+SELECT matchmaker.tick('sq', clock_timestamp()) AS made;
+SELECT id AS m FROM matchmaker.matches \gset
+SELECT player, team FROM matchmaker.tickets ORDER BY player;
+
+-- Bad requests change nothing.
+SET ROLE regress_bf_server;
+SELECT matchmaker.backfill(-1, 1);
+SELECT matchmaker.backfill(:m, 0);
+SELECT matchmaker.backfill(:m, 5);
+SELECT matchmaker.backfill(:m, 1, team => 3);
+SELECT matchmaker.backfill(:m, 3, team => 1);
+SELECT matchmaker.backfill(:m, 1, expires => '0 s');
+SELECT matchmaker.backfill(:m, 1, expires => '25 hours');
+SELECT matchmaker.backfill(:m, NULL);
+SET ROLE regress_bf_other;
+SELECT matchmaker.backfill(:m, 1);
+RESET ROLE;
+SELECT count(*) AS requests FROM matchmaker.backfills;
+
+-- Two players of team 1 left: the server asks for two of team 1, whose
+-- players in the match are rated .45 and .50.  Three players wait: .47
+-- adds no spread and goes first though it came last; then .30 (0.15 below)
+-- before .70 (0.20 above).
+SET ROLE regress_bf_server;
+SELECT matchmaker.backfill(:m, 2, team => 1) AS r1 \gset
+SELECT matchmaker.enqueue('sq', 'far', 0.70), matchmaker.enqueue('sq', 'low', 0.30),
+       matchmaker.enqueue('sq', 'mid', 0.47) \gset
+RESET ROLE;
+SELECT matchmaker.tick('sq', clock_timestamp()) AS made;
+SELECT player, state, team, backfill_id = :r1 AS by_r1 FROM matchmaker.tickets
+WHERE player IN ('far', 'low', 'mid') ORDER BY player;
+SELECT state, slots, filled, ended_at IS NOT NULL AS ended FROM matchmaker.backfills WHERE id = :r1;
+SELECT * FROM matchmaker.check();
+
+-- A request without a team fills the team with the fewest players;
+-- its one slot takes far.  A later request expires unfilled.
+SET ROLE regress_bf_server;
+SELECT matchmaker.backfill(:m, 1) AS r2 \gset
+SELECT matchmaker.backfill(:m, 1, expires => '1 minute') AS r3 \gset
+RESET ROLE;
+SELECT matchmaker.tick('sq', clock_timestamp()) AS made;
+SELECT player, team, backfill_id = :r2 AS by_r2 FROM matchmaker.tickets WHERE player = 'far';
+SELECT matchmaker.tick('sq', clock_timestamp() + interval '2 minutes') AS made;
+SELECT id = :r3 AS r3, state, filled FROM matchmaker.backfills WHERE id IN (:r2, :r3) ORDER BY id;
+
+-- Backfill goes before new matches: with a request of one slot open,
+-- five waiting players give the request its nearest one and one new match.
+SET ROLE regress_bf_server;
+SELECT matchmaker.backfill(:m, 1, team => 2) AS r4 \gset
+SELECT count(matchmaker.enqueue('sq', 'n' || i, 0.4 + i * 0.01)) FROM generate_series(1, 5) i;
+RESET ROLE;
+SELECT matchmaker.tick('sq', clock_timestamp()) AS made;
+SELECT state, filled FROM matchmaker.backfills WHERE id = :r4;
+SELECT count(*) FILTER (WHERE backfill_id = :r4) AS backfilled,
+       count(*) FILTER (WHERE match_id <> :m) AS in_new_match,
+       count(*) FILTER (WHERE state = 'waiting') AS waiting
+FROM matchmaker.tickets WHERE player LIKE 'n%';
+SELECT * FROM matchmaker.check();
+
+-- cancel_backfill: by the role that asked, once; another role may not.
+SET ROLE regress_bf_server;
+SELECT matchmaker.backfill(:m, 1) AS r5 \gset
+SET ROLE regress_bf_other;
+SELECT matchmaker.cancel_backfill(:r5);
+SET ROLE regress_bf_server;
+SELECT matchmaker.cancel_backfill(:r5);
+SELECT matchmaker.cancel_backfill(:r5);
+SELECT matchmaker.cancel_backfill(-1);
+RESET ROLE;
+SELECT state FROM matchmaker.backfills WHERE id = :r5;
+
+-- optimize takes no backfill; drop_queue removes the requests.
+SELECT matchmaker.create_queue('opt', algorithm => 'optimize', max_wait => '1 hour');
+SELECT count(matchmaker.enqueue('opt', 'o' || i, 0.5)) FROM generate_series(1, 2) i;
+SELECT matchmaker.tick('opt', clock_timestamp() + interval '2 hours') AS made;
+SELECT matchmaker.backfill((SELECT id FROM matchmaker.matches WHERE queue = 'opt'), 1);
+SELECT matchmaker.drop_queue('sq', force => true);
+SELECT count(*) AS requests FROM matchmaker.backfills;
+
+DROP ROLE regress_bf_server, regress_bf_other;
