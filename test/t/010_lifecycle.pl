@@ -1,10 +1,13 @@
-# Ready checks with the background worker: the worker proposes matches,
+# The match lifecycle with the background worker.  Ready checks: the worker proposes matches,
 # players' accept() makes them ready; the worker enforces the timeout at
 # accept_by itself (the queue's tick interval is 10 s, far longer), sends the
 # player who accepted back to the front of the queue and groups him at once
 # with the next arrival; a client idle in transaction after an accept()
 # neither stops the queue nor makes the worker spin, and once it ends its
-# proposal is settled.
+# proposal is settled.  Smaller matches (min_players): the worker plays
+# three players of a 2v2 queue against each other at max_wait.  Backfill:
+# a request is filled by the worker at the next arrival, and one left
+# unfilled expires at its time.
 use strict;
 use warnings;
 use FindBin;
@@ -96,6 +99,35 @@ ok($node->poll_query_until('postgres',
 	"SELECT state = 'declined' FROM matchmaker.tickets WHERE player = 'cat' ORDER BY id DESC LIMIT 1"),
 	'after the client commits, the timeout dissolves the proposal');
 is(state_of('eve'), 'waiting', 'eve, who accepted, waits again');
+
+# 5. Smaller matches: a 2v2 queue with min_players 3 and max_wait 1 s.
+sql(q{SELECT matchmaker.create_queue('small', team_size => 2, algorithm => 'greedy', max_wait => '1 second',
+                                     params => '{"min_players": 3}');
+      SELECT matchmaker.enqueue('small', 's' || i, 0.5) FROM generate_series(1, 3) i});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 3 FROM matchmaker.tickets WHERE queue = 'small' AND state = 'matched'"),
+	'the worker plays the three players at max_wait');
+is(sql(q{SELECT bots || ' bots, teams ' || string_agg(t.team::text, ',' ORDER BY t.team)
+         FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id = m.id
+         WHERE m.queue = 'small' GROUP BY m.id, m.bots}), '0 bots, teams 1,2,2',
+	'a smaller match: no computer player, teams of 1 and 2');
+
+# 6. Backfill: one of the small match's slots is asked for; the worker
+# fills it at the next arrival, and a second request expires at its time.
+my $small = sql(q{SELECT id FROM matchmaker.matches WHERE queue = 'small'});
+my $request = sql("SELECT matchmaker.backfill($small, 1, expires => '1 minute')");
+sql(q{SELECT matchmaker.enqueue('small', 'late', 0.5)});
+ok($node->poll_query_until('postgres',
+	"SELECT state = 'filled' FROM matchmaker.backfills WHERE id = $request"),
+	'the worker fills the backfill request');
+is(sql(q{SELECT match_id || ' ' || team FROM matchmaker.tickets WHERE player = 'late'}), "$small 1",
+	'the new player joins the match, on the team with fewest players');
+my $short = sql("SELECT matchmaker.backfill($small, 1, expires => '1 second')");
+ok($node->poll_query_until('postgres',
+	"SELECT state = 'expired' FROM matchmaker.backfills WHERE id = $short"),
+	'an unfilled request expires');
+cmp_ok(sql("SELECT extract(epoch FROM ended_at - expires_at) FROM matchmaker.backfills WHERE id = $short"),
+	'<', 1.5, 'within 1.5 s of its expiry (the queue ticks every second)');
 
 is(sql('SELECT count(*) FROM matchmaker.check()'), '0', 'matchmaker.check() finds nothing');
 done_testing();
