@@ -149,8 +149,8 @@ extern double mm_history_window(const MMQueue *queue, TimestampTz now);
 #define MM_MESSAGE_MAX_BYTES	64
 
 /*
- * ticket.c: the calling role, and the switch to the extension's owner for
- * the table access of the functions game backends call (see ticket.c).
+ * owner.c: the calling role, and the switch to the extension's owner for
+ * the table access of the functions game backends call.
  */
 typedef struct MMCaller
 {
