@@ -48,6 +48,17 @@ backfill_available(void)
 	return mm_table_exists("backfills");
 }
 
+/* Refuse backfill before ALTER EXTENSION matchmaker UPDATE. */
+static void
+require_backfill(void)
+{
+	if (!backfill_available())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("backfill needs version 0.3.0 of the extension's tables"),
+				 errhint("Run ALTER EXTENSION matchmaker UPDATE.")));
+}
+
 /* Run a prepared plan, or fail with what it was for. */
 static void
 backfill_run(SPIPlanPtr plan, Datum *values, int expect, const char *what)
@@ -110,11 +121,7 @@ mm_backfill(PG_FUNCTION_ARGS)
 
 	mm_act_as_owner(&caller);
 	SPI_connect();
-	if (!backfill_available())
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("backfill needs version 0.3.0 of the extension's tables"),
-				 errhint("Run ALTER EXTENSION matchmaker UPDATE.")));
+	require_backfill();
 	mm_keep_plan(&match_plan,
 				 "SELECT queue FROM matchmaker.matches WHERE id OPERATOR(pg_catalog.=) $1",
 				 1, argtypes);
@@ -249,11 +256,7 @@ mm_cancel_backfill(PG_FUNCTION_ARGS)
 	values[0] = Int64GetDatum(id);
 	mm_act_as_owner(&caller);
 	SPI_connect();
-	if (!backfill_available())
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("backfill needs version 0.3.0 of the extension's tables"),
-				 errhint("Run ALTER EXTENSION matchmaker UPDATE.")));
+	require_backfill();
 	mm_keep_plan(&read_plan,
 				 "SELECT queue, requested_by, requested_by_name FROM matchmaker.backfills "
 				 "WHERE id OPERATOR(pg_catalog.=) $1",

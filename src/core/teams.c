@@ -269,6 +269,23 @@ split_exact(int nteams, int team_size, int n, const double *val,
 	}
 }
 
+/* order[0 .. n): the indices of ratings by descending rating, ties in input order. */
+static void
+order_by_rating(int n, const double *ratings, int *order)
+{
+	for (int i = 0; i < n; i++)
+	{
+		int			j = i;
+
+		while (j > 0 && ratings[order[j - 1]] < ratings[i])
+		{
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+}
+
 /*
  * Number the teams 1.. (see mm_split_teams) and write each player's
  * number to teams_out: order maps search positions to input indices,
@@ -354,17 +371,7 @@ mm_teams_split(const MMConfig *cfg, int nmembers, const double *ratings,
 			return MM_ERR_ARGUMENT;
 
 	/* search order: descending rating, ties by input order (stable) */
-	for (int i = 0; i < nmembers; i++)
-	{
-		int			j = i;
-
-		while (j > 0 && ratings[order[j - 1]] < ratings[i])
-		{
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = i;
-	}
+	order_by_rating(nmembers, ratings, order);
 	for (int i = 0; i < nmembers; i++)
 		val[i] = ratings[order[i]];
 
@@ -418,17 +425,7 @@ mm_teams_split_even(const MMConfig *cfg, int n, const double *ratings,
 			return MM_ERR_ARGUMENT;
 	base = n / nteams;
 	extra = n % nteams;
-	for (int i = 0; i < n; i++)
-	{
-		int			j = i;
-
-		while (j > 0 && ratings[order[j - 1]] < ratings[i])
-		{
-			order[j] = order[j - 1];
-			j--;
-		}
-		order[j] = i;
-	}
+	order_by_rating(n, ratings, order);
 	for (int t = 0; t < nteams; t++)
 	{
 		sum[t] = 0.0;
