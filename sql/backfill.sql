@@ -30,6 +30,9 @@ SELECT matchmaker.backfill(:m, 3, team => 1);
 SELECT matchmaker.backfill(:m, 1, expires => '0 s');
 SELECT matchmaker.backfill(:m, 1, expires => '25 hours');
 SELECT matchmaker.backfill(:m, NULL);
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT matchmaker.backfill(:m, 1);
+ROLLBACK;
 SET ROLE regress_bf_other;
 SELECT matchmaker.backfill(:m, 1);
 RESET ROLE;
@@ -86,6 +89,20 @@ SELECT matchmaker.cancel_backfill(:r5);
 SELECT matchmaker.cancel_backfill(-1);
 RESET ROLE;
 SELECT state FROM matchmaker.backfills WHERE id = :r5;
+
+-- At most a match's players (a team's, for a team) may be open places at
+-- once, however many requests ask for them: more is refused.
+SET ROLE regress_bf_server;
+SELECT matchmaker.backfill(:m, 2, team => 1) AS r6 \gset
+SELECT matchmaker.backfill(:m, 1, team => 1);
+SELECT matchmaker.backfill(:m, 2) AS r7 \gset
+SELECT matchmaker.backfill(:m, 1);
+SELECT matchmaker.backfill(:m, 1, team => 2);
+SELECT matchmaker.cancel_backfill(:r7);
+SELECT matchmaker.backfill(:m, 1, team => 2) IS NOT NULL AS room_again;
+RESET ROLE;
+SELECT team, sum(slots - filled) AS open FROM matchmaker.backfills
+WHERE match_id = :m AND state = 'open' GROUP BY team ORDER BY team;
 
 -- optimize takes no backfill; drop_queue removes the requests.
 SELECT matchmaker.create_queue('opt', algorithm => 'optimize', max_wait => '1 hour');

@@ -89,6 +89,7 @@ mm_backfill(PG_FUNCTION_ARGS)
 	static SPIPlanPtr match_plan;
 	static SPIPlanPtr owner_plan;
 	static SPIPlanPtr insert_plan;
+	static SPIPlanPtr open_plan;
 	Oid			argtypes[7] = {INT8OID, TEXTOID, INT4OID, INT4OID, TIMESTAMPTZOID, OIDOID, TEXTOID};
 	Datum		values[7];
 	int64		match_id;
@@ -119,11 +120,17 @@ mm_backfill(PG_FUNCTION_ARGS)
 				 errmsg("expires must be a positive interval of at most 1 day"),
 				 errhint("A backfill request stays open this long; ask again for a longer wait.")));
 
+	mm_require_read_committed("backfill");
 	mm_act_as_owner(&caller);
 	SPI_connect();
 	require_backfill();
+	/*
+	 * The match's row is locked for the rest of the transaction, so that
+	 * backfill requests for one match count each other's places (below);
+	 * nothing else locks or updates a match's row.
+	 */
 	mm_keep_plan(&match_plan,
-				 "SELECT queue FROM matchmaker.matches WHERE id OPERATOR(pg_catalog.=) $1",
+				 "SELECT queue FROM matchmaker.matches WHERE id OPERATOR(pg_catalog.=) $1 FOR NO KEY UPDATE",
 				 1, argtypes);
 	values[0] = Int64GetDatum(match_id);
 	backfill_run(match_plan, values, SPI_OK_SELECT, "look up the match");
@@ -189,6 +196,35 @@ mm_backfill(PG_FUNCTION_ARGS)
 				 errmsg("slots must be at most %d (the players per team) for one team", queue->cfg.team_size),
 				 errdetail("Got %d.", slots),
 				 errhint("Ask once per team, or pass team => NULL.")));
+
+	/* at most a whole match (a whole team) of places open at once */
+	mm_keep_plan(&open_plan,
+				 "SELECT COALESCE(sum(slots OPERATOR(pg_catalog.-) filled), 0)::int4, "
+				 "COALESCE(sum(slots OPERATOR(pg_catalog.-) filled) FILTER (WHERE team OPERATOR(pg_catalog.=) $3), 0)::int4 "
+				 "FROM matchmaker.backfills WHERE match_id OPERATOR(pg_catalog.=) $1 "
+				 "AND state OPERATOR(pg_catalog.=) 'open'",
+				 3, argtypes);
+	values[2] = Int32GetDatum(team);
+	backfill_run(open_plan, values, SPI_OK_SELECT, "count the match's open places");
+	{
+		int			open = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		int			team_open = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+
+		if (has_team && team_open + slots > queue->cfg.team_size)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("team %d of match %lld would have more open places than players", team, (long long) match_id),
+					 errdetail("Its open requests ask for %d places in team %d; %d more would pass %d, the players per team.",
+							   team_open, team, slots, queue->cfg.team_size),
+					 errhint("Wait until the open requests fill or expire, or end them with matchmaker.cancel_backfill().")));
+		if (open + slots > k)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("match %lld would have more open places than players", (long long) match_id),
+					 errdetail("Its open requests ask for %d places; %d more would pass %d, the players per match.",
+							   open, slots, k),
+					 errhint("Wait until the open requests fill or expire, or end them with matchmaker.cancel_backfill().")));
+	}
 
 	mm_keep_plan(&insert_plan,
 				 "INSERT INTO matchmaker.backfills (match_id, queue, team, slots, created_at, expires_at, "
@@ -361,53 +397,6 @@ fixed_members(const MMQueue *queue, int64 match_id, int team, double *lo, double
 }
 
 /*
- * Pick up to want tickets of pool for a request: the least spread added
- * to [lo, hi] first, the longest waiting among equals (the pool is in
- * arrival order); taken marks the pool tickets already given.  Writes
- * pool indices into out; returns how many.
- */
-static int
-pick(const MMPool *pool, bool *taken, double lo, double hi, int want, int *out)
-{
-	int			got = 0;
-
-	for (; got < want; got++)
-	{
-		int			best = -1;
-		double		best_add = INFINITY;
-
-		for (int i = 0; i < pool->ntickets; i++)
-		{
-			const MMTicket *t = &pool->tickets[i];
-			double		add;
-
-			if (taken[i] || t->group >= 0)
-				continue;
-			add = isfinite(lo) ? Max(Max(lo - t->rating, t->rating - hi), 0.0) : 0.0;
-			if (add < best_add)
-			{
-				best = i;
-				best_add = add;
-				if (add == 0.0)
-					break;
-			}
-		}
-		if (best < 0)
-			break;
-		taken[best] = true;
-		out[got] = best;
-		if (isfinite(lo))
-		{
-			lo = Min(lo, pool->tickets[best].rating);
-			hi = Max(hi, pool->tickets[best].rating);
-		}
-		else
-			lo = hi = pool->tickets[best].rating;
-	}
-	return got;
-}
-
-/*
  * Expire the queue's open requests past expires_at at now, and fill the
  * others from pool (the waiting tickets the tick loaded), oldest request
  * first; the tickets filled are removed from pool.  Returns whether it
@@ -525,7 +514,7 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 		nskipped = 0;
 		for (int attempt = 0; attempt < MM_BACKFILL_LOCK_ATTEMPTS && nfilled < q->open; attempt++)
 		{
-			int			n = pick(pool, taken, lo, hi, q->open - nfilled, idx);
+			int			n = mm_backfill_pick(pool, taken, lo, hi, q->open - nfilled, idx);
 			int64	   *ids;
 
 			if (n == 0)

@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/numeric.h"
 #include "utils/plancache.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
@@ -78,13 +79,46 @@ typedef struct ArrivalReceiver
 	int			natts;			/* 3, or 4 with attributes */
 	double	   *crit;			/* with the queue's criteria: ncriteria per row */
 	Jsonb	  **attrs;			/* optimize: each row's attributes */
+	double	   *leaves;			/* simulate: each row's leaves_after, NAN for none */
+	bool		any_leaves;		/* some row has one */
 	bool		has_bad;		/* bad holds the first invalid row */
 	bool		bad_nulls[4];
 	MMArrival	bad;			/* its values, the rating as given */
 	int			bad_criterion;	/* > 0: this criterion of its attributes is wrong */
+	bool		bad_leaves;		/* its leaves_after is wrong */
+	JsonbValue	bad_leaves_value;
 	MMCriterionProblem bad_problem;
 	double		bad_got;
 } ArrivalReceiver;
+
+/*
+ * An arrival's leaves_after attribute (simulate's backfill): NAN when
+ * absent or null; a bad one sets *bad and copies it into *got.
+ */
+static double
+arrival_leaves_after(Jsonb *attributes, bool *bad, JsonbValue *got)
+{
+	JsonbValue	k;
+	JsonbValue *v;
+	double		x;
+
+	k.type = jbvString;
+	k.val.string.val = "leaves_after";
+	k.val.string.len = strlen("leaves_after");
+	v = findJsonbValueFromContainer(&attributes->root, JB_FOBJECT, &k);
+	if (v == NULL || v->type == jbvNull)
+		return NAN;
+	if (v->type == jbvNumeric)
+	{
+		x = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+											   NumericGetDatum(v->val.numeric)));
+		if (x > 0.0 && x <= MM_MAX_ARRIVAL)
+			return x;
+	}
+	*bad = true;
+	*got = *v;
+	return NAN;
+}
 
 static bool
 arrival_receive(TupleTableSlot *slot, DestReceiver *self)
@@ -112,6 +146,8 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 			r->crit = repalloc_huge(r->crit, sizeof(double) * r->cap * queue->cfg.criteria.n);
 		if (r->attrs != NULL)
 			r->attrs = repalloc_huge(r->attrs, sizeof(Jsonb *) * r->cap);
+		if (r->leaves != NULL)
+			r->leaves = repalloc_huge(r->leaves, sizeof(double) * r->cap);
 	}
 	a = &r->arr[r->n];
 	if (nulls[0] || nulls[1] || nulls[2] || (r->natts > 3 && nulls[3]))
@@ -148,6 +184,18 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 	}
 	if (r->attrs != NULL)
 		r->attrs[r->n] = DatumGetJsonbPCopy(v[3]);
+	if (r->leaves != NULL)
+	{
+		r->leaves[r->n] = arrival_leaves_after(DatumGetJsonbP(v[3]), &r->bad_leaves,
+											   &r->bad_leaves_value);
+		r->any_leaves |= !isnan(r->leaves[r->n]);
+		if (r->bad_leaves)
+		{
+			r->bad = *a;
+			r->has_bad = true;
+			return false;
+		}
+	}
 	if (r->crit != NULL)
 	{
 		r->bad_criterion = mm_criteria_read(queue, DatumGetJsonbP(v[3]),
@@ -180,6 +228,19 @@ arrival_raise_bad(ArrivalReceiver *r)
 	if (r->bad_criterion > 0)
 		mm_criteria_report(r->queue, r->bad_criterion, r->bad_problem, r->bad_got,
 						   psprintf("arrival %lld's", (long long) r->bad.id));
+	if (r->bad_leaves)
+	{
+		JsonbValue *v = &r->bad_leaves_value;
+
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("leaves_after must be a number of seconds above 0 and at most 1e12"),
+				 errdetail("Arrival %lld has leaves_after %s.", (long long) r->bad.id,
+						   v->type == jbvNumeric
+						   ? DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v->val.numeric)))
+						   : "that is not a number"),
+				 errhint("Give the seconds after its match forms at which the player leaves it, or leave the key out (or null) for a player who stays.")));
+	}
 	if (!r->clamp)
 		(void) mm_normalise_rating(r->queue, r->bad.rating, "arrival rating");
 	if (!isfinite(r->bad.arrival))
@@ -400,6 +461,8 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 		r.crit = palloc(sizeof(double) * r.cap * queue->cfg.criteria.n);
 	if (natts > 3 && queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
 		r.attrs = palloc(sizeof(Jsonb *) * r.cap);
+	if (natts > 3 && !clamp)
+		r.leaves = palloc(sizeof(double) * r.cap);
 	opts.params = params;
 	opts.read_only = true;
 	opts.dest = &r.pub;
@@ -424,7 +487,12 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 					 errhint("Give every arrival its own id.")));
 	pfree(ids);
 
-	if (r.crit != NULL || r.attrs != NULL)
+	if (!r.any_leaves && r.leaves != NULL)
+	{
+		pfree(r.leaves);
+		r.leaves = NULL;
+	}
+	if (r.crit != NULL || r.attrs != NULL || r.leaves != NULL)
 	{
 		/* the criteria and attributes follow their arrivals through the sort */
 		int			nc = queue->cfg.criteria.n;
@@ -452,6 +520,15 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 			for (int i = 0; i < n; i++)
 				attrs[i] = r.attrs[rows[i]];
 			optimize_stream(attrs, sorted, n, data);
+		}
+		if (r.leaves != NULL)
+		{
+			double	   *leaves = palloc_extended(sizeof(double) * Max(n, 1), MCXT_ALLOC_HUGE);
+
+			for (int i = 0; i < n; i++)
+				leaves[i] = r.leaves[rows[i]];
+			pfree(r.leaves);
+			data->leaves_after = leaves;
 		}
 		pfree(rows);
 		pfree(r.arr);
@@ -599,6 +676,12 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
 	simulation_config(queue, PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2));
 	arr = read_arrivals(queue, query, &data, &n);
+	if (data.leaves_after != NULL && queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("queue \"%s\" uses algorithm \"optimize\", which takes no backfill", queue->name),
+				 errdetail("Some arrivals have leaves_after in their attributes."),
+				 errhint("Leave leaves_after out of the stream, or simulate a queue of another algorithm.")));
 	mm_stream_rate(&queue->cfg, arr, n);
 
 	if (outcomes != NULL)

@@ -15,6 +15,7 @@
 #ifndef MM_CORE_H
 #define MM_CORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -478,6 +479,18 @@ extern double mm_next_deadline(const MMConfig *cfg, const MMPool *pool);
 extern void mm_pool_compact(MMPool *pool, const MMResult *result);
 
 /*
+ * Backfill: pick up to want tickets of pool for open places in a running
+ * match whose fixed members' ratings span [lo, hi] (lo = INFINITY when
+ * none are left): slot by slot the ticket that widens the span least (eq.
+ * 1's spread over the completed game), the first in pool order among
+ * equals, never one in a provisional group nor one taken[] already
+ * marks.  Marks and writes the picked pool indices into out; returns how
+ * many (fewer when the pool runs out).
+ */
+extern int	mm_backfill_pick(const MMPool *pool, bool *taken, double lo, double hi,
+							 int want, int *out);
+
+/*
  * Split a match's members into cfg->teams teams of cfg->team_size,
  * minimising the spread of team rating sums (exact for small k).
  * ratings: the nmembers real players' ratings; bots fill the remaining
@@ -556,7 +569,17 @@ typedef struct MMStreamData
 	const float *ping;			/* optimize: nregions pings in ms per arrival
 								 * (0 to 1e9, NAN unknown), as MMPool.ping */
 	int			nregions;
+	/*
+	 * Backfill (not optimize): seconds (> 0) after a player's match
+	 * forms, or after it joins one, at which it leaves the match; NAN:
+	 * it stays.  A leaving player opens a backfill request for one place
+	 * in its team, which expires after MM_SIM_BACKFILL_EXPIRES seconds.
+	 */
+	const double *leaves_after;
 } MMStreamData;
+
+/* Seconds a simulated backfill request stays open (backfill()'s default). */
+#define MM_SIM_BACKFILL_EXPIRES 60.0
 
 /*
  * Run the algorithm over n arrivals sorted by (arrival, id), deciding at

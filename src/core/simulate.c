@@ -8,6 +8,13 @@
  * the matched and expired tickets leave the pool.  The pool only holds
  * the tickets still waiting, so a step costs O(pool), not O(stream).
  *
+ * With leaving players (MMStreamData.leaves_after) the simulation also
+ * runs backfill as a tick does: a player's departure is an event that
+ * opens a request for one place in its team; every step first fills the
+ * open requests, oldest first, from the pool (mm_backfill_pick, the
+ * match's players so far as fixed members, those who left included, as a
+ * live match does not know who left), and drops those past their expiry.
+ *
  * Inside the simulation a ticket's id is its index in the arrival array:
  * the pool order (arrival, then id) is then the same as with the real ids,
  * so every decision is too.
@@ -19,6 +26,23 @@
 
 /* Pool and result arrays' initial room. */
 #define SIM_INITIAL_CAP 64
+
+/* A player leaving its match at a time (a heap entry). */
+typedef struct SimLeave
+{
+	double		at;
+	int64_t		seq;			/* order among equal times: the order pushed */
+	int64_t		match_no;
+	int			team;
+} SimLeave;
+
+/* An open backfill request for one place. */
+typedef struct SimRequest
+{
+	int64_t		match_no;
+	int			team;
+	double		expires_at;
+} SimRequest;
 
 /* Everything one simulation run owns. */
 typedef struct Sim
@@ -36,6 +60,19 @@ typedef struct Sim
 	MMPool		pool;
 	MMResult	res;
 	int			cap;			/* room of every array below */
+	bool	   *taken;			/* backfill's marks on the pool */
+
+	/* backfill, when leaves_after is not NULL */
+	const double *leaves_after;
+	double	   *span;			/* per match and team: lo, hi of its players' ratings */
+	int64_t		span_games;		/* matches span has room for */
+	SimLeave   *leaves;			/* min-heap by (at, seq) */
+	int64_t		nleaves;
+	int64_t		leaves_cap;
+	int64_t		leave_seq;
+	SimRequest *reqs;			/* open requests, oldest first */
+	int64_t		nreqs;
+	int64_t		reqs_cap;
 } Sim;
 
 /* Make room for at least need tickets in the pool and the result. */
@@ -66,6 +103,8 @@ sim_reserve(Sim *s, int need)
 	SIM_GROW(s->res.members, int);
 	SIM_GROW(s->res.teams, int);
 	SIM_GROW(s->res.expired, int);
+	if (s->leaves_after != NULL)
+		SIM_GROW(s->taken, bool);
 #undef SIM_GROW
 
 	s->cap = cap;
@@ -88,6 +127,222 @@ sim_measure(Sim *s)
 	s->cfg.arrival_rate = mm_arrival_rate_of(s->arrivals + from, s->seen - from);
 }
 
+/* Grow an array of backfill's to hold need entries. */
+static MMStatus
+sim_grow(void **array, int64_t *cap, int64_t need, size_t size)
+{
+	int64_t		c = *cap < SIM_INITIAL_CAP ? SIM_INITIAL_CAP : *cap;
+	void	   *p;
+
+	if (need <= *cap)
+		return MM_OK;
+	while (c < need)
+		c *= 2;
+	p = mm_realloc(*array, size * (size_t) c);
+	if (p == NULL)
+		return MM_ERR_NOMEM;
+	*array = p;
+	*cap = c;
+	return MM_OK;
+}
+
+/* The span of match match_no's team (1-based both), for a new match cleared. */
+static MMStatus
+sim_span(Sim *s, int64_t match_no, int team, double **span)
+{
+	int			teams = s->cfg.teams;
+
+	if (match_no > s->span_games)
+	{
+		int64_t		old = s->span_games;
+		int64_t		cap = old;
+		MMStatus	st = sim_grow((void **) &s->span, &cap, match_no * teams * 2,
+								  sizeof(double));
+
+		if (st != MM_OK)
+			return st;
+		s->span_games = cap / (teams * 2);
+		for (int64_t i = old * teams * 2; i < s->span_games * teams * 2; i += 2)
+		{
+			s->span[i] = INFINITY;
+			s->span[i + 1] = -INFINITY;
+		}
+	}
+	*span = &s->span[((match_no - 1) * teams + (team - 1)) * 2];
+	return MM_OK;
+}
+
+/*
+ * A real player of pool index idx joined match match_no's team at now:
+ * note its rating in the match's span, and its departure when it leaves.
+ */
+static MMStatus
+sim_joined(Sim *s, int idx, int64_t match_no, int team, double now)
+{
+	const MMTicket *t = &s->pool.tickets[idx];
+	double		after;
+	double		at;
+	double	   *span;
+	MMStatus	st;
+	int64_t		i;
+
+	if (s->leaves_after == NULL)
+		return MM_OK;
+	st = sim_span(s, match_no, team, &span);
+	if (st != MM_OK)
+		return st;
+	span[0] = fmin(span[0], t->rating);
+	span[1] = fmax(span[1], t->rating);
+	after = s->leaves_after[t->id];
+	if (!(after > 0.0))
+		return MM_OK;			/* NAN: stays */
+	st = sim_grow((void **) &s->leaves, &s->leaves_cap, s->nleaves + 1, sizeof(SimLeave));
+	if (st != MM_OK)
+		return st;
+	/* a departure always lies after the step that placed it; sift it up */
+	at = fmax(now + after, nextafter(now, INFINITY));
+	i = s->nleaves++;
+	while (i > 0 && s->leaves[(i - 1) / 2].at > at)
+	{
+		s->leaves[i] = s->leaves[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->leaves[i].at = at;
+	s->leaves[i].seq = s->leave_seq++;
+	s->leaves[i].match_no = match_no;
+	s->leaves[i].team = team;
+	return MM_OK;
+}
+
+/* Whether heap entry a comes before b. */
+static bool
+leave_before(const SimLeave *a, const SimLeave *b)
+{
+	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+/* Remove the heap's first departure. */
+static void
+sim_leave_pop(Sim *s)
+{
+	SimLeave	last = s->leaves[--s->nleaves];
+	int64_t		i = 0;
+
+	for (;;)
+	{
+		int64_t		c = 2 * i + 1;
+
+		if (c >= s->nleaves)
+			break;
+		if (c + 1 < s->nleaves && leave_before(&s->leaves[c + 1], &s->leaves[c]))
+			c++;
+		if (!leave_before(&s->leaves[c], &last))
+			break;
+		s->leaves[i] = s->leaves[c];
+		i = c;
+	}
+	if (s->nleaves > 0)
+		s->leaves[i] = last;
+}
+
+/* The next instant backfill needs a step at: a departure or an expiry. */
+static double
+sim_backfill_deadline(const Sim *s)
+{
+	double		d = s->nleaves > 0 ? s->leaves[0].at : INFINITY;
+
+	for (int64_t r = 0; r < s->nreqs; r++)
+		d = fmin(d, s->reqs[r].expires_at);
+	return d;
+}
+
+/* Record that pool ticket idx was matched (or backfilled) at now. */
+static void
+sim_matched(Sim *s, int idx, int64_t match_no, int team, double now)
+{
+	const MMTicket *t = &s->pool.tickets[idx];
+	double		w = now - t->arrival;
+
+	if (s->outcomes != NULL)
+	{
+		MMOutcome  *o = &s->outcomes[t->id];
+
+		o->match_no = match_no;
+		o->team = team;
+		o->matched_at = now;
+	}
+	s->wait_sum += w;
+	s->leavers++;
+	s->matched_wait += w;
+	s->matched++;
+	if (w > s->sum.max_wait)
+		s->sum.max_wait = w;
+}
+
+/*
+ * Backfill at now, before the step: the departures due open their
+ * requests, requests past their expiry end, and the others take a ticket
+ * each, oldest request first; the tickets taken leave the pool.
+ */
+static MMStatus
+sim_backfill(Sim *s, double now)
+{
+	int64_t		w = 0;
+	int			taken = 0;
+	MMStatus	st;
+
+	while (s->nleaves > 0 && s->leaves[0].at <= now)
+	{
+		SimLeave	l = s->leaves[0];
+
+		sim_leave_pop(s);
+		st = sim_grow((void **) &s->reqs, &s->reqs_cap, s->nreqs + 1, sizeof(SimRequest));
+		if (st != MM_OK)
+			return st;
+		s->reqs[s->nreqs].match_no = l.match_no;
+		s->reqs[s->nreqs].team = l.team;
+		s->reqs[s->nreqs].expires_at = l.at + MM_SIM_BACKFILL_EXPIRES;
+		s->nreqs++;
+	}
+	if (s->nreqs == 0)
+		return MM_OK;
+	for (int i = 0; i < s->pool.ntickets; i++)
+		s->taken[i] = false;
+	for (int64_t r = 0; r < s->nreqs; r++)
+	{
+		SimRequest *q = &s->reqs[r];
+		double	   *span;
+		int			idx;
+
+		if (q->expires_at <= now)
+			continue;			/* expired */
+		st = sim_span(s, q->match_no, q->team, &span);
+		if (st != MM_OK)
+			return st;
+		if (mm_backfill_pick(&s->pool, s->taken, span[0], span[1], 1, &idx) == 0)
+		{
+			s->reqs[w++] = *q;	/* stays open */
+			continue;
+		}
+		taken++;
+		sim_matched(s, idx, q->match_no, q->team, now);
+		st = sim_joined(s, idx, q->match_no, q->team, now);
+		if (st != MM_OK)
+			return st;
+	}
+	s->nreqs = w;
+	if (taken > 0)
+	{
+		int			k = 0;
+
+		for (int i = 0; i < s->pool.ntickets; i++)
+			if (!s->taken[i])
+				s->pool.tickets[k++] = s->pool.tickets[i];
+		s->pool.ntickets = k;
+	}
+	return MM_OK;
+}
+
 /* Run one step at now, record what it decided and drop those tickets. */
 static MMStatus
 sim_step(Sim *s, double now)
@@ -100,6 +355,12 @@ sim_step(Sim *s, double now)
 	/* cluster's "auto" shift: the mean wait before a match so far */
 	if (s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.cluster.shift_auto)
 		s->cfg.cluster.shift = s->matched > 0 ? s->matched_wait / s->matched : 0.0;
+	if (s->leaves_after != NULL)
+	{
+		st = sim_backfill(s, now);
+		if (st != MM_OK)
+			return st;
+	}
 	sim_measure(s);
 	st = mm_step(&s->cfg, &s->pool, now, &s->res);
 
@@ -117,23 +378,13 @@ sim_step(Sim *s, double now)
 		s->sum.wait_cost += m->cost.wait;
 		for (int i = 0; i < m->nmembers; i++)
 		{
-			const MMTicket *t = &s->pool.tickets[s->res.members[m->first + i]];
-			double		w = now - t->arrival;
+			int			idx = s->res.members[m->first + i];
+			int			team = s->res.teams[m->first + i];
 
-			if (s->outcomes != NULL)
-			{
-				MMOutcome  *o = &s->outcomes[t->id];
-
-				o->match_no = s->sum.games;
-				o->team = s->res.teams[m->first + i];
-				o->matched_at = now;
-			}
-			s->wait_sum += w;
-			s->leavers++;
-			s->matched_wait += w;
-			s->matched++;
-			if (w > s->sum.max_wait)
-				s->sum.max_wait = w;
+			sim_matched(s, idx, s->sum.games, team, now);
+			st = sim_joined(s, idx, s->sum.games, team, now);
+			if (st != MM_OK)
+				return st;
 		}
 	}
 	for (int j = 0; j < s->res.nexpired; j++)
@@ -174,6 +425,9 @@ sim_drain(Sim *s, double t, double *last)
 
 		sim_measure(s);
 		d = mm_next_deadline(&s->cfg, &s->pool);
+		/* after the last arrival, backfill matters while tickets wait */
+		if (s->leaves_after != NULL && s->pool.ntickets > 0)
+			d = fmin(d, sim_backfill_deadline(s));
 
 		if (!(d < t))
 		{
@@ -221,6 +475,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	s.pool.ping = nregions > 0 ? ping : NULL;
 	s.pool.nregions = nregions > 0 ? nregions : 0;
 	s.outcomes = outcomes;
+	s.leaves_after = data != NULL && cfg->algorithm != MM_ALGO_OPTIMIZE ? data->leaves_after : NULL;
 	s.sum.players = n;
 	for (int j = 0; outcomes != NULL && j < n; j++)
 	{
@@ -273,5 +528,9 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	mm_free(s.res.members);
 	mm_free(s.res.teams);
 	mm_free(s.res.expired);
+	mm_free(s.taken);
+	mm_free(s.span);
+	mm_free(s.leaves);
+	mm_free(s.reqs);
 	return st;
 }

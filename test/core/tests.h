@@ -36,6 +36,11 @@ extern void test_next_deadline(void);
 extern void test_pool_compact(void);
 extern void test_step_invalid(void);
 
+/* test_backfill.c */
+extern void test_backfill_pick(void);
+extern void test_backfill_simulate(void);
+extern void test_backfill_simulate_stream(void);
+
 /* test_smaller.c */
 extern void test_smaller_bots(void);
 extern void test_smaller_expire(void);
