@@ -38,6 +38,12 @@ PG_FUNCTION_INFO_V1(mm_cancel_backfill);
 /* Picks a request makes at most when a client holds tickets it picked. */
 #define MM_BACKFILL_LOCK_ATTEMPTS	3
 
+/*
+ * The open requests one tick takes at most, oldest first: each costs a
+ * query and a pass over the pool, and the tick must stay short.
+ */
+#define MM_BACKFILL_PER_TICK	256
+
 /* The longest a backfill request may stay open. */
 #define MM_BACKFILL_MAX_EXPIRES	((int64) USECS_PER_DAY)
 
@@ -397,7 +403,8 @@ fixed_members(const MMQueue *queue, int64 match_id, int team, double *lo, double
 }
 
 /*
- * Expire the queue's open requests past expires_at at now, and fill the
+ * Expire the queue's open requests (the MM_BACKFILL_PER_TICK oldest that no
+ * client holds) past expires_at at now, and fill the
  * others from pool (the waiting tickets the tick loaded), oldest request
  * first; the tickets filled are removed from pool.  Returns whether it
  * changed anything.  *next_expiry gets the earliest expires_at of the
@@ -428,7 +435,8 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 	mm_keep_plan(&open_plan,
 				 "SELECT id, match_id, COALESCE(team, 0), slots OPERATOR(pg_catalog.-) filled, slots, expires_at "
 				 "FROM matchmaker.backfills WHERE queue OPERATOR(pg_catalog.=) $1 "
-				 "AND state OPERATOR(pg_catalog.=) 'open' ORDER BY created_at, id FOR UPDATE SKIP LOCKED",
+				 "AND state OPERATOR(pg_catalog.=) 'open' ORDER BY created_at, id "
+				 "LIMIT " CppAsString2(MM_BACKFILL_PER_TICK) " FOR UPDATE SKIP LOCKED",
 				 1, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
 	backfill_run(open_plan, values, SPI_OK_SELECT, "read the open backfill requests");
