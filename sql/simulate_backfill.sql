@@ -63,7 +63,7 @@ CREATE TABLE departed (ticket bigint PRIMARY KEY);
 
 -- The next instant after last a queue's waiting tickets fall due (oldest
 -- max_wait outside provisional groups, a group's finalize_at).
-CREATE FUNCTION next_due(qname text) RETURNS float8 LANGUAGE sql AS $$
+CREATE FUNCTION bf_next_due(qname text) RETURNS float8 LANGUAGE sql AS $$
     SELECT least(
         (SELECT extract(epoch FROM min(finalize_at) - '2026-01-01 00:00:00+00') FROM matchmaker.provisional WHERE queue = qname),
         (SELECT extract(epoch FROM min(t.enqueued_at) - '2026-01-01 00:00:00+00') + extract(epoch FROM q.max_wait)
@@ -81,7 +81,7 @@ FROM matchmaker.tickets t JOIN bstream b ON 'p' || b.id = t.player
 WHERE t.state = 'matched' AND b.attrs ? 'leaves_after'
   AND NOT EXISTS (SELECT 1 FROM departed d WHERE d.ticket = t.id);
 
-CREATE FUNCTION replay_backfill(qname text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION bf_replay(qname text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     origin constant timestamptz := '2026-01-01 00:00:00+00';
     t float8;
@@ -93,7 +93,7 @@ BEGIN
     TRUNCATE arrived;
     LOOP
         t := least((SELECT min(arrival) FROM bstream WHERE id NOT IN (SELECT id FROM arrived)),
-                   next_due(qname),
+                   bf_next_due(qname),
                    (SELECT min(at) FROM departures WHERE queue = qname),
                    (SELECT extract(epoch FROM min(expires_at) - origin) FROM matchmaker.backfills
                     WHERE queue = qname AND state = 'open'));
@@ -114,7 +114,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION compare(q text) RETURNS TABLE (live bigint, simulated bigint, differ bigint, backfilled bigint)
+CREATE FUNCTION bf_compare(q text) RETURNS TABLE (live bigint, simulated bigint, differ bigint, backfilled bigint)
 LANGUAGE sql AS $$
     WITH live AS (
         SELECT substr(t.player, 2)::bigint AS id,
@@ -133,11 +133,11 @@ SELECT matchmaker.create_queue('b_squad', team_size => 2, algorithm => 'greedy',
 SELECT matchmaker.create_queue('b_diff', algorithm => 'difference_wait', max_wait => '5 s', params => '{"wait_factor": 2}');
 SELECT matchmaker.create_queue('b_multi', algorithm => 'multi_queue', max_wait => '2 s',
                                params => '{"ranges": 6, "on_timeout": "expire"}');
-SELECT replay_backfill(name) FROM matchmaker.queues WHERE name LIKE 'b\_%' ORDER BY name;
-SELECT name, c.* FROM matchmaker.queues, compare(name) c WHERE name LIKE 'b\_%' ORDER BY name;
+SELECT bf_replay(name) FROM matchmaker.queues WHERE name LIKE 'b\_%' ORDER BY name;
+SELECT name, c.* FROM matchmaker.queues, bf_compare(name) c WHERE name LIKE 'b\_%' ORDER BY name;
 -- Requests ended filled or expired, none left open; check() is clean.
 SELECT queue, state, count(*) FROM matchmaker.backfills GROUP BY 1, 2 ORDER BY 1, 2;
 SELECT * FROM matchmaker.check();
-DROP FUNCTION replay_backfill(text), compare(text), next_due(text);
+DROP FUNCTION bf_replay(text), bf_compare(text), bf_next_due(text);
 DROP VIEW departures;
 DROP TABLE bstream, arrived, departed;
