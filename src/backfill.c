@@ -362,7 +362,7 @@ id_in_sorted(const int64 *sorted, int n, int64 id)
  */
 static int
 fixed_members(const MMQueue *queue, int64 match_id, int team, double *lo, double *hi,
-			  int *fewest)
+			  int *fewest, const MMFilterDict *dict, int32 *key)
 {
 	static SPIPlanPtr plan;
 	Oid			argtypes[1] = {INT8OID};
@@ -371,8 +371,8 @@ fixed_members(const MMQueue *queue, int64 match_id, int team, double *lo, double
 	int			n = 0;
 
 	mm_keep_plan(&plan,
-				 "SELECT rating, team FROM matchmaker.tickets WHERE match_id OPERATOR(pg_catalog.=) $1 "
-				 "AND state OPERATOR(pg_catalog.=) 'matched'",
+				 "SELECT rating, team, attributes FROM matchmaker.tickets WHERE match_id OPERATOR(pg_catalog.=) $1 "
+				 "AND state OPERATOR(pg_catalog.=) 'matched' ORDER BY id",
 				 1, argtypes);
 	backfill_run(plan, values, SPI_OK_SELECT, "read the match's players");
 	*lo = INFINITY;
@@ -393,6 +393,18 @@ fixed_members(const MMQueue *queue, int64 match_id, int team, double *lo, double
 		*hi = Max(*hi, rating);
 		n++;
 	}
+	/* with filters, the key of the match's first player (-1: no waiting ticket has it) */
+	*key = 0;
+	if (dict != NULL && SPI_processed > 0)
+	{
+		StringInfoData buf;
+		bool		isnull;
+		Datum		attributes = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
+
+		initStringInfo(&buf);
+		*key = (!isnull && mm_filter_value(queue, DatumGetJsonbP(attributes), &buf) == NULL)
+			? mm_filter_find(dict, buf.data, buf.len) : -1;
+	}
 	*fewest = 1;
 	for (int t = 1; t < queue->cfg.teams; t++)
 		if (count[t] < count[*fewest - 1])
@@ -412,7 +424,7 @@ fixed_members(const MMQueue *queue, int64 match_id, int team, double *lo, double
  */
 bool
 mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
-				 TimestampTz *next_expiry)
+				 const MMFilterDict *dict, TimestampTz *next_expiry)
 {
 	static SPIPlanPtr open_plan;
 	static SPIPlanPtr expire_plan;
@@ -496,6 +508,7 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 		double		hi;
 		int			fewest;
 		int			team;
+		int32		key;
 		int64	   *locked;
 		int			nlocked;
 		int			nfilled;
@@ -511,8 +524,10 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 			wrote = true;
 			continue;
 		}
-		(void) fixed_members(queue, q->match_id, q->team, &lo, &hi, &fewest);
+		(void) fixed_members(queue, q->match_id, q->team, &lo, &hi, &fewest, dict, &key);
 		team = q->team != 0 ? q->team : fewest;
+		if (key < 0)
+			continue;			/* no waiting player shares the match's filter values */
 		/*
 		 * Pick, lock FOR UPDATE SKIP LOCKED, and pick again for the slots
 		 * whose tickets a client holds (or ended), a few times; those stay
@@ -522,7 +537,7 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 		nskipped = 0;
 		for (int attempt = 0; attempt < MM_BACKFILL_LOCK_ATTEMPTS && nfilled < q->open; attempt++)
 		{
-			int			n = mm_backfill_pick(pool, taken, lo, hi, q->open - nfilled, idx);
+			int			n = mm_backfill_pick(pool, taken, lo, hi, key, q->open - nfilled, idx);
 			int64	   *ids;
 
 			if (n == 0)

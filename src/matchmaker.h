@@ -14,6 +14,10 @@
 
 #include "core/mm_core.h"
 
+/* params.filters: at most this many attributes, values of at most this many bytes. */
+#define MM_MAX_FILTERS		8
+#define MM_FILTER_VALUE_MAX	256
+
 /*
  * The criteria beyond the rating that a queue reads from the tickets'
  * attributes (params.criteria): entry d (1 .. cfg.criteria.n) is an
@@ -24,7 +28,21 @@ typedef struct MMCriteria
 	char	   *attribute[MM_MAX_CRITERIA];
 	double		lo[MM_MAX_CRITERIA];
 	double		hi[MM_MAX_CRITERIA];
+	/* params.filters: the attributes of the equal filters, in params order */
+	char	   *filter[MM_MAX_FILTERS];
+	int			nfilters;
 } MMCriteria;
+
+/*
+ * The distinct combined values of a set of tickets' filtered attributes,
+ * sorted bytewise: a ticket's key is its value's place here (filters.c).
+ */
+typedef struct MMFilterDict
+{
+	int			n;
+	char	  **values;
+	int		   *lens;
+} MMFilterDict;
 
 /* What is wrong with a ticket's value of a criterion. */
 typedef enum MMCriterionProblem
@@ -163,7 +181,7 @@ extern bool mm_caller_owns(const MMCaller *caller, Oid owner, const char *owner_
 
 /* backfill.c: backfill requests of running matches */
 extern bool mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
-							 TimestampTz *next_expiry);
+							 const MMFilterDict *dict, TimestampTz *next_expiry);
 
 /* ready.c: ready checks (params.accept_timeout) */
 extern bool mm_ready_available(void);
@@ -186,6 +204,13 @@ extern Datum mm_int8_array(const int64 *ids, int n);
 extern int64 *mm_spi_ids(int col, int *n);
 extern void mm_status_error(MMStatus st, const char *doing,
 							const char *interrupted, const char *refused) pg_attribute_noreturn();
+
+/* filters.c */
+extern const char *mm_filter_value(const MMQueue *queue, Jsonb *attributes, StringInfo out);
+extern void mm_filter_require(const MMQueue *queue, Jsonb *attributes, const char *whose);
+extern char *mm_filter_names(const MMQueue *queue);
+extern int32 *mm_filter_number(char **values, int *lens, int n, MMFilterDict *dict);
+extern int32 mm_filter_find(const MMFilterDict *dict, const char *value, int len);
 
 /* criteria.c */
 extern double mm_normalise_rating(const MMQueue *queue, double rating, const char *what);

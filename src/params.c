@@ -67,6 +67,7 @@ static void parse_criteria(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, 
 static void parse_tune(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 static void parse_channel(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 static void parse_min_players(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
+static void parse_filters(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 
 /*
  * The params keys.  Rows of the same algorithms stand together, in the
@@ -281,6 +282,13 @@ static const MMParamDef params[] = {
 		"a number of seconds from 0 to 3600",
 		"accept_timeout turns on ready checks: a match forms as proposed and its players answer with matchmaker.accept() within this many seconds, for example 15; 0 turns them off.",
 		NULL, NULL
+	},
+	{
+		"filters",
+		ALL_ALGOS, MM_PARAM_CUSTOM, 0, 0, NULL, 0, NO_FIELD,
+		NULL,
+		"filters is an object of string attributes, each with its kind, for example {\"mode\": \"equal\", \"build\": \"equal\"}: players meet only players with the same value of each.",
+		NULL, parse_filters
 	},
 	{
 		"channel",
@@ -911,6 +919,60 @@ parse_min_players(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteri
 
 	cfg->min_players = param_int(v, def->name, 2, k,
 								 psprintf("a whole number from 2 to %d (the players per match)", k));
+}
+
+/*
+ * params.filters: an object of at most MM_MAX_FILTERS attributes keys (1
+ * to 64 bytes, not a criterion's), each with its kind: "equal".
+ */
+static void
+parse_filters(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria)
+{
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	val;
+	JsonbIteratorToken tok;
+
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("params key \"filters\" must be a JSON object"),
+				 errdetail("Got %s.", jsonb_value_text(v)),
+				 errhint("%s", def->hint)));
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		char	   *name;
+
+		if (tok != WJB_KEY)
+			continue;
+		name = pnstrdup(k.val.string.val, k.val.string.len);
+		if (k.val.string.len < 1 || k.val.string.len > 64)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("filter names must be attributes keys of 1 to 64 bytes"),
+					 errdetail("Got \"%s\".", mm_shorten(name)),
+					 errhint("%s", def->hint)));
+		if (criteria->nfilters >= MM_MAX_FILTERS)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("params key \"filters\" can name at most %d attributes", MM_MAX_FILTERS),
+					 errhint("Combine values into one attribute, for example \"ranked-eu\".")));
+		tok = JsonbIteratorNext(&it, &val, true);
+		if (param_is_string(&val, "intersect") || param_is_string(&val, "exclude"))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("filter kind \"%s\" is not supported", pnstrdup(val.val.string.val, val.val.string.len)),
+					 errdetail("Filter \"%s\" asks for it.", mm_shorten(name)),
+					 errhint("Only \"equal\" filters exist in this version.")));
+		if (!param_is_string(&val, "equal"))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("filter \"%s\" must have the kind \"equal\"", mm_shorten(name)),
+					 errdetail("Got %s.", jsonb_value_text(&val)),
+					 errhint("%s", def->hint)));
+		criteria->filter[criteria->nfilters++] = name;
+	}
 }
 
 /* The queue's params.channel (checked when the params were stored), or NULL. */

@@ -448,6 +448,58 @@ queue_has_history(const char *name)
 }
 
 /*
+ * Refuse filters that a waiting ticket of the queue has no value of (SPI
+ * connected, the queue's row locked): tick could not match it.
+ */
+static void
+check_waiting_filters(const char *name, const MMConfig *cfg, const MMCriteria *criteria)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	MMQueue		queue;
+	int64		bad = 0;
+	int64		first_id = 0;
+	const char *first_problem = NULL;
+
+	if (criteria->nfilters == 0)
+		return;
+	memset(&queue, 0, sizeof(queue));
+	queue.name = (char *) name;
+	queue.cfg = *cfg;
+	queue.criteria = *criteria;
+	if (SPI_execute_with_args("SELECT id, attributes FROM matchmaker.tickets "
+							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) ANY ('{waiting,proposed}') "
+							  "ORDER BY id",
+							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the waiting tickets of queue \"%s\"", name);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		StringInfoData buf;
+		const char *problem;
+
+		initStringInfo(&buf);
+		problem = mm_filter_value(&queue,
+								  DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull)),
+								  &buf);
+		pfree(buf.data);
+		if (problem != NULL && bad++ == 0)
+		{
+			first_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+			first_problem = problem;
+		}
+	}
+	if (bad > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_IN_USE),
+				 errmsg_plural("queue \"%s\" has %lld waiting ticket without a value of the new filters",
+							   "queue \"%s\" has %lld waiting tickets without a value of the new filters",
+							   bad, name, (long long) bad),
+				 errdetail("Ticket %lld: %s.", (long long) first_id, first_problem),
+				 errhint("Change the filters once those tickets have left the queue, or cancel them.")));
+}
+
+/*
  * Refuse new criteria that a waiting ticket of the queue does not satisfy
  * (SPI connected, the queue's row locked): tick could not match it.
  */
@@ -651,6 +703,7 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 				 errdetail("The new range is %s to %s.", mm_float_text(s.rating_min), mm_float_text(s.rating_max)),
 				 errhint("Narrow the range once those tickets have left the queue, or cancel them.")));
 	check_waiting_criteria(name, &cfg, &criteria);
+	check_waiting_filters(name, &cfg, &criteria);
 	if (cfg.algorithm == MM_ALGO_OPTIMIZE && strcmp(old_algorithm, s.algorithm) != 0)
 		check_waiting_optimize(name);
 	if (cfg.algorithm == MM_ALGO_OPTIMIZE &&

@@ -80,6 +80,9 @@ typedef struct ArrivalReceiver
 	double	   *crit;			/* with the queue's criteria: ncriteria per row */
 	Jsonb	  **attrs;			/* optimize: each row's attributes */
 	double	   *leaves;			/* simulate: each row's leaves_after, NAN for none */
+	char	  **fvalues;		/* with filters: each row's combined value */
+	int		   *flens;
+	const char *bad_filter;		/* the bad row's filter problem, or NULL */
 	bool		any_leaves;		/* some row has one */
 	bool		has_bad;		/* bad holds the first invalid row */
 	bool		bad_nulls[4];
@@ -148,6 +151,11 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 			r->attrs = repalloc_huge(r->attrs, sizeof(Jsonb *) * r->cap);
 		if (r->leaves != NULL)
 			r->leaves = repalloc_huge(r->leaves, sizeof(double) * r->cap);
+		if (r->fvalues != NULL)
+		{
+			r->fvalues = repalloc_huge(r->fvalues, sizeof(char *) * r->cap);
+			r->flens = repalloc_huge(r->flens, sizeof(int) * r->cap);
+		}
 	}
 	a = &r->arr[r->n];
 	if (nulls[0] || nulls[1] || nulls[2] || (r->natts > 3 && nulls[3]))
@@ -196,6 +204,29 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 			return false;
 		}
 	}
+	if (r->fvalues != NULL)
+	{
+		StringInfoData buf;
+		const char *problem;
+
+		initStringInfo(&buf);
+		problem = mm_filter_value(queue, DatumGetJsonbP(v[3]), &buf);
+		if (problem != NULL && r->clamp)
+		{
+			/* past tickets from before the filters: a key of their own */
+			resetStringInfo(&buf);
+			appendStringInfoChar(&buf, (char) 0xFF);
+		}
+		else if (problem != NULL)
+		{
+			r->bad = *a;
+			r->bad_filter = problem;
+			r->has_bad = true;
+			return false;
+		}
+		r->fvalues[r->n] = buf.data;
+		r->flens[r->n] = buf.len;
+	}
 	if (r->crit != NULL)
 	{
 		r->bad_criterion = mm_criteria_read(queue, DatumGetJsonbP(v[3]),
@@ -228,6 +259,14 @@ arrival_raise_bad(ArrivalReceiver *r)
 	if (r->bad_criterion > 0)
 		mm_criteria_report(r->queue, r->bad_criterion, r->bad_problem, r->bad_got,
 						   psprintf("arrival %lld's", (long long) r->bad.id));
+	if (r->bad_filter != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("arrival %lld's %s, for queue \"%s\"", (long long) r->bad.id, r->bad_filter,
+						r->queue->name),
+				 errdetail("The queue matches only players with equal values of %s, each a string of at most %d bytes.",
+						   mm_filter_names(r->queue), MM_FILTER_VALUE_MAX),
+				 errhint("Return the attributes as enqueue would get them.")));
 	if (r->bad_leaves)
 	{
 		JsonbValue *v = &r->bad_leaves_value;
@@ -463,6 +502,11 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 		r.attrs = palloc(sizeof(Jsonb *) * r.cap);
 	if (natts > 3 && !clamp)
 		r.leaves = palloc(sizeof(double) * r.cap);
+	if (natts > 3 && queue->criteria.nfilters > 0)
+	{
+		r.fvalues = palloc(sizeof(char *) * r.cap);
+		r.flens = palloc(sizeof(int) * r.cap);
+	}
 	opts.params = params;
 	opts.read_only = true;
 	opts.dest = &r.pub;
@@ -492,7 +536,7 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 		pfree(r.leaves);
 		r.leaves = NULL;
 	}
-	if (r.crit != NULL || r.attrs != NULL || r.leaves != NULL)
+	if (r.crit != NULL || r.attrs != NULL || r.leaves != NULL || r.fvalues != NULL)
 	{
 		/* the criteria and attributes follow their arrivals through the sort */
 		int			nc = queue->cfg.criteria.n;
@@ -520,6 +564,19 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 			for (int i = 0; i < n; i++)
 				attrs[i] = r.attrs[rows[i]];
 			optimize_stream(attrs, sorted, n, data);
+		}
+		if (r.fvalues != NULL)
+		{
+			char	  **fvalues = palloc_extended(sizeof(char *) * Max(n, 1), MCXT_ALLOC_HUGE);
+			int		   *flens = palloc_extended(sizeof(int) * Max(n, 1), MCXT_ALLOC_HUGE);
+			MMFilterDict dict;
+
+			for (int i = 0; i < n; i++)
+			{
+				fvalues[i] = r.fvalues[rows[i]];
+				flens[i] = r.flens[rows[i]];
+			}
+			data->key = mm_filter_number(fvalues, flens, n, &dict);
 		}
 		if (r.leaves != NULL)
 		{
@@ -595,12 +652,12 @@ read_arrivals(MMQueue *queue, const char *query, MMStreamData *data, int *n_out)
 				 errdetail("The query's fourth column is of type %s.",
 						   format_type_be(TupleDescAttr(source->resultDesc, 3)->atttypid)),
 				 errhint("Return (id, rating, arrival, attributes), the attributes as enqueue would get them.")));
-	if (natts == 3 && queue->cfg.criteria.n > 0)
+	if (natts == 3 && (queue->cfg.criteria.n > 0 || queue->criteria.nfilters > 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("arrivals must return the players' attributes for queue \"%s\"", queue->name),
 				 errdetail("The queue also matches players on %s, read from their attributes.",
-						   mm_criteria_names(queue)),
+						   queue->cfg.criteria.n > 0 ? mm_criteria_names(queue) : mm_filter_names(queue)),
 				 errhint("Return (id, rating, arrival, attributes), the attributes as enqueue would get them.")));
 	SPI_freeplan(plan);
 
@@ -791,7 +848,7 @@ require_pairs(MMQueue *queue, const char *what)
  * matching stops when the query is cancelled.
  */
 static double
-optimal_of(MMQueue *queue, MMArrival *arr, int n)
+optimal_of(MMQueue *queue, MMArrival *arr, int n, const int32 *key)
 {
 	double		total = 0;
 	MMStatus	st;
@@ -802,7 +859,38 @@ optimal_of(MMQueue *queue, MMArrival *arr, int n)
 				 errmsg("the optimum is computed for at most %d players", MM_OPT_MAX_PLAYERS),
 				 errdetail("The stream has %d players.", n),
 				 errhint("Compute it over a shorter period, and add up the costs of the periods.")));
-	st = mm_optimal_pairs(arr, n, queue->cfg.max_wait, MM_OPT_BOT_COST, NULL, &total);
+	if (key == NULL)
+		st = mm_optimal_pairs(arr, n, queue->cfg.max_wait, MM_OPT_BOT_COST, NULL, &total);
+	else
+	{
+		/*
+		 * Equal filters: players of different keys never meet, so the
+		 * optimum is the sum of each key's own (arr is in arrival order,
+		 * and so is each key's part).
+		 */
+		MMArrival  *byKey = palloc_extended(sizeof(MMArrival) * Max(n, 1), MCXT_ALLOC_HUGE);
+		int		   *start = palloc0_array(int, n + 2);
+
+		/* a counting sort by key, stable, so each part stays in arrival order */
+		for (int i = 0; i < n; i++)
+			start[key[i] + 2]++;
+		for (int k = 2; k <= n + 1; k++)
+			start[k] += start[k - 1];
+		for (int i = 0; i < n; i++)
+			byKey[start[key[i] + 1]++] = arr[i];
+		st = MM_OK;
+		for (int k = 0; k < n && st == MM_OK; k++)
+		{
+			double		cost = 0;
+
+			if (start[k + 1] > start[k])
+				st = mm_optimal_pairs(byKey + start[k], start[k + 1] - start[k],
+									  queue->cfg.max_wait, MM_OPT_BOT_COST, NULL, &cost);
+			total += cost;
+		}
+		pfree(byKey);
+		pfree(start);
+	}
 	if (st != MM_OK)
 		mm_status_error(st, psprintf("computing the optimum of queue \"%s\"", queue->name),
 						NULL, NULL);
@@ -829,7 +917,7 @@ mm_optimal_cost(PG_FUNCTION_ARGS)
 	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
 	require_pairs(queue, "optimal_cost");
 	arr = read_arrivals(queue, query, &data, &n);
-	total = optimal_of(queue, arr, n);
+	total = optimal_of(queue, arr, n, data.key);
 	SPI_finish();
 	PG_RETURN_FLOAT8(total);
 }
@@ -847,7 +935,7 @@ mm_read_history(MMQueue *queue, TimestampTz from, TimestampTz to, int limit,
 	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID};
 	Datum		args[4];
 	ParamListInfo params;
-	bool		crit = queue->cfg.criteria.n > 0;
+	bool		crit = queue->cfg.criteria.n > 0 || queue->criteria.nfilters > 0;
 
 	mm_keep_plan(&plans[crit],
 				 psprintf("SELECT t.id, t.rating, pg_catalog.date_part('epoch', t.enqueued_at)%s "
@@ -889,6 +977,7 @@ mm_audit(PG_FUNCTION_ARGS)
 	bool		nulls[7] = {0};
 	bool		isnull;
 	MMArrival  *arr;
+	MMStreamData data;
 	int			n;
 	int64		matches;
 	int64		bots;
@@ -936,13 +1025,9 @@ mm_audit(PG_FUNCTION_ARGS)
 	expired = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
 
 	/* The players of those matches, as an arrival stream in seconds. */
-	{
-		MMStreamData data;
-
-		arr = mm_read_history(queue, PG_GETARG_TIMESTAMPTZ(1), PG_GETARG_TIMESTAMPTZ(2), 0,
-							  &data, &n);
-	}
-	opt = optimal_of(queue, arr, n);
+	arr = mm_read_history(queue, PG_GETARG_TIMESTAMPTZ(1), PG_GETARG_TIMESTAMPTZ(2), 0,
+						  &data, &n);
+	opt = optimal_of(queue, arr, n, data.key);
 	SPI_finish();
 
 	values[0] = Int64GetDatum(matches);

@@ -172,6 +172,17 @@ ticket_problem(MMQueue *queue, double rating, Jsonb *attributes, double *crit)
 							"attribute \"%s\" is not a number", key);
 		}
 	}
+	if (queue->criteria.nfilters > 0)
+	{
+		StringInfoData buf;
+		const char *problem;
+
+		initStringInfo(&buf);
+		problem = mm_filter_value(queue, attributes, &buf);
+		pfree(buf.data);
+		if (problem != NULL)
+			return pstrdup(problem);
+	}
 	if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
 	{
 		JsonbValue *party;
@@ -215,7 +226,7 @@ enqueued_at_problem(TimestampTz enqueued_at, TimestampTz now)
  */
 static void
 load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
-			 const int64 *left_out, int nleft_out, IdList *invalid)
+			 const int64 *left_out, int nleft_out, IdList *invalid, MMFilterDict *dict)
 {
 	static SPIPlanPtr plan;
 	static SPIPlanPtr plan_attributes;
@@ -224,8 +235,11 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	Portal		portal;
 	int			cap = 1024;
 	int			nc = queue->cfg.criteria.n;
-	bool		read_attributes = nc > 0 || queue->cfg.algorithm == MM_ALGO_OPTIMIZE;
+	int			nf = queue->criteria.nfilters;
+	bool		read_attributes = nc > 0 || nf > 0 || queue->cfg.algorithm == MM_ALGO_OPTIMIZE;
 	double	   *criteria = NULL;
+	char	  **fvalues = NULL;		/* with filters: each row's combined value */
+	int		   *flens = NULL;
 	double		crit[MM_MAX_CRITERIA];
 	TimestampTz clock = GetCurrentTransactionStartTimestamp();
 
@@ -255,6 +269,11 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	pool->tickets = palloc(sizeof(MMTicket) * cap);
 	if (nc > 0)
 		criteria = palloc(sizeof(double) * cap * nc);
+	if (nf > 0)
+	{
+		fvalues = palloc(sizeof(char *) * cap);
+		flens = palloc(sizeof(int) * cap);
+	}
 	pool->ntickets = 0;
 	portal = SPI_cursor_open(NULL, read_attributes ? plan_attributes : plan, values, NULL, false);
 	for (;;)
@@ -269,6 +288,11 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 			pool->tickets = repalloc_huge(pool->tickets, sizeof(MMTicket) * cap);
 			if (nc > 0)
 				criteria = repalloc_huge(criteria, sizeof(double) * cap * nc);
+			if (nf > 0)
+			{
+				fvalues = repalloc_huge(fvalues, sizeof(char *) * cap);
+				flens = repalloc_huge(flens, sizeof(int) * cap);
+			}
 		}
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
@@ -309,6 +333,16 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 			t->crow = row;
 			if (nc > 0)
 				memcpy(criteria + (Size) row * nc, crit, sizeof(double) * nc);
+			if (nf > 0)
+			{
+				StringInfoData buf;
+
+				/* ticket_problem accepted the attributes */
+				initStringInfo(&buf);
+				(void) mm_filter_value(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)), &buf);
+				fvalues[row] = buf.data;
+				flens[row] = buf.len;
+			}
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
@@ -316,6 +350,11 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	qsort(pool->tickets, pool->ntickets, sizeof(MMTicket), ticket_arrival_cmp);
 	pool->criteria = criteria;
 	pool->ncrows = nc > 0 ? pool->ntickets : 0;
+	if (nf > 0)
+	{
+		pool->key = mm_filter_number(fvalues, flens, pool->ntickets, dict);
+		pool->nkeys = pool->ntickets;
+	}
 }
 
 /*
@@ -1293,13 +1332,13 @@ hold_tick(MMQueue *queue, int nmatches)
  */
 static void
 load_pool(MMQueue *queue, TimestampTz now, TimestampTz prev_step, MMPool *pool,
-		  const int64 *left_out, int nleft_out, IdList *invalid)
+		  const int64 *left_out, int nleft_out, IdList *invalid, MMFilterDict *dict)
 {
 	memset(pool, 0, sizeof(MMPool));
 	/* times are seconds relative to now; the recheck grid is on Unix time */
 	pool->epoch = (double) now / USECS_PER_SEC +
 		(double) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
-	load_tickets(queue, now, pool, left_out, nleft_out, invalid);
+	load_tickets(queue, now, pool, left_out, nleft_out, invalid, dict);
 	if ((queue->cfg.algorithm == MM_ALGO_PERIODIC && queue->cfg.periodic.batch == 0) ||
 		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.multi_queue.ranges == 0))
 		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, pool);
@@ -1391,6 +1430,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	MMStatus	st;
 	IdList		left_out = {0};
 	IdList		invalid = {0};
+	MMFilterDict filter_dict = {0};
 	int			dissolved;
 	bool		backfilled = false;
 	TimestampTz backfill_expiry = DT_NOEND;
@@ -1425,10 +1465,12 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 		if (left_out.n > 0)
 			qsort(left_out.ids, left_out.n, sizeof(int64), mm_int64_cmp);
 		load_pool(queue, now, info != NULL ? info->prev_step : 0, &pool,
-				  left_out.ids, left_out.n, &invalid);
+				  left_out.ids, left_out.n, &invalid, &filter_dict);
 		/* open backfill requests take their players before new matches form */
 		if (attempt == 1)
-			backfilled = mm_backfill_tick(queue, now, &pool, &backfill_expiry);
+			backfilled = mm_backfill_tick(queue, now, &pool,
+										  queue->criteria.nfilters > 0 ? &filter_dict : NULL,
+										  &backfill_expiry);
 
 		n = Max(pool.ntickets, 1);
 		res.matches = palloc(sizeof(MMMatch) * n);

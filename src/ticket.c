@@ -221,6 +221,7 @@ queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *att
 
 		mm_criteria_values(queue, attributes, crit, "the player's");
 	}
+	mm_filter_require(queue, attributes, "the player's");
 	return queue;
 }
 

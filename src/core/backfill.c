@@ -9,7 +9,8 @@
 
 /* Pick tickets for a backfill request; see mm_core.h. */
 int
-mm_backfill_pick(const MMPool *pool, bool *taken, double lo, double hi, int want, int *out)
+mm_backfill_pick(const MMPool *pool, bool *taken, double lo, double hi, int32_t key,
+				 int want, int *out)
 {
 	int			got = 0;
 
@@ -23,7 +24,8 @@ mm_backfill_pick(const MMPool *pool, bool *taken, double lo, double hi, int want
 			const MMTicket *t = &pool->tickets[i];
 			double		add;
 
-			if (taken[i] || t->group >= 0)
+			if (taken[i] || t->group >= 0 ||
+				(pool->key != NULL && pool->key[t->crow] != key))
 				continue;
 			add = isfinite(lo) ? fmax(fmax(lo - t->rating, t->rating - hi), 0.0) : 0.0;
 			if (add < best_add)

@@ -420,6 +420,13 @@ typedef struct MMPool
 	const int32_t *ping_region;
 	const float *ping_ms;
 	int			nping_rows;
+	/*
+	 * Equal filters: key[crow] is a ticket's key (nkeys rows), and tickets
+	 * of different keys never meet: a step runs the algorithm on each
+	 * key's tickets apart.  NULL: one pool.
+	 */
+	const int32_t *key;
+	int			nkeys;
 } MMPool;
 
 /* The order of MMPool.met: by a, then b (for qsort). */
@@ -484,11 +491,11 @@ extern void mm_pool_compact(MMPool *pool, const MMResult *result);
  * none are left): slot by slot the ticket that widens the span least (eq.
  * 1's spread over the completed game), the first in pool order among
  * equals, never one in a provisional group nor one taken[] already
- * marks.  Marks and writes the picked pool indices into out; returns how
+ * marks, and with equal filters (pool->key) only tickets of key.  Marks and writes the picked pool indices into out; returns how
  * many (fewer when the pool runs out).
  */
 extern int	mm_backfill_pick(const MMPool *pool, bool *taken, double lo, double hi,
-							 int want, int *out);
+							 int32_t key, int want, int *out);
 
 /*
  * Split a match's members into cfg->teams teams of cfg->team_size,
@@ -576,6 +583,8 @@ typedef struct MMStreamData
 	 * in its team, which expires after MM_SIM_BACKFILL_EXPIRES seconds.
 	 */
 	const double *leaves_after;
+	/* equal filters: each arrival's key (as MMPool.key); NULL: one pool */
+	const int32_t *key;
 } MMStreamData;
 
 /* Seconds a simulated backfill request stays open (backfill()'s default). */

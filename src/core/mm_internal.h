@@ -144,6 +144,29 @@ typedef MMStatus (*MMStepFn) (const MMConfig *cfg, MMPool *pool, double prev,
  */
 typedef double (*MMDeadlineFn) (const MMConfig *cfg, const MMPool *pool);
 
+/*
+ * Equal filters (filters.c).  A step of one key's sub-pool: the
+ * algorithm's step, then what mm_step adds (smaller matches, teams,
+ * costs).
+ */
+typedef MMStatus (*MMPartStepFn) (const MMConfig *cfg, MMPool *pool, double prev,
+								  double now, MMResult *result);
+
+/* Whether the pool's tickets have more than one key (pool->key). */
+extern bool mm_pool_keyed(const MMPool *pool);
+
+/*
+ * Run part_step on each key's sub-pool, ascending by key, and merge what
+ * they decided into result (pool indices) and their provisional groups
+ * into the pool.
+ */
+extern MMStatus mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev,
+							  double now, MMResult *result, MMPartStepFn part_step);
+
+/* The earliest of deadline over the key's sub-pools. */
+extern double mm_keyed_deadline(const MMConfig *cfg, const MMPool *pool,
+								MMDeadlineFn deadline);
+
 /* An algorithm's check of its own parameters: MM_ERR_ARGUMENT when one is out of its domain. */
 typedef MMStatus (*MMCheckFn) (const MMConfig *cfg);
 

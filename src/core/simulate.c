@@ -65,6 +65,7 @@ typedef struct Sim
 	/* backfill, when leaves_after is not NULL */
 	const double *leaves_after;
 	double	   *span;			/* per match and team: lo, hi of its players' ratings */
+	int32_t    *match_key;		/* per match: its players' key (equal filters) */
 	int64_t		span_games;		/* matches span has room for */
 	SimLeave   *leaves;			/* min-heap by (at, seq) */
 	int64_t		nleaves;
@@ -167,6 +168,10 @@ sim_span(Sim *s, int64_t match_no, int team, double **span)
 			s->span[i] = INFINITY;
 			s->span[i + 1] = -INFINITY;
 		}
+		cap = old;
+		st = sim_grow((void **) &s->match_key, &cap, s->span_games, sizeof(int32_t));
+		if (st != MM_OK)
+			return st;
 	}
 	*span = &s->span[((match_no - 1) * teams + (team - 1)) * 2];
 	return MM_OK;
@@ -193,6 +198,7 @@ sim_joined(Sim *s, int idx, int64_t match_no, int team, double now)
 		return st;
 	span[0] = fmin(span[0], t->rating);
 	span[1] = fmax(span[1], t->rating);
+	s->match_key[match_no - 1] = s->pool.key != NULL ? s->pool.key[t->crow] : 0;
 	after = s->leaves_after[t->id];
 	if (!(after > 0.0))
 		return MM_OK;			/* NAN: stays */
@@ -319,7 +325,8 @@ sim_backfill(Sim *s, double now)
 		st = sim_span(s, q->match_no, q->team, &span);
 		if (st != MM_OK)
 			return st;
-		if (mm_backfill_pick(&s->pool, s->taken, span[0], span[1], 1, &idx) == 0)
+		if (mm_backfill_pick(&s->pool, s->taken, span[0], span[1],
+							 s->match_key[q->match_no - 1], 1, &idx) == 0)
 		{
 			s->reqs[w++] = *q;	/* stays open */
 			continue;
@@ -472,6 +479,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	s.arrivals = arrivals;
 	s.pool.criteria = cfg->criteria.n > 0 ? criteria : NULL;
 	s.pool.ncrows = cfg->criteria.n > 0 ? n : 0;
+	s.pool.key = data != NULL ? data->key : NULL;
+	s.pool.nkeys = s.pool.key != NULL ? n : 0;
 	s.pool.ping = nregions > 0 ? ping : NULL;
 	s.pool.nregions = nregions > 0 ? nregions : 0;
 	s.outcomes = outcomes;
@@ -530,6 +539,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	mm_free(s.res.expired);
 	mm_free(s.taken);
 	mm_free(s.span);
+	mm_free(s.match_key);
 	mm_free(s.leaves);
 	mm_free(s.reqs);
 	return st;

@@ -201,6 +201,8 @@ check_pool(const MMConfig *cfg, const MMPool *pool, const MMResult *res,
 		if (!isfinite(t->arrival) || !isfinite(now - t->arrival) ||
 			!(t->rating >= 0.0 && t->rating <= 1.0))
 			return MM_ERR_ARGUMENT;
+		if (pool->key != NULL && (t->crow < 0 || t->crow >= pool->nkeys))
+			return MM_ERR_ARGUMENT;
 		if (cfg->criteria.n > 0)
 		{
 			if (pool->criteria == NULL || t->crow < 0 || t->crow >= pool->ncrows)
@@ -223,6 +225,23 @@ check_pool(const MMConfig *cfg, const MMPool *pool, const MMResult *res,
 		}
 	}
 	return MM_OK;
+}
+
+/*
+ * The configured algorithm's step on a pool of one key (mm_config_check
+ * accepted the algorithm), its smaller matches and the finishing of its
+ * matches.
+ */
+static MMStatus
+step_pool(const MMConfig *cfg, MMPool *pool, double prev, double now, MMResult *result)
+{
+	MMStatus	st = algorithms[cfg->algorithm].step(cfg, pool, prev, now, result);
+
+	if (st == MM_OK)
+		st = mm_smaller_matches(cfg, pool, result);
+	if (st == MM_OK)
+		st = finish_matches(cfg, pool, now, result);
+	return st;
 }
 
 /* Run the configured algorithm on the pool at time now. */
@@ -252,12 +271,10 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 		return MM_OK;
 	}
 
-	/* mm_config_check accepted the algorithm */
-	st = algorithms[cfg->algorithm].step(cfg, pool, prev, now, result);
-	if (st == MM_OK)
-		st = mm_smaller_matches(cfg, pool, result);
-	if (st == MM_OK)
-		st = finish_matches(cfg, pool, now, result);
+	if (mm_pool_keyed(pool))
+		st = mm_keyed_step(cfg, pool, prev, now, result, step_pool);
+	else
+		st = step_pool(cfg, pool, prev, now, result);
 	if (st != MM_OK)
 	{
 		result->nmatches = 0;
@@ -279,6 +296,8 @@ mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 		return INFINITY;
 	if ((int) cfg->algorithm < 0 || (int) cfg->algorithm >= NUM_ALGORITHMS)
 		return mm_timeout_deadline(cfg, pool);
+	if (mm_pool_keyed(pool))
+		return mm_keyed_deadline(cfg, pool, algorithms[cfg->algorithm].next_deadline);
 	return algorithms[cfg->algorithm].next_deadline(cfg, pool);
 }
 

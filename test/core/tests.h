@@ -36,6 +36,11 @@ extern void test_next_deadline(void);
 extern void test_pool_compact(void);
 extern void test_step_invalid(void);
 
+/* test_filters.c */
+extern void test_filters_step(void);
+extern void test_filters_equivalence(void);
+extern void test_filters_mixed_group(void);
+
 /* test_backfill.c */
 extern void test_backfill_pick(void);
 extern void test_backfill_simulate(void);

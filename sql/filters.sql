@@ -1,0 +1,162 @@
+-- Equal filters: params.filters names string attributes (a game mode, a
+-- build); players meet only players with the same value of each, in every
+-- algorithm, in simulate, in the offline optimum and in backfill.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS matchmaker CASCADE;
+CREATE EXTENSION matchmaker;
+RESET client_min_messages;
+\set VERBOSITY default
+
+-- Bad filters are refused, changing nothing.
+SELECT matchmaker.create_queue('bad', params => '{"filters": ["mode"]}');
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": "same"}}');
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": {"kind": "equal"}}}');
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"maps": "intersect"}}');
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"blocked": "exclude"}}');
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"": "equal"}}');
+SELECT matchmaker.create_queue('bad', params => jsonb_build_object('filters',
+    (SELECT jsonb_object_agg('f' || i, 'equal') FROM generate_series(1, 9) i)));
+SELECT count(*) AS queues FROM matchmaker.queues;
+
+-- A 1v1 greedy queue filtered on mode and build.
+SELECT matchmaker.create_queue('duel', algorithm => 'greedy', max_wait => '1 hour',
+                               params => '{"filters": {"mode": "equal", "build": "equal"}}');
+-- Tickets without a string value of each filter are refused.
+SELECT matchmaker.enqueue('duel', 'x', 0.5);
+SELECT matchmaker.enqueue('duel', 'x', 0.5, '{"mode": "ranked"}');
+SELECT matchmaker.enqueue('duel', 'x', 0.5, '{"mode": "ranked", "build": 7}');
+SELECT matchmaker.enqueue('duel', 'x', 0.5, jsonb_build_object('mode', repeat('m', 257), 'build', '1.2'));
+SELECT count(*) AS tickets FROM matchmaker.tickets;
+-- Four players: the nearest ratings are in different modes, so the two
+-- ranked players play each other, and the two casual ones; b (build 1.3)
+-- waits alone although c and d are closer in rating.
+SELECT matchmaker.enqueue('duel', 'r1', 0.10, '{"mode": "ranked", "build": "1.2"}') AS r1 \gset
+SELECT matchmaker.enqueue('duel', 'c1', 0.11, '{"mode": "casual", "build": "1.2"}') AS c1 \gset
+SELECT matchmaker.enqueue('duel', 'r2', 0.90, '{"mode": "ranked", "build": "1.2"}') AS r2 \gset
+SELECT matchmaker.enqueue('duel', 'c2', 0.89, '{"mode": "casual", "build": "1.2"}') AS c2 \gset
+SELECT matchmaker.enqueue('duel', 'b', 0.50, '{"mode": "casual", "build": "1.3"}') AS b \gset
+SELECT matchmaker.tick('duel', clock_timestamp()) AS made;
+SELECT m.id = min(m.id) OVER () AS first_match, string_agg(t.player, ' ' ORDER BY t.player) AS players,
+       count(DISTINCT t.attributes->>'mode') AS modes
+FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id = m.id
+WHERE m.queue = 'duel' GROUP BY m.id ORDER BY players;
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'duel' AND state <> 'matched';
+SELECT * FROM matchmaker.check();
+
+-- alter_queue refuses filters that a waiting ticket has no value of.
+SELECT matchmaker.alter_queue('duel', params => '{"filters": {"mode": "equal", "region": "equal"}}');
+SELECT params->'filters' AS filters FROM matchmaker.queues WHERE name = 'duel';
+
+-- Backfill takes only players with the match's filter values: the ranked
+-- match's request is filled neither by b nor by a newcomer of b's mode
+-- and build (they play each other); a ranked one fills it.
+SELECT matchmaker.backfill((SELECT match_id FROM matchmaker.tickets WHERE id = :r1), 1) AS req \gset
+SELECT matchmaker.enqueue('duel', 'c3', 0.12, '{"mode": "casual", "build": "1.3"}') AS c3 \gset
+SELECT matchmaker.tick('duel', clock_timestamp()) AS made;
+SELECT state, filled FROM matchmaker.backfills WHERE id = :req;
+SELECT player, state FROM matchmaker.tickets WHERE id IN (:b, :c3) ORDER BY player;
+SELECT matchmaker.enqueue('duel', 'r3', 0.70, '{"mode": "ranked", "build": "1.2"}') AS r3 \gset
+SELECT matchmaker.tick('duel', clock_timestamp()) AS made;
+SELECT state, filled FROM matchmaker.backfills WHERE id = :req;
+SELECT match_id = (SELECT match_id FROM matchmaker.tickets WHERE id = :r1) AS r3_joined_r1
+FROM matchmaker.tickets WHERE id = :r3;
+SELECT * FROM matchmaker.check();
+
+-- simulate honours the filters (the stream's attributes are required),
+-- and the offline optimum is the sum of each key's own.
+SELECT * FROM matchmaker.simulate('duel', $$VALUES (1, 0.5, 0.0)$$);
+SELECT * FROM matchmaker.simulate('duel', $$VALUES (1, 0.5, 0.0, '{"mode": "ranked"}'::jsonb)$$);
+SELECT id, match_no, matched_at FROM matchmaker.simulate('duel', $$
+    VALUES (1, 0.10, 0.0, '{"mode": "a", "build": "1"}'::jsonb), (2, 0.11, 1.0, '{"mode": "b", "build": "1"}'),
+           (3, 0.90, 2.0, '{"mode": "a", "build": "1"}'), (4, 0.89, 3.0, '{"mode": "b", "build": "1"}')$$)
+ORDER BY id;
+SELECT matchmaker.create_queue('pair5', algorithm => 'greedy', max_wait => '5 s',
+                               params => '{"filters": {"mode": "equal"}}');
+-- (1, 3) and (2, 4) pair within their modes: 2 * 0.8 + 2/5 each; unfiltered, (1, 2) and (3, 4).
+SELECT round(matchmaker.optimal_cost('pair5', $$
+    VALUES (1, 0.10, 0.0, '{"mode": "a"}'::jsonb), (2, 0.11, 1.0, '{"mode": "b"}'),
+           (3, 0.90, 2.0, '{"mode": "a"}'), (4, 0.89, 3.0, '{"mode": "b"}')$$)::numeric, 6) AS filtered,
+       round(matchmaker.optimal_cost('pair5', $$
+    VALUES (1, 0.10, 0.0, '{"mode": "a"}'::jsonb), (2, 0.11, 1.0, '{"mode": "a"}'),
+           (3, 0.90, 2.0, '{"mode": "a"}'), (4, 0.89, 3.0, '{"mode": "a"}')$$)::numeric, 6) AS one_mode;
+
+-- Live equals simulated with filters: a stream over three modes replayed
+-- through live queues of several algorithms (tick at every arrival and
+-- timer), compared ticket by ticket.
+CREATE TABLE fstream AS
+SELECT i AS id, round(random()::numeric, 4)::float8 AS rating,
+       round((sum(-ln(1 - random()) / 6) OVER (ORDER BY i))::numeric, 3)::float8 AS arrival,
+       jsonb_build_object('mode', (ARRAY['solo', 'ranked', 'casual'])[1 + floor(random() * 3)::int]) AS attrs
+FROM (SELECT setseed(0.23)) s, generate_series(1, 240) i;
+CREATE FUNCTION f_next_due(qname text) RETURNS float8 LANGUAGE sql AS $$
+    SELECT least(
+        (SELECT extract(epoch FROM min(finalize_at) - '2026-01-01 00:00:00+00') FROM matchmaker.provisional WHERE queue = qname),
+        (SELECT extract(epoch FROM min(t.enqueued_at) - '2026-01-01 00:00:00+00') + extract(epoch FROM q.max_wait)
+         FROM matchmaker.tickets t JOIN matchmaker.queues q ON q.name = t.queue
+         WHERE t.queue = qname AND t.state = 'waiting'
+           AND NOT EXISTS (SELECT 1 FROM matchmaker.provisional p WHERE p.queue = qname AND t.id = ANY (p.tickets))
+         GROUP BY q.max_wait))
+$$;
+CREATE FUNCTION f_replay(qname text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    origin constant timestamptz := '2026-01-01 00:00:00+00';
+    t float8;
+    a record;
+    ticket bigint;
+    last float8 := -1;
+BEGIN
+    LOOP
+        t := least((SELECT min(arrival) FROM fstream WHERE arrival > last), f_next_due(qname));
+        EXIT WHEN t IS NULL;
+        FOR a IN SELECT * FROM fstream WHERE arrival = t ORDER BY id LOOP
+            ticket := matchmaker.enqueue(qname, 'p' || a.id, a.rating, a.attrs);
+            UPDATE matchmaker.tickets SET enqueued_at = origin + a.arrival * interval '1 second' WHERE id = ticket;
+        END LOOP;
+        PERFORM matchmaker.tick(qname, origin + t * interval '1 second');
+        last := t;
+    END LOOP;
+END
+$$;
+CREATE FUNCTION f_compare(q text) RETURNS TABLE (live bigint, simulated bigint, differ bigint, mixed bigint)
+LANGUAGE sql AS $$
+    WITH live AS (
+        SELECT substr(t.player, 2)::bigint AS id,
+               CASE WHEN t.match_id IS NULL THEN NULL ELSE dense_rank() OVER (ORDER BY t.match_id) END AS match_no,
+               t.team, round(extract(epoch FROM coalesce(t.matched_at, t.ended_at) - '2026-01-01 00:00:00+00')::numeric, 4) AS at
+        FROM matchmaker.tickets t WHERE t.queue = q),
+    sim AS (SELECT id, match_no, team, round(matched_at::numeric, 4) AS at
+            FROM matchmaker.simulate(q, 'SELECT id, rating, arrival, attrs FROM fstream'))
+    SELECT (SELECT count(*) FROM live), (SELECT count(*) FROM sim),
+           (SELECT count(*) FROM ((TABLE live EXCEPT TABLE sim) UNION ALL (TABLE sim EXCEPT TABLE live)) d),
+           (SELECT count(*) FROM (SELECT match_id FROM matchmaker.tickets WHERE queue = q AND match_id IS NOT NULL
+                                  GROUP BY match_id HAVING count(DISTINCT attributes->>'mode') > 1) m)
+$$;
+SELECT matchmaker.create_queue('f_greedy', algorithm => 'greedy', max_wait => '2 s', params => '{"filters": {"mode": "equal"}}');
+SELECT matchmaker.create_queue('f_diff', algorithm => 'difference_wait', max_wait => '3 s',
+                               params => '{"wait_factor": 1, "filters": {"mode": "equal"}}');
+SELECT matchmaker.create_queue('f_multi', algorithm => 'multi_queue', max_wait => '2 s',
+                               params => '{"ranges": 4, "on_timeout": "expire", "filters": {"mode": "equal"}}');
+SELECT matchmaker.create_queue('f_squad', team_size => 2, algorithm => 'periodic', max_wait => '2 s',
+                               params => '{"batch": 8, "filters": {"mode": "equal"}}');
+SELECT f_replay(name) FROM matchmaker.queues WHERE name LIKE 'f\_%' ORDER BY name;
+SELECT name, c.* FROM matchmaker.queues, f_compare(name) c WHERE name LIKE 'f\_%' ORDER BY name;
+-- Without the filter the same stream mixes modes in most matches.
+SELECT matchmaker.create_queue('nofilter', algorithm => 'greedy', max_wait => '2 s');
+SELECT count(*) FILTER (WHERE modes > 1) > count(*) / 2 AS mostly_mixed
+FROM (SELECT s.match_no, count(DISTINCT f.attrs->>'mode') AS modes
+      FROM matchmaker.simulate('nofilter', 'SELECT id, rating, arrival, attrs FROM fstream') s
+      JOIN fstream f USING (id) WHERE s.match_no IS NOT NULL GROUP BY s.match_no HAVING count(*) > 1) m;
+-- The live cost is the simulated one, and the optimum (pairs) the sum over modes.
+SELECT q.name, round(sum(m.cost)::numeric, 6) = round(s.cost::numeric, 6) AS same_total_cost
+FROM matchmaker.queues q JOIN matchmaker.matches m ON m.queue = q.name,
+     matchmaker.simulate_summary(q.name, 'SELECT id, rating, arrival, attrs FROM fstream') s
+WHERE q.name LIKE 'f\_%' GROUP BY q.name, s.cost ORDER BY q.name;
+SELECT a.matches, a.players, round(a.optimal_cost::numeric, 6) = round((
+           SELECT sum(matchmaker.optimal_cost('f_greedy',
+               format('SELECT id, rating, arrival, attrs FROM fstream WHERE attrs->>%L = %L', 'mode', m)))
+           FROM unnest(ARRAY['solo', 'ranked', 'casual']) m)::numeric, 6) AS audit_optimum_sums_modes,
+       a.ratio >= 1 AS at_least_optimal
+FROM matchmaker.audit('f_greedy', '2026-01-01 00:00:00+00', '2026-01-02 00:00:00+00') a;
+SELECT * FROM matchmaker.check();
+DROP FUNCTION f_replay(text), f_compare(text), f_next_due(text);
+DROP TABLE fstream;
