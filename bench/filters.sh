@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Benchmark: equal filters.  N waiting tickets over 40 combinations of
+# mode (4), region (5) and build (2): one periodic tick of one queue with
+# filters {"mode", "region", "build"}, against the same tickets split into
+# 40 queues without filters (the sum of their 40 ticks).  Each queue's
+# batch takes all of its tickets, so every tick matches every ticket.  Also
+# simulate_summary of the same N arrivals with and without the filters.
+#
+# Usage: bench/filters.sh [N]        (default: 100000)
+# Writes bench/results/filters.md.  Needs the extension built; starts its
+# own throw-away cluster (scripts/common.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/common.sh
+n=${1:-100000}
+
+mm_install_deps
+mm_build_install
+mm_start_cluster "shared_buffers = '1GB'" "max_wal_size = '4GB'"
+out=bench/results/filters.md
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
+run() { /usr/bin/python3 bench/peak_memory.py "$1"; }
+
+q "CREATE EXTENSION matchmaker"
+# The players: combination c = i % 40; batch = each combination's size, even.
+q "CREATE TABLE players AS
+   SELECT i, random() AS rating, random() * 10 AS arrival,
+          jsonb_build_object('mode', 'm' || (i % 4), 'region', 'r' || (i / 4 % 5), 'build', 'b' || (i / 20 % 2)) AS attrs,
+          i % 40 AS c
+   FROM generate_series(1, $n) i"
+per=$(( n / 40 - (n / 40) % 2 ))
+q "SELECT matchmaker.create_queue('f40', algorithm => 'periodic', max_wait => '1 hour',
+     params => jsonb_build_object('batch', $per, 'filters', '{\"mode\": \"equal\", \"region\": \"equal\", \"build\": \"equal\"}'::jsonb))" >/dev/null
+q "SELECT matchmaker.create_queue('q' || c, algorithm => 'periodic', max_wait => '1 hour',
+     params => jsonb_build_object('batch', $per)) FROM generate_series(0, 39) c" >/dev/null
+q "INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at, attributes, enqueued_by, enqueued_by_name)
+   SELECT 'f40', 'p' || i, rating, now() - interval '10 seconds' + arrival * interval '1 second', attrs,
+          current_user::text::regrole, current_user FROM players"
+q "INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at, attributes, enqueued_by, enqueued_by_name)
+   SELECT 'q' || c, 'p' || i, rating, now() - interval '10 seconds' + arrival * interval '1 second', attrs,
+          current_user::text::regrole, current_user FROM players"
+q "VACUUM ANALYZE matchmaker.tickets"
+
+r=$(run "SELECT matchmaker.tick('f40')"); read -r t_one m_one <<<"$r"
+made_one=$(q "SELECT count(*) FROM matchmaker.matches WHERE queue = 'f40'")
+t_split=0; m_split=0
+for c in $(seq 0 39); do
+	r=$(run "SELECT matchmaker.tick('q$c')"); read -r t m <<<"$r"
+	t_split=$(awk -v a="$t_split" -v b="$t" 'BEGIN { printf "%.1f", a + b }')
+	m_split=$(awk -v a="$m_split" -v b="$m" 'BEGIN { print (b > a ? b : a) }')
+done
+made_split=$(q "SELECT count(*) FROM matchmaker.matches WHERE queue LIKE 'q%'")
+mixed=$(q "SELECT count(*) FROM (SELECT match_id FROM matchmaker.tickets WHERE queue = 'f40' AND match_id IS NOT NULL
+           GROUP BY match_id HAVING count(DISTINCT attributes) > 1 AND count(DISTINCT (attributes->>'mode', attributes->>'region', attributes->>'build')) > 1) m")
+
+stream="SELECT i, rating, arrival, attrs FROM players"
+r=$(run "SELECT * FROM matchmaker.simulate_summary('f40', '$stream')"); read -r s_one _ <<<"$r"
+q "SELECT matchmaker.create_queue('nofilter', algorithm => 'periodic', max_wait => '1 hour', params => jsonb_build_object('batch', $per))" >/dev/null
+r=$(run "SELECT * FROM matchmaker.simulate_summary('nofilter', '$stream')"); read -r s_none _ <<<"$r"
+
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+{
+	echo "# Equal filters benchmark"
+	echo
+	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr), PostgreSQL $(q 'SHOW server_version')."
+	echo "Command: \`bench/filters.sh $n\`, run $(date -u +%Y-%m-%d)."
+	echo
+	echo "$n waiting tickets over 40 combinations of mode (4), region (5) and build (2), periodic"
+	echo "1v1, each combination's batch taking all of its tickets ($per). Server-side time of each"
+	echo "statement in a fresh backend (bench/peak_memory.py), and its peak private memory growth."
+	echo
+	echo "| | time (ms) | peak memory (MiB) | matches |"
+	echo "|---|---:|---:|---:|"
+	echo "| one queue with filters, one tick | $t_one | $(mib "$m_one") | $made_one |"
+	echo "| 40 queues without filters, 40 ticks (sum; largest peak) | $t_split | $(mib "$m_split") | $made_split |"
+	echo
+	echo "Matches of the filtered queue mixing combinations: $mixed."
+	echo
+	echo "simulate_summary of the same $n arrivals (with their attributes): $s_one ms with the"
+	echo "filters, $s_none ms in a queue without them."
+} >"$out"
+cat "$out"
