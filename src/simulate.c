@@ -18,6 +18,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/plancache.h"
 #include "utils/timestamp.h"
@@ -71,6 +72,7 @@ PG_FUNCTION_INFO_V1(mm_audit);
 typedef struct ArrivalReceiver
 {
 	DestReceiver pub;
+	MemoryContext cxt;			/* the caller's: what a row keeps lives there */
 	MMQueue    *queue;
 	bool		clamp;
 	MMArrival  *arr;
@@ -89,7 +91,7 @@ typedef struct ArrivalReceiver
 	MMArrival	bad;			/* its values, the rating as given */
 	int			bad_criterion;	/* > 0: this criterion of its attributes is wrong */
 	bool		bad_leaves;		/* its leaves_after is wrong */
-	JsonbValue	bad_leaves_value;
+	char	   *bad_leaves_text;	/* what it is, in cxt */
 	MMCriterionProblem bad_problem;
 	double		bad_got;
 } ArrivalReceiver;
@@ -123,6 +125,11 @@ arrival_leaves_after(Jsonb *attributes, bool *bad, JsonbValue *got)
 	return NAN;
 }
 
+/*
+ * The executor calls this in its per-query memory context, which ends
+ * with the query: what a row keeps (optimize's attributes, the filter
+ * values) is allocated in the caller's context, r->cxt.
+ */
 static bool
 arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 {
@@ -191,14 +198,24 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 		return false;
 	}
 	if (r->attrs != NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->cxt);
+
 		r->attrs[r->n] = DatumGetJsonbPCopy(v[3]);
+		MemoryContextSwitchTo(old);
+	}
 	if (r->leaves != NULL)
 	{
-		r->leaves[r->n] = arrival_leaves_after(DatumGetJsonbP(v[3]), &r->bad_leaves,
-											   &r->bad_leaves_value);
+		JsonbValue	got = {0};
+
+		r->leaves[r->n] = arrival_leaves_after(DatumGetJsonbP(v[3]), &r->bad_leaves, &got);
 		r->any_leaves |= !isnan(r->leaves[r->n]);
 		if (r->bad_leaves)
 		{
+			/* the value lives in the executor's memory, which the query's end frees */
+			r->bad_leaves_text = MemoryContextStrdup(r->cxt, got.type == jbvNumeric
+													 ? DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(got.val.numeric)))
+													 : "that is not a number");
 			r->bad = *a;
 			r->has_bad = true;
 			return false;
@@ -208,8 +225,10 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 	{
 		StringInfoData buf;
 		const char *problem;
+		MemoryContext old = MemoryContextSwitchTo(r->cxt);
 
 		initStringInfo(&buf);
+		MemoryContextSwitchTo(old);
 		problem = mm_filter_value(queue, DatumGetJsonbP(v[3]), &buf);
 		if (problem != NULL && r->clamp)
 		{
@@ -220,7 +239,7 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 		else if (problem != NULL)
 		{
 			r->bad = *a;
-			r->bad_filter = problem;
+			r->bad_filter = MemoryContextStrdup(r->cxt, problem);
 			r->has_bad = true;
 			return false;
 		}
@@ -269,15 +288,10 @@ arrival_raise_bad(ArrivalReceiver *r)
 				 errhint("Return the attributes as enqueue would get them.")));
 	if (r->bad_leaves)
 	{
-		JsonbValue *v = &r->bad_leaves_value;
-
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("leaves_after must be a number of seconds above 0 and at most 1e12"),
-				 errdetail("Arrival %lld has leaves_after %s.", (long long) r->bad.id,
-						   v->type == jbvNumeric
-						   ? DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v->val.numeric)))
-						   : "that is not a number"),
+				 errdetail("Arrival %lld has leaves_after %s.", (long long) r->bad.id, r->bad_leaves_text),
 				 errhint("Give the seconds after its match forms at which the player leaves it, or leave the key out (or null) for a player who stays.")));
 	}
 	if (!r->clamp)
@@ -491,6 +505,7 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 	r.pub.rShutdown = arrival_shutdown;
 	r.pub.rDestroy = arrival_destroy;
 	r.pub.mydest = DestNone;
+	r.cxt = CurrentMemoryContext;
 	r.queue = queue;
 	r.clamp = clamp;
 	r.natts = natts;
