@@ -4,7 +4,8 @@
 # filters {"mode", "region", "build"}, against the same tickets split into
 # 40 queues without filters (the sum of their 40 ticks).  Each queue's
 # batch takes all of its tickets, so every tick matches every ticket.  Also
-# simulate_summary of the same N arrivals with and without the filters.
+# simulate_summary of the same N arrivals (auto, the default) with and
+# without the filters.
 #
 # Usage: bench/filters.sh [N]        (default: 100000)
 # Writes bench/results/filters.md.  Needs the extension built; starts its
@@ -53,10 +54,13 @@ made_split=$(q "SELECT count(*) FROM matchmaker.matches WHERE queue LIKE 'q%'")
 mixed=$(q "SELECT count(*) FROM (SELECT match_id FROM matchmaker.tickets WHERE queue = 'f40' AND match_id IS NOT NULL
            GROUP BY match_id HAVING count(DISTINCT attributes) > 1 AND count(DISTINCT (attributes->>'mode', attributes->>'region', attributes->>'build')) > 1) m")
 
-stream="SELECT i, rating, arrival, attrs FROM players"
-r=$(run "SELECT * FROM matchmaker.simulate_summary('f40', '$stream')"); read -r s_one _ <<<"$r"
-q "SELECT matchmaker.create_queue('nofilter', algorithm => 'periodic', max_wait => '1 hour', params => jsonb_build_object('batch', $per))" >/dev/null
-r=$(run "SELECT * FROM matchmaker.simulate_summary('nofilter', '$stream')"); read -r s_none _ <<<"$r"
+# simulate: auto (the default), 1v1, max_wait 30 s, the same players over 100 s
+stream="SELECT i, rating, arrival * 10, attrs FROM players"
+q "SELECT matchmaker.create_queue('fauto', max_wait => '30 s',
+     params => '{\"filters\": {\"mode\": \"equal\", \"region\": \"equal\", \"build\": \"equal\"}}')" >/dev/null
+q "SELECT matchmaker.create_queue('nauto', max_wait => '30 s')" >/dev/null
+r=$(run "SELECT * FROM matchmaker.simulate_summary('fauto', '$stream')"); read -r s_one _ <<<"$r"
+r=$(run "SELECT * FROM matchmaker.simulate_summary('nauto', '$stream')"); read -r s_none _ <<<"$r"
 
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 {
@@ -76,7 +80,7 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 	echo
 	echo "Matches of the filtered queue mixing combinations: $mixed."
 	echo
-	echo "simulate_summary of the same $n arrivals (with their attributes): $s_one ms with the"
-	echo "filters, $s_none ms in a queue without them."
+	echo "simulate_summary of the same $n arrivals over 100 s (with their attributes), algorithm auto,"
+	echo "1v1, max_wait 30 s: $s_one ms with the filters, $s_none ms in a queue without them."
 } >"$out"
 cat "$out"

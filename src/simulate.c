@@ -225,10 +225,9 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 	{
 		StringInfoData buf;
 		const char *problem;
-		MemoryContext old = MemoryContextSwitchTo(r->cxt);
 
+		/* built in the executor's memory, kept at its size in the caller's */
 		initStringInfo(&buf);
-		MemoryContextSwitchTo(old);
 		problem = mm_filter_value(queue, DatumGetJsonbP(v[3]), &buf);
 		if (problem != NULL && r->clamp)
 		{
@@ -243,8 +242,10 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 			r->has_bad = true;
 			return false;
 		}
-		r->fvalues[r->n] = buf.data;
+		r->fvalues[r->n] = MemoryContextAlloc(r->cxt, Max(buf.len, 1));
+		memcpy(r->fvalues[r->n], buf.data, buf.len);
 		r->flens[r->n] = buf.len;
+		pfree(buf.data);
 	}
 	if (r->crit != NULL)
 	{

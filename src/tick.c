@@ -240,6 +240,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	double	   *criteria = NULL;
 	char	  **fvalues = NULL;		/* with filters: each row's combined value */
 	int		   *flens = NULL;
+	StringInfoData fbuf;
 	double		crit[MM_MAX_CRITERIA];
 	TimestampTz clock = GetCurrentTransactionStartTimestamp();
 
@@ -273,6 +274,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	{
 		fvalues = palloc(sizeof(char *) * cap);
 		flens = palloc(sizeof(int) * cap);
+		initStringInfo(&fbuf);
 	}
 	pool->ntickets = 0;
 	portal = SPI_cursor_open(NULL, read_attributes ? plan_attributes : plan, values, NULL, false);
@@ -335,13 +337,12 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 				memcpy(criteria + (Size) row * nc, crit, sizeof(double) * nc);
 			if (nf > 0)
 			{
-				StringInfoData buf;
-
-				/* ticket_problem accepted the attributes */
-				initStringInfo(&buf);
-				(void) mm_filter_value(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)), &buf);
-				fvalues[row] = buf.data;
-				flens[row] = buf.len;
+				/* ticket_problem accepted the attributes; keep the value at its size */
+				resetStringInfo(&fbuf);
+				(void) mm_filter_value(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)), &fbuf);
+				fvalues[row] = palloc(Max(fbuf.len, 1));
+				memcpy(fvalues[row], fbuf.data, fbuf.len);
+				flens[row] = fbuf.len;
 			}
 		}
 		SPI_freetuptable(SPI_tuptable);

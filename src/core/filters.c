@@ -36,51 +36,52 @@ mm_pool_keyed(const MMPool *pool)
 	return false;
 }
 
-/* Sort context: pool indices by (key, index). */
-static const MMPool *sort_pool;
-
-static int
-by_key_cmp(const void *a, const void *b)
-{
-	int			x = *(const int *) a;
-	int			y = *(const int *) b;
-	int32_t		kx = key_of(sort_pool, x);
-	int32_t		ky = key_of(sort_pool, y);
-
-	if (kx != ky)
-		return kx < ky ? -1 : 1;
-	return (x > y) - (x < y);
-}
-
 /*
  * The pool's indices grouped by key (ascending), each group in pool
  * order, into *order; the groups start at (*starts)[0 .. *nparts], the
- * last entry the pool's size.
+ * last entry the pool's size.  A counting sort: keys are the places of
+ * distinct values, so they lie below the number of distinct values, and
+ * this is O(n + the largest key).
  */
 static MMStatus
 partition(const MMPool *pool, int **order, int **starts, int *nparts)
 {
 	int			n = pool->ntickets;
+	int32_t		maxkey = 0;
+	int		   *count;
 	int			p = 0;
 
+	for (int i = 0; i < n; i++)
+	{
+		if (key_of(pool, i) < 0)
+			return MM_ERR_ARGUMENT;
+		maxkey = key_of(pool, i) > maxkey ? key_of(pool, i) : maxkey;
+	}
 	*order = mm_malloc_array((size_t) n, sizeof(int));
 	*starts = mm_malloc_array((size_t) n + 1, sizeof(int));
-	if (*order == NULL || *starts == NULL)
+	count = mm_calloc((size_t) maxkey + 2, sizeof(int));
+	if (*order == NULL || *starts == NULL || count == NULL)
 	{
 		mm_free(*order);
 		mm_free(*starts);
+		mm_free(count);
+		*order = *starts = NULL;
 		return MM_ERR_NOMEM;
 	}
 	for (int i = 0; i < n; i++)
-		(*order)[i] = i;
-	sort_pool = pool;
-	qsort(*order, n, sizeof(int), by_key_cmp);
-	sort_pool = NULL;
-	for (int i = 0; i < n; i++)
-		if (i == 0 || key_of(pool, (*order)[i]) != key_of(pool, (*order)[i - 1]))
-			(*starts)[p++] = i;
+		count[key_of(pool, i) + 1]++;
+	for (int32_t k = 0; k <= maxkey; k++)
+	{
+		if (count[k + 1] > 0)
+			(*starts)[p++] = count[k];
+		count[k + 1] += count[k];
+	}
 	(*starts)[p] = n;
 	*nparts = p;
+	/* count[k] is now where key k's tickets begin */
+	for (int i = 0; i < n; i++)
+		(*order)[count[key_of(pool, i)]++] = i;
+	mm_free(count);
 	return MM_OK;
 }
 
