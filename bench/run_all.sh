@@ -17,3 +17,4 @@ bash notify_latency.sh 200
 bash slow_queue.sh 200
 bash live_vs_sim.sh
 bash baseline.sh 15 4 1000 2
+bash filters.sh 100000
