@@ -447,6 +447,51 @@ queue_has_history(const char *name)
 	return SPI_processed > 0;
 }
 
+/* What makes a waiting ticket's attributes unusable for a queue, or NULL. */
+typedef const char *(*AttributesProblem) (const MMQueue *queue, Jsonb *attributes);
+
+/*
+ * How many of the queue's tickets that sql reads (id, attributes; $1 the
+ * queue's name) have a problem problem_of finds, with the first one's id
+ * and problem (SPI connected).
+ */
+static int64
+count_bad_attributes(const MMQueue *queue, const char *sql, AttributesProblem problem_of,
+					 int64 *first_id, const char **first_problem)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(queue->name)};
+	int64		bad = 0;
+
+	if (SPI_execute_with_args(sql, 1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the waiting tickets of queue \"%s\"", queue->name);
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		const char *problem = problem_of(queue, DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i],
+																			 SPI_tuptable->tupdesc, 2, &isnull)));
+
+		if (problem != NULL && bad++ == 0)
+		{
+			*first_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+			*first_problem = problem;
+		}
+	}
+	return bad;
+}
+
+static const char *
+filters_problem(const MMQueue *queue, Jsonb *attributes)
+{
+	StringInfoData buf;
+	const char *problem;
+
+	initStringInfo(&buf);
+	problem = mm_filter_value(queue, attributes, &buf);
+	pfree(buf.data);
+	return problem;
+}
+
 /*
  * Refuse filters that a waiting ticket of the queue has no value of (SPI
  * connected, the queue's row locked): tick could not match it.
@@ -454,10 +499,8 @@ queue_has_history(const char *name)
 static void
 check_waiting_filters(const char *name, const MMConfig *cfg, const MMCriteria *criteria)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
 	MMQueue		queue;
-	int64		bad = 0;
+	int64		bad;
 	int64		first_id = 0;
 	const char *first_problem = NULL;
 
@@ -467,28 +510,11 @@ check_waiting_filters(const char *name, const MMConfig *cfg, const MMCriteria *c
 	queue.name = (char *) name;
 	queue.cfg = *cfg;
 	queue.criteria = *criteria;
-	if (SPI_execute_with_args("SELECT id, attributes FROM matchmaker.tickets "
-							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) ANY ('{waiting,proposed}') "
-							  "ORDER BY id",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the waiting tickets of queue \"%s\"", name);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		StringInfoData buf;
-		const char *problem;
-
-		initStringInfo(&buf);
-		problem = mm_filter_value(&queue,
-								  DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull)),
-								  &buf);
-		pfree(buf.data);
-		if (problem != NULL && bad++ == 0)
-		{
-			first_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-			first_problem = problem;
-		}
-	}
+	bad = count_bad_attributes(&queue,
+							   "SELECT id, attributes FROM matchmaker.tickets "
+							   "WHERE queue OPERATOR(pg_catalog.=) $1 "
+							   "AND state OPERATOR(pg_catalog.=) ANY ('{waiting,proposed}') ORDER BY id",
+							   filters_problem, &first_id, &first_problem);
 	if (bad > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),
@@ -599,6 +625,15 @@ check_waiting_parties(const char *name, int32 team_size)
 			 errhint("Change the algorithm or the game shape once those tickets have left the queue, or cancel them.")));
 }
 
+static const char *
+optimize_problem(const MMQueue *queue, Jsonb *attributes)
+{
+	JsonbValue *party;
+	JsonbValue *ping;
+
+	return mm_optimize_attributes_problem(attributes, &party, &ping);
+}
+
 /*
  * Refuse a change to optimize while a waiting ticket of the queue has a
  * "party" or "ping" attribute optimize cannot use (SPI connected, the
@@ -607,34 +642,19 @@ check_waiting_parties(const char *name, int32 team_size)
 static void
 check_waiting_optimize(const char *name)
 {
-	Oid			argtypes[1] = {TEXTOID};
-	Datum		values[1] = {CStringGetTextDatum(name)};
-	int64		bad = 0;
+	MMQueue		queue;
+	int64		bad;
 	int64		first_id = 0;
 	const char *first_problem = NULL;
 
-	if (SPI_execute_with_args("SELECT id, attributes FROM matchmaker.tickets "
-							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
-							  "AND (attributes OPERATOR(pg_catalog.?) 'party' OR attributes OPERATOR(pg_catalog.?) 'ping') "
-							  "ORDER BY id",
-							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the waiting tickets of queue \"%s\"", name);
-	for (uint64 i = 0; i < SPI_processed; i++)
-	{
-		bool		isnull;
-		JsonbValue *party;
-		JsonbValue *ping;
-		const char *problem;
-
-		problem = mm_optimize_attributes_problem(DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i],
-																			  SPI_tuptable->tupdesc, 2, &isnull)),
-												 &party, &ping);
-		if (problem != NULL && bad++ == 0)
-		{
-			first_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
-			first_problem = problem;
-		}
-	}
+	memset(&queue, 0, sizeof(queue));
+	queue.name = (char *) name;
+	bad = count_bad_attributes(&queue,
+							   "SELECT id, attributes FROM matchmaker.tickets "
+							   "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+							   "AND (attributes OPERATOR(pg_catalog.?) 'party' OR attributes OPERATOR(pg_catalog.?) 'ping') "
+							   "ORDER BY id",
+							   optimize_problem, &first_id, &first_problem);
 	if (bad > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_IN_USE),

@@ -11,6 +11,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* n tickets of these ratings, one a second, in group group, keyed by key[]. */
+static void
+keyed_pool(MMPool *pool, MMTicket *t, const double *ratings, int n, int group,
+		   const int32_t *key)
+{
+	memset(pool, 0, sizeof(*pool));
+	memset(t, 0, sizeof(MMTicket) * n);
+	for (int i = 0; i < n; i++)
+	{
+		t[i].id = i + 1;
+		t[i].rating = ratings[i];
+		t[i].arrival = i;
+		t[i].group = group;
+		t[i].party = -1;
+		t[i].attr = -1;
+		t[i].crow = i;
+	}
+	pool->tickets = t;
+	pool->ntickets = n;
+	pool->key = key;
+	pool->nkeys = n;
+}
+
 /* Greedy pairs the nearest ratings of each key, not across keys. */
 void
 test_filters_step(void)
@@ -26,22 +49,7 @@ test_filters_step(void)
 	MMResult	res = {matches, 0, members, teams, expired, 0};
 	MMPool		pool;
 
-	memset(&pool, 0, sizeof(pool));
-	memset(t, 0, sizeof(t));
-	for (int i = 0; i < 4; i++)
-	{
-		t[i].id = i + 1;
-		t[i].rating = ratings[i];
-		t[i].arrival = i;
-		t[i].group = -1;
-		t[i].party = -1;
-		t[i].attr = -1;
-		t[i].crow = i;
-	}
-	pool.tickets = t;
-	pool.ntickets = 4;
-	pool.key = key;
-	pool.nkeys = 4;
+	keyed_pool(&pool, t, ratings, 4, -1, key);
 	mm_config_init(&cfg, MM_ALGO_GREEDY);
 	cfg.max_wait = 100.0;
 	CHECK_INT(mm_step(&cfg, &pool, 4.0, &res), MM_OK);
@@ -150,6 +158,7 @@ test_filters_mixed_group(void)
 	MMTicket	t[2];
 	MMGroup		groups[2] = {{0.0, 50.0, 0.0}, {0.0, 0.0, 0.0}};
 	int32_t		key[2] = {0, 1};
+	double		ratings[2] = {0.5, 0.5};
 	MMMatch		matches[2];
 	int			members[2];
 	int			teams[2];
@@ -157,25 +166,10 @@ test_filters_mixed_group(void)
 	MMResult	res = {matches, 0, members, teams, expired, 0};
 	MMPool		pool;
 
-	memset(&pool, 0, sizeof(pool));
-	memset(t, 0, sizeof(t));
-	for (int i = 0; i < 2; i++)
-	{
-		t[i].id = i + 1;
-		t[i].rating = 0.5;
-		t[i].arrival = i;
-		t[i].group = 0;
-		t[i].party = -1;
-		t[i].attr = -1;
-		t[i].crow = i;
-	}
-	pool.tickets = t;
-	pool.ntickets = 2;
+	keyed_pool(&pool, t, ratings, 2, 0, key);
 	pool.groups = groups;
 	pool.ngroups = 1;
 	pool.ngroups_cap = 2;
-	pool.key = key;
-	pool.nkeys = 2;
 	mm_config_init(&cfg, MM_ALGO_DIFFERENCE_WAIT);
 	cfg.max_wait = 100.0;
 	cfg.difference_wait.wait_factor = 1.0;
