@@ -29,6 +29,7 @@ SELECT matchmaker.backfill(:m, 1, team => 3);
 SELECT matchmaker.backfill(:m, 3, team => 1);
 SELECT matchmaker.backfill(:m, 1, expires => '0 s');
 SELECT matchmaker.backfill(:m, 1, expires => '25 hours');
+SELECT matchmaker.backfill(:m, 1, expires => make_interval(days => 2147483647, secs => -1075146360104.0));
 SELECT matchmaker.backfill(:m, NULL);
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT matchmaker.backfill(:m, 1);
@@ -103,6 +104,19 @@ SELECT matchmaker.backfill(:m, 1, team => 2) IS NOT NULL AS room_again;
 RESET ROLE;
 SELECT team, sum(slots - filled) AS open FROM matchmaker.backfills
 WHERE match_id = :m AND state = 'open' GROUP BY team ORDER BY team;
+
+-- A queue switched to optimize fills no request, but its requests expire.
+SELECT matchmaker.create_queue('sw', algorithm => 'greedy', max_wait => '1 hour');
+SELECT count(matchmaker.enqueue('sw', 's' || i, 0.5)) FROM generate_series(1, 2) i;
+SELECT matchmaker.tick('sw', clock_timestamp()) AS made;
+SELECT matchmaker.backfill((SELECT id FROM matchmaker.matches WHERE queue = 'sw'), 1, expires => '1 minute') AS sw_req \gset
+SELECT matchmaker.alter_queue('sw', algorithm => 'optimize');
+SELECT count(matchmaker.enqueue('sw', 't' || i, 0.5)) FROM generate_series(1, 2) i;
+SELECT matchmaker.tick('sw', clock_timestamp()) IS NOT NULL AS ticked;
+SELECT state, filled FROM matchmaker.backfills WHERE id = :sw_req;
+SELECT matchmaker.tick('sw', clock_timestamp() + interval '2 minutes') IS NOT NULL AS ticked;
+SELECT state, filled FROM matchmaker.backfills WHERE id = :sw_req;
+SELECT matchmaker.drop_queue('sw', force => true);
 
 -- optimize takes no backfill; drop_queue removes the requests.
 SELECT matchmaker.create_queue('opt', algorithm => 'optimize', max_wait => '1 hour');

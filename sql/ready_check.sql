@@ -164,6 +164,9 @@ SELECT matchmaker.enqueue('rc', 'kim', 0.2) AS kim \gset
 SELECT matchmaker.enqueue('rc', 'lea', 0.2) AS lea \gset
 RESET ROLE;
 SELECT matchmaker.tick('rc', clock_timestamp()) AS made;
+-- A proposed ticket may wait again: settings it would not fit are refused.
+SELECT matchmaker.alter_queue('rc', rating_min => 0.5);
+SELECT matchmaker.alter_queue('rc', params => '{"accept_timeout": 10, "criteria": {"lat": {"min": 0, "max": 100}}}');
 SELECT matchmaker.drop_queue('rc');
 SELECT matchmaker.drop_queue('rc', force => true);
 SELECT (SELECT count(*) FROM matchmaker.proposals) AS proposals,

@@ -8,7 +8,9 @@ RESET client_min_messages;
 
 -- A 1v1 queue that pairs players as they come (periodic batches of 2).
 SELECT matchmaker.create_queue('tq', algorithm => 'periodic', max_wait => '5 s',
-                               params => '{"batch": 2, "on_timeout": "bots", "tune": {"every": 60, "over": 3600}}');
+                               params => '{"batch": 2, "on_timeout": "bots", "tune": {"every": 60, "over": 3600},
+                                           "accept_timeout": 30, "channel": "tq_events", "min_players": 2,
+                                           "filters": {"mode": "equal"}}');
 
 -- Its history: 200 players, one every 0.5 s over the last 200 seconds, with
 -- spread-out ratings, matched in arrival pairs.
@@ -45,8 +47,10 @@ SELECT (adopted->>'cost')::float8 = (SELECT min((c->>'cost')::float8) FROM jsonb
 FROM matchmaker.tunings WHERE queue = 'tq';
 -- The queue now runs it; the keys every algorithm shares are kept.
 SELECT q.algorithm = t.adopted->>'algorithm' AS runs_it,
-       q.params - 'tune' - 'on_timeout' = t.adopted->'params' AS its_params,
-       q.params->'tune' AS tune, q.params->>'on_timeout' AS on_timeout
+       q.params - '{tune,on_timeout,accept_timeout,channel,min_players,filters}'::text[] = t.adopted->'params' AS its_params,
+       q.params->'tune' AS tune, q.params->>'on_timeout' AS on_timeout,
+       q.params->'accept_timeout' AS accept_timeout, q.params->>'channel' AS channel,
+       q.params->'min_players' AS min_players, q.params->'filters' AS filters
 FROM matchmaker.queues q JOIN matchmaker.tunings t ON t.queue = q.name WHERE q.name = 'tq';
 
 -- Not again before "every" has passed; then again, with nothing better to adopt.

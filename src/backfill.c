@@ -29,6 +29,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "common/int.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -117,10 +118,11 @@ mm_backfill(PG_FUNCTION_ARGS)
 	match_id = PG_GETARG_INT64(0);
 	slots = PG_GETARG_INT32(1);
 	expires = PG_GETARG_INTERVAL_P(3);
-	expires_us = expires->time + (int64) expires->day * USECS_PER_DAY +
-		(int64) expires->month * DAYS_PER_MONTH * USECS_PER_DAY;
-	if (expires->month < 0 || expires->month > 1 || expires_us <= 0 ||
-		expires_us > MM_BACKFILL_MAX_EXPIRES)
+	/* months and days count as 30 and 1 days, as interval comparison does; no overflow */
+	if (pg_mul_s64_overflow((int64) expires->month * DAYS_PER_MONTH + expires->day, USECS_PER_DAY,
+							&expires_us) ||
+		pg_add_s64_overflow(expires_us, expires->time, &expires_us) ||
+		expires_us <= 0 || expires_us > MM_BACKFILL_MAX_EXPIRES)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("expires must be a positive interval of at most 1 day"),
@@ -442,7 +444,7 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 	int		   *skipped;
 
 	*next_expiry = DT_NOEND;
-	if (!backfill_available() || queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+	if (!backfill_available())
 		return false;
 	mm_keep_plan(&open_plan,
 				 "SELECT id, match_id, COALESCE(team, 0), slots OPERATOR(pg_catalog.-) filled, slots, expires_at "
@@ -524,6 +526,9 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 			wrote = true;
 			continue;
 		}
+		/* a queue switched to optimize takes no players; its requests expire */
+		if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+			continue;
 		(void) fixed_members(queue, q->match_id, q->team, &lo, &hi, &fewest, dict, &key);
 		team = q->team != 0 ? q->team : fewest;
 		if (key < 0)

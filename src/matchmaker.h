@@ -198,6 +198,7 @@ extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname
 extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern void mm_require_read_committed(const char *function);
+extern void mm_ticket_not_found(int64 ticket) pg_attribute_noreturn();
 extern bool mm_table_exists(const char *name);
 extern int	mm_int64_cmp(const void *a, const void *b);
 extern Datum mm_int8_array(const int64 *ids, int n);

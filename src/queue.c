@@ -385,7 +385,8 @@ mm_create_queue(PG_FUNCTION_ARGS)
 }
 
 /*
- * The number of a queue's waiting tickets whose rating lies outside
+ * The number of a queue's waiting (or proposed, which may wait again) tickets
+ * whose rating lies outside
  * [lo, hi] (SPI connected).
  */
 static int64
@@ -396,7 +397,7 @@ waiting_outside(const char *name, double lo, double hi)
 	bool		isnull;
 
 	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM matchmaker.tickets "
-							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) ANY ('{waiting,proposed}') "
 							  "AND (rating OPERATOR(pg_catalog.<) $2 OR rating OPERATOR(pg_catalog.>) $3)",
 							  3, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not count waiting tickets");
@@ -548,7 +549,7 @@ check_waiting_criteria(const char *name, const MMConfig *cfg, const MMCriteria *
 	queue.cfg = *cfg;
 	queue.criteria = *criteria;
 	if (SPI_execute_with_args("SELECT id, attributes FROM matchmaker.tickets "
-							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) ANY ('{waiting,proposed}') "
 							  "ORDER BY id",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the waiting tickets of queue \"%s\"", name);
@@ -603,7 +604,7 @@ check_waiting_parties(const char *name, int32 team_size)
 	if (SPI_execute_with_args("SELECT pg_catalog.count(*) OVER (), party, members FROM "
 							  "(SELECT attributes OPERATOR(pg_catalog.->>) 'party' AS party, pg_catalog.count(*) AS members "
 							  " FROM matchmaker.tickets "
-							  " WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+							  " WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) ANY ('{waiting,proposed}') "
 							  " AND pg_catalog.jsonb_typeof(attributes OPERATOR(pg_catalog.->) 'party') OPERATOR(pg_catalog.=) 'string' "
 							  " GROUP BY enqueued_by, attributes OPERATOR(pg_catalog.->>) 'party' "
 							  " HAVING pg_catalog.count(*) OPERATOR(pg_catalog.>) $2) p "
@@ -651,7 +652,7 @@ check_waiting_optimize(const char *name)
 	queue.name = (char *) name;
 	bad = count_bad_attributes(&queue,
 							   "SELECT id, attributes FROM matchmaker.tickets "
-							   "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+							   "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) ANY ('{waiting,proposed}') "
 							   "AND (attributes OPERATOR(pg_catalog.?) 'party' OR attributes OPERATOR(pg_catalog.?) 'ping') "
 							   "ORDER BY id",
 							   optimize_problem, &first_id, &first_problem);

@@ -356,6 +356,9 @@ mm_ready_answer(int64 ticket, const char *queue, bool accepted)
 				 "SELECT state FROM matchmaker.tickets WHERE id OPERATOR(pg_catalog.=) $1",
 				 1, argtypes);
 	ready_run(state_plan, values, SPI_OK_SELECT, "read a ticket's state");
+	/* a drop_queue that committed while this call waited took the ticket */
+	if (SPI_processed == 0)
+		mm_ticket_not_found(ticket);
 	return TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 

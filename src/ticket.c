@@ -68,17 +68,6 @@ typedef enum MMOwnership
 /* Longest player identifier, in bytes. */
 #define MM_MAX_PLAYER_LEN	256
 
-/* The error for a ticket id that does not exist. */
-static void
-pg_attribute_noreturn()
-ticket_not_found(int64 ticket)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("ticket %lld does not exist", (long long) ticket),
-			 errhint("Pass an id returned by matchmaker.enqueue().")));
-}
-
 /*
  * The owner of the ticket in row of the current SPI result: its oid at
  * column oid_col and, with MM_OWNER_NAMED, its name at the next column
@@ -453,7 +442,7 @@ cancel_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	if (SPI_execute_plan(lookup_plan[ownership], values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look up the ticket");
 	if (SPI_processed == 0)
-		ticket_not_found(ticket);
+		mm_ticket_not_found(ticket);
 	if (owned)
 	{
 		char	   *owner_name;
@@ -552,7 +541,7 @@ mm_accept(PG_FUNCTION_ARGS)
 	if (SPI_execute_plan(lookup_plan, values, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not look up the ticket");
 	if (SPI_processed == 0)
-		ticket_not_found(ticket);
+		mm_ticket_not_found(ticket);
 	owner = ticket_owner(MM_OWNER_NAMED, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &owner_name);
 	if (!mm_caller_owns(&caller, owner, owner_name))
 		ereport(ERROR,
@@ -761,7 +750,7 @@ ticket_status_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	if (SPI_execute_plan(plan[ownership], values, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read ticket");
 	if (SPI_processed == 0)
-		ticket_not_found(ticket);
+		mm_ticket_not_found(ticket);
 	owner = ticket_owner(ownership, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 8, &owner_name);
 	admin = get_role_oid("matchmaker_admin", true);
 	if (!mm_caller_owns(&caller, owner, owner_name) &&

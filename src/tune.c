@@ -87,6 +87,7 @@ candidate_config(MMQueue *queue, MMAlgorithm a)
 	cfg.on_timeout = queue->cfg.on_timeout;
 	mm_config_set_max_wait(&cfg, queue->cfg.max_wait);
 	cfg.criteria = queue->cfg.criteria;
+	cfg.min_players = queue->cfg.min_players;
 	return cfg;
 }
 
@@ -282,7 +283,7 @@ adopt_call(void *arg)
 	if (SPI_execute_with_args("SELECT matchmaker.alter_queue($1, algorithm => $2, params => "
 							  "COALESCE((SELECT pg_catalog.jsonb_object_agg(key, value) "
 							  "FROM pg_catalog.jsonb_each(q.params) "
-							  "WHERE key OPERATOR(pg_catalog.=) ANY ('{tune,on_timeout,criteria}')), '{}') "
+							  "WHERE key OPERATOR(pg_catalog.=) ANY ('{tune,on_timeout,criteria,min_players,accept_timeout,channel,filters}')), '{}') "
 							  "OPERATOR(pg_catalog.||) $3) "
 							  "FROM matchmaker.queues q WHERE q.name OPERATOR(pg_catalog.=) $1",
 							  3, argtypes, values, NULL, false, 1) != SPI_OK_SELECT)

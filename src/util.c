@@ -194,3 +194,13 @@ mm_spi_ids(int col, int *n)
 	qsort(ids, *n, sizeof(int64), mm_int64_cmp);
 	return ids;
 }
+
+/* The error for a ticket id that does not exist (any more). */
+void
+mm_ticket_not_found(int64 ticket)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("ticket %lld does not exist", (long long) ticket),
+			 errhint("Pass an id returned by matchmaker.enqueue().")));
+}
