@@ -92,7 +92,7 @@ RESET ROLE;
 SELECT state FROM matchmaker.backfills WHERE id = :r5;
 
 -- At most a match's players (a team's, for a team) may be open places at
--- once, however many requests ask for them: more is refused.
+-- once, and no more than the players still in it: more is refused.
 SET ROLE regress_bf_server;
 SELECT matchmaker.backfill(:m, 2, team => 1) AS r6 \gset
 SELECT matchmaker.backfill(:m, 1, team => 1);
@@ -104,6 +104,27 @@ SELECT matchmaker.backfill(:m, 1, team => 2) IS NOT NULL AS room_again;
 RESET ROLE;
 SELECT team, sum(slots - filled) AS open FROM matchmaker.backfills
 WHERE match_id = :m AND state = 'open' GROUP BY team ORDER BY team;
+
+-- A request frees the places of players who left: a 1v1 asks for both of
+-- its places (team NULL: one to each team), then for none more until they
+-- fill; the players still in it (matched tickets less the places freed)
+-- never pass 2, however often it asks.
+SELECT matchmaker.create_queue('one', algorithm => 'greedy', max_wait => '1 hour');
+SELECT count(matchmaker.enqueue('one', 'o' || i, 0.5)) FROM generate_series(1, 2) i;
+SELECT matchmaker.tick('one', clock_timestamp()) AS made;
+SELECT id AS om FROM matchmaker.matches WHERE queue = 'one' \gset
+SELECT matchmaker.backfill(:om, 2) > 0 AS asked;
+SELECT matchmaker.backfill(:om, 1);
+SELECT count(matchmaker.enqueue('one', 'n' || i, 0.5 + i / 100.0)) FROM generate_series(1, 3) i;
+SELECT matchmaker.tick('one', clock_timestamp()) AS made;
+SELECT team, count(*) AS players, count(backfill_id) AS backfilled FROM matchmaker.tickets
+WHERE match_id = :om GROUP BY team ORDER BY team;
+SELECT matchmaker.backfill(:om, 2) > 0 AS asked_again;
+SELECT matchmaker.backfill(:om, 1);
+SELECT (SELECT count(*) FROM matchmaker.tickets WHERE match_id = :om AND state = 'matched')
+       - (SELECT sum(CASE WHEN state = 'open' THEN slots ELSE filled END) FROM matchmaker.backfills WHERE match_id = :om)
+       AS still_in_it;
+SELECT matchmaker.drop_queue('one', force => true);
 
 -- A queue switched to optimize fills no request, but its requests expire.
 SELECT matchmaker.create_queue('sw', algorithm => 'greedy', max_wait => '1 hour');

@@ -205,18 +205,40 @@ mm_backfill(PG_FUNCTION_ARGS)
 				 errdetail("Got %d.", slots),
 				 errhint("Ask once per team, or pass team => NULL.")));
 
-	/* at most a whole match (a whole team) of places open at once */
+	/*
+	 * A request frees the places of players who left.  The match's players
+	 * (its matched tickets, those who left included: the match cannot
+	 * tell) less the places its requests freed (open ones, and the filled
+	 * places of the others) are the players still in it, which bound a new
+	 * request: so a match never holds more than k players still in it,
+	 * however often it asks.  And at most a whole match (a whole team) of
+	 * places is open at once.
+	 */
 	mm_keep_plan(&open_plan,
-				 "SELECT COALESCE(sum(slots OPERATOR(pg_catalog.-) filled), 0)::int4, "
-				 "COALESCE(sum(slots OPERATOR(pg_catalog.-) filled) FILTER (WHERE team OPERATOR(pg_catalog.=) $3), 0)::int4 "
-				 "FROM matchmaker.backfills WHERE match_id OPERATOR(pg_catalog.=) $1 "
-				 "AND state OPERATOR(pg_catalog.=) 'open'",
+				 "SELECT COALESCE(sum(slots OPERATOR(pg_catalog.-) filled) "
+				 "  FILTER (WHERE state OPERATOR(pg_catalog.=) 'open'), 0)::int4, "
+				 "COALESCE(sum(slots OPERATOR(pg_catalog.-) filled) FILTER (WHERE team OPERATOR(pg_catalog.=) $3 "
+				 "  AND state OPERATOR(pg_catalog.=) 'open'), 0)::int4, "
+				 "COALESCE(sum(CASE WHEN state OPERATOR(pg_catalog.=) 'open' THEN slots ELSE filled END), 0)::int4, "
+				 "(SELECT pg_catalog.count(*) FROM matchmaker.tickets WHERE match_id OPERATOR(pg_catalog.=) $1 "
+				 "  AND state OPERATOR(pg_catalog.=) 'matched')::int4 "
+				 "FROM matchmaker.backfills WHERE match_id OPERATOR(pg_catalog.=) $1",
 				 3, argtypes);
 	values[2] = Int32GetDatum(team);
 	backfill_run(open_plan, values, SPI_OK_SELECT, "count the match's open places");
 	{
 		int			open = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		int			team_open = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+		int			freed = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+		int			players = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
+
+		if (freed + slots > players)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("match %lld has %d players still in it, fewer than the %d places asked for",
+							(long long) match_id, Max(players - freed, 0), slots),
+					 errdetail("It has %d players; its requests freed the places of %d who left.", players, freed),
+					 errhint("Ask for the places of players who left and were not asked for yet.")));
 
 		if (has_team && team_open + slots > queue->cfg.team_size)
 			ereport(ERROR,
@@ -359,18 +381,18 @@ id_in_sorted(const int64 *sorted, int n, int64 id)
 /*
  * The match's players still in it (its matched tickets; of team when not
  * 0), as normalised ratings: their lowest and highest into lo and hi, and
- * into fewest the team with the fewest of them (when team is 0).  Returns
- * how many there are.
+ * into count[t - 1] how many team t has.  Returns how many there are.
  */
 static int
 fixed_members(const MMQueue *queue, int64 match_id, int team, double *lo, double *hi,
-			  int *fewest, const MMFilterDict *dict, int32 *key)
+			  int *count, const MMFilterDict *dict, int32 *key)
 {
 	static SPIPlanPtr plan;
 	Oid			argtypes[1] = {INT8OID};
 	Datum		values[1] = {Int64GetDatum(match_id)};
-	int		   *count = palloc0(sizeof(int) * queue->cfg.teams);
 	int			n = 0;
+
+	memset(count, 0, sizeof(int) * queue->cfg.teams);
 
 	mm_keep_plan(&plan,
 				 "SELECT rating, team, attributes FROM matchmaker.tickets WHERE match_id OPERATOR(pg_catalog.=) $1 "
@@ -407,13 +429,20 @@ fixed_members(const MMQueue *queue, int64 match_id, int team, double *lo, double
 		*key = (!isnull && mm_filter_value(queue, DatumGetJsonbP(attributes), &buf) == NULL)
 			? mm_filter_find(dict, buf.data, buf.len) : -1;
 	}
-	*fewest = 1;
-	for (int t = 1; t < queue->cfg.teams; t++)
-		if (count[t] < count[*fewest - 1])
-			*fewest = t + 1;
 	SPI_freetuptable(SPI_tuptable);
-	pfree(count);
 	return n;
+}
+
+/* The team (1-based) with the fewest of count's players, the first among equals. */
+static int
+fewest_team(const int *count, int teams)
+{
+	int			fewest = 1;
+
+	for (int t = 1; t < teams; t++)
+		if (count[t] < count[fewest - 1])
+			fewest = t + 1;
+	return fewest;
 }
 
 /*
@@ -442,6 +471,7 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 	int		   *idx;
 	int64	   *filled;
 	int		   *skipped;
+	int		   *count;			/* a match's players per team */
 
 	*next_expiry = DT_NOEND;
 	if (!backfill_available())
@@ -503,12 +533,12 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 	idx = palloc(sizeof(int) * Max(mm_config_k(&queue->cfg), 1));
 	filled = palloc(sizeof(int64) * Max(mm_config_k(&queue->cfg), 1));
 	skipped = palloc(sizeof(int) * Max(mm_config_k(&queue->cfg), 1) * MM_BACKFILL_LOCK_ATTEMPTS);
+	count = palloc(sizeof(int) * queue->cfg.teams);
 	for (int r = 0; r < nreq; r++)
 	{
 		Request    *q = &requests[r];
 		double		lo;
 		double		hi;
-		int			fewest;
 		int			team;
 		int32		key;
 		int64	   *locked;
@@ -529,73 +559,85 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 		/* a queue switched to optimize takes no players; its requests expire */
 		if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
 			continue;
-		(void) fixed_members(queue, q->match_id, q->team, &lo, &hi, &fewest, dict, &key);
-		team = q->team != 0 ? q->team : fewest;
+		(void) fixed_members(queue, q->match_id, q->team, &lo, &hi, count, dict, &key);
 		if (key < 0)
 			continue;			/* no waiting player shares the match's filter values */
+
 		/*
-		 * Pick, lock FOR UPDATE SKIP LOCKED, and pick again for the slots
-		 * whose tickets a client holds (or ended), a few times; those stay
-		 * in the pool for the step.
+		 * A request for a team fills its slots at once; one without a team
+		 * a slot at a time, each into the team with the fewest players.
 		 */
-		nfilled = 0;
-		nskipped = 0;
-		for (int attempt = 0; attempt < MM_BACKFILL_LOCK_ATTEMPTS && nfilled < q->open; attempt++)
+		while (q->open > 0)
 		{
-			int			n = mm_backfill_pick(pool, taken, lo, hi, key, q->open - nfilled, idx);
-			int64	   *ids;
+			int			want = q->team != 0 ? q->open : 1;
 
-			if (n == 0)
-				break;
-			ids = palloc(sizeof(int64) * n);
-			for (int i = 0; i < n; i++)
-				ids[i] = pool->tickets[idx[i]].id;
-			values[3] = mm_int8_array(ids, n);
-			backfill_run(lock_plan, values, SPI_OK_SELECT, "lock the tickets of a backfill");
-			locked = mm_spi_ids(1, &nlocked);
-			for (int i = 0; i < n; i++)
+			team = q->team != 0 ? q->team : fewest_team(count, queue->cfg.teams);
+
+			/*
+			 * Pick, lock FOR UPDATE SKIP LOCKED, and pick again for the
+			 * slots whose tickets a client holds (or ended), a few times;
+			 * those stay in the pool for the step.
+			 */
+			nfilled = 0;
+			nskipped = 0;
+			for (int attempt = 0; attempt < MM_BACKFILL_LOCK_ATTEMPTS && nfilled < want; attempt++)
 			{
-				if (id_in_sorted(locked, nlocked, ids[i]))
-					filled[nfilled++] = ids[i];
-				else
-					skipped[nskipped++] = idx[i];
-			}
-			/* widen the range by what was taken, for the next pick */
-			for (int i = 0; i < n; i++)
-				if (id_in_sorted(locked, nlocked, ids[i]))
+				int			n = mm_backfill_pick(pool, taken, lo, hi, key, want - nfilled, idx);
+				int64	   *ids;
+
+				if (n == 0)
+					break;
+				ids = palloc(sizeof(int64) * n);
+				for (int i = 0; i < n; i++)
+					ids[i] = pool->tickets[idx[i]].id;
+				values[3] = mm_int8_array(ids, n);
+				backfill_run(lock_plan, values, SPI_OK_SELECT, "lock the tickets of a backfill");
+				locked = mm_spi_ids(1, &nlocked);
+				for (int i = 0; i < n; i++)
 				{
-					double		r = pool->tickets[idx[i]].rating;
-
-					lo = isfinite(lo) ? Min(lo, r) : r;
-					hi = isfinite(hi) ? Max(hi, r) : r;
+					if (id_in_sorted(locked, nlocked, ids[i]))
+						filled[nfilled++] = ids[i];
+					else
+						skipped[nskipped++] = idx[i];
 				}
-		}
-		/* the tickets a client held wait on, for the step */
-		for (int i = 0; i < nskipped; i++)
-			taken[skipped[i]] = false;
-		if (nfilled == 0)
-			continue;
-		qsort(filled, nfilled, sizeof(int64), mm_int64_cmp);
-		values[2] = Int64GetDatum(q->match_id);
-		values[3] = mm_int8_array(filled, nfilled);
-		values[4] = Int32GetDatum(team);
-		values[5] = Int64GetDatum(q->id);
-		backfill_run(fill_plan, values, SPI_OK_UPDATE, "fill a backfill request");
-		if (SPI_processed != (uint64) nfilled)
-			elog(ERROR, "filled %llu tickets, expected %d", (unsigned long long) SPI_processed, nfilled);
-		values[4] = Int32GetDatum(nfilled);
-		backfill_run(count_plan, values, SPI_OK_UPDATE, "count a backfill's tickets");
-		wrote = true;
+				/* widen the range by what was taken, for the next pick */
+				for (int i = 0; i < n; i++)
+					if (id_in_sorted(locked, nlocked, ids[i]))
+					{
+						double		r = pool->tickets[idx[i]].rating;
 
-		initStringInfo(&payload);
-		mm_event_start(&payload, "backfilled", queue->name);
-		appendStringInfo(&payload, ", \"match\": " INT64_FORMAT ", \"request\": " INT64_FORMAT
-						 ", \"team\": %d, \"open\": %d",
-						 q->match_id, q->id, team, q->open - nfilled);
-		head = payload.len;
-		mm_event_ids(&payload, "tickets", filled, nfilled);
-		mm_event_finish(&payload, head, queue->channel);
-		q->open -= nfilled;
+						lo = isfinite(lo) ? Min(lo, r) : r;
+						hi = isfinite(hi) ? Max(hi, r) : r;
+					}
+			}
+			/* the tickets a client held wait on, for the step */
+			for (int i = 0; i < nskipped; i++)
+				taken[skipped[i]] = false;
+			if (nfilled == 0)
+				break;
+			qsort(filled, nfilled, sizeof(int64), mm_int64_cmp);
+			values[2] = Int64GetDatum(q->match_id);
+			values[3] = mm_int8_array(filled, nfilled);
+			values[4] = Int32GetDatum(team);
+			values[5] = Int64GetDatum(q->id);
+			backfill_run(fill_plan, values, SPI_OK_UPDATE, "fill a backfill request");
+			if (SPI_processed != (uint64) nfilled)
+				elog(ERROR, "filled %llu tickets, expected %d", (unsigned long long) SPI_processed, nfilled);
+			values[4] = Int32GetDatum(nfilled);
+			backfill_run(count_plan, values, SPI_OK_UPDATE, "count a backfill's tickets");
+			wrote = true;
+
+			initStringInfo(&payload);
+			mm_event_start(&payload, "backfilled", queue->name);
+			appendStringInfo(&payload, ", \"match\": " INT64_FORMAT ", \"request\": " INT64_FORMAT
+							 ", \"team\": %d, \"open\": %d",
+							 q->match_id, q->id, team, q->open - nfilled);
+			head = payload.len;
+			mm_event_ids(&payload, "tickets", filled, nfilled);
+			mm_event_finish(&payload, head, queue->channel);
+			q->open -= nfilled;
+			count[team - 1] += nfilled;
+		}
 	}
 
 	/* the requests still open time out next */
