@@ -34,6 +34,8 @@ ALTER TABLE matchmaker.tickets ALTER COLUMN enqueued_by_name SET NOT NULL;
 ALTER TABLE matchmaker.tickets ADD COLUMN accepted boolean;
 DROP INDEX matchmaker.tickets_waiting;
 CREATE UNIQUE INDEX tickets_waiting ON matchmaker.tickets (queue, player) WHERE state IN ('waiting', 'proposed');
+-- params.filters: the values a match's players share, {"mode": "ranked"}
+ALTER TABLE matchmaker.matches ADD COLUMN filters jsonb;
 CREATE TABLE matchmaker.proposals (
     id            bigint PRIMARY KEY,
     queue         text NOT NULL,
@@ -46,6 +48,7 @@ CREATE TABLE matchmaker.proposals (
     state         text NOT NULL DEFAULT 'proposed',
     ended_at      timestamptz,
     reason        text,
+    filters       jsonb,
     CONSTRAINT proposals_state CHECK (state IN ('proposed', 'ready', 'dissolved')),
     CONSTRAINT proposals_reason CHECK ((state = 'dissolved') = (reason IS NOT NULL)
                                        AND reason IN ('declined', 'timeout', 'cancelled'))
@@ -264,6 +267,20 @@ AS $$
        OR b.filled OPERATOR(pg_catalog.<>) (SELECT pg_catalog.count(*) FROM matchmaker.tickets t
                                             WHERE t.backfill_id OPERATOR(pg_catalog.=) b.id)
        OR (b.state OPERATOR(pg_catalog.=) 'filled') OPERATOR(pg_catalog.<>) (b.filled OPERATOR(pg_catalog.=) b.slots)
+  UNION ALL
+    -- a match (or pending proposal) of a queue with filters: every ticket
+    -- in it, backfilled ones included, has the values the match records
+    SELECT 'filters', m.queue, t.id,
+           pg_catalog.format('match %s records %s, the ticket has %s', m.id, m.filters, t.attributes)
+    FROM (SELECT x.id, x.queue, x.filters FROM matchmaker.matches x
+          UNION ALL
+          SELECT p.id, p.queue, p.filters FROM matchmaker.proposals p
+          WHERE p.state OPERATOR(pg_catalog.=) 'proposed') m
+    JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
+    WHERE m.filters IS NOT NULL
+      AND t.state OPERATOR(pg_catalog.=) ANY (ARRAY['matched', 'proposed'])
+      AND EXISTS (SELECT 1 FROM pg_catalog.jsonb_each(m.filters) f
+                  WHERE (t.attributes OPERATOR(pg_catalog.->) f.key) IS DISTINCT FROM f.value)
   UNION ALL
     -- a ready proposal is a match
     SELECT 'proposal', p.queue, p.id, 'ready but not in matchmaker.matches'

@@ -72,7 +72,9 @@ CREATE TABLE matchmaker.matches (
     bots          integer NOT NULL DEFAULT 0,
     cost          float8 NOT NULL,
     criteria_cost float8 NOT NULL,
-    wait_cost     float8 NOT NULL
+    wait_cost     float8 NOT NULL,
+    -- params.filters: the values its players share, {"mode": "ranked"}; null without filters
+    filters       jsonb
 );
 ALTER SEQUENCE matchmaker.matches_id_seq OWNED BY matchmaker.matches.id;
 CREATE INDEX matches_queue_created ON matchmaker.matches (queue, created_at);
@@ -123,6 +125,7 @@ CREATE TABLE matchmaker.proposals (
     state         text NOT NULL DEFAULT 'proposed',
     ended_at      timestamptz,
     reason        text,
+    filters       jsonb,
     CONSTRAINT proposals_state CHECK (state IN ('proposed', 'ready', 'dissolved')),
     CONSTRAINT proposals_reason CHECK ((state = 'dissolved') = (reason IS NOT NULL)
                                        AND reason IN ('declined', 'timeout', 'cancelled'))
@@ -442,6 +445,20 @@ AS $$
        OR b.filled OPERATOR(pg_catalog.<>) (SELECT pg_catalog.count(*) FROM matchmaker.tickets t
                                             WHERE t.backfill_id OPERATOR(pg_catalog.=) b.id)
        OR (b.state OPERATOR(pg_catalog.=) 'filled') OPERATOR(pg_catalog.<>) (b.filled OPERATOR(pg_catalog.=) b.slots)
+  UNION ALL
+    -- a match (or pending proposal) of a queue with filters: every ticket
+    -- in it, backfilled ones included, has the values the match records
+    SELECT 'filters', m.queue, t.id,
+           pg_catalog.format('match %s records %s, the ticket has %s', m.id, m.filters, t.attributes)
+    FROM (SELECT x.id, x.queue, x.filters FROM matchmaker.matches x
+          UNION ALL
+          SELECT p.id, p.queue, p.filters FROM matchmaker.proposals p
+          WHERE p.state OPERATOR(pg_catalog.=) 'proposed') m
+    JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
+    WHERE m.filters IS NOT NULL
+      AND t.state OPERATOR(pg_catalog.=) ANY (ARRAY['matched', 'proposed'])
+      AND EXISTS (SELECT 1 FROM pg_catalog.jsonb_each(m.filters) f
+                  WHERE (t.attributes OPERATOR(pg_catalog.->) f.key) IS DISTINCT FROM f.value)
   UNION ALL
     -- a ready proposal is a match
     SELECT 'proposal', p.queue, p.id, 'ready but not in matchmaker.matches'

@@ -42,6 +42,19 @@ FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id = m.id
 WHERE m.queue = 'duel' GROUP BY m.id ORDER BY players;
 SELECT player, state FROM matchmaker.tickets WHERE queue = 'duel' AND state <> 'matched';
 SELECT * FROM matchmaker.check();
+-- Each match records the values its players share (its event carries them: see the events spec).
+SELECT string_agg(t.player, ' ' ORDER BY t.player) AS players, m.filters
+FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id = m.id
+WHERE m.queue = 'duel' GROUP BY m.id, m.filters ORDER BY players;
+SELECT matchmaker.enqueue('duel', 'e1', 0.3, '{"build": "9", "mode": "a \"quoted\" mode"}') AS e1 \gset
+SELECT matchmaker.enqueue('duel', 'e2', 0.3, '{"mode": "a \"quoted\" mode", "build": "9"}') AS e2 \gset
+SELECT matchmaker.tick('duel', clock_timestamp()) AS made;
+SELECT filters FROM matchmaker.matches WHERE id = (SELECT match_id FROM matchmaker.tickets WHERE id = :e1);
+-- check() finds a matched ticket whose values differ from its match's.
+UPDATE matchmaker.tickets SET attributes = '{"mode": "casual", "build": "9"}' WHERE id = :e2;
+SELECT problem, id = :e2 AS is_e2, detail FROM matchmaker.check();
+UPDATE matchmaker.tickets SET attributes = '{"mode": "a \"quoted\" mode", "build": "9"}' WHERE id = :e2;
+SELECT * FROM matchmaker.check();
 
 -- alter_queue refuses filters that a waiting ticket has no value of.
 SELECT matchmaker.alter_queue('duel', params => '{"filters": {"mode": "equal", "region": "equal"}}');

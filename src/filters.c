@@ -15,6 +15,7 @@
 
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 
 /*
  * Append a ticket's combined value to out; returns NULL, or what makes
@@ -166,4 +167,43 @@ mm_filter_find(const MMFilterDict *dict, const char *value, int len)
 			hi = mid - 1;
 	}
 	return -1;
+}
+
+/*
+ * The JSON object of a combined value (as mm_filter_value writes it):
+ * {"attr": "value", ...}, the filters in the order params names them.
+ */
+char *
+mm_filter_json(const MMQueue *queue, const char *value, int len)
+{
+	StringInfoData buf;
+	int			at = 0;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int f = 0; f < queue->criteria.nfilters; f++)
+	{
+		const unsigned char *be = (const unsigned char *) value + at;
+		uint32		n;
+
+		if (at + 4 > len)
+			elog(ERROR, "filter value of %d bytes ends before filter %d", len, f + 1);
+		n = ((uint32) be[0] << 24) | ((uint32) be[1] << 16) | ((uint32) be[2] << 8) | be[3];
+		at += 4;
+		if (n > (uint32) (len - at))
+			elog(ERROR, "filter value of %d bytes ends inside filter %d", len, f + 1);
+		appendStringInfoString(&buf, f > 0 ? ", " : "");
+		escape_json(&buf, queue->criteria.filter[f]);
+		appendStringInfoString(&buf, ": ");
+		{
+			/* a jsonb string holds no NUL: it ends where the value does */
+			char	   *v = pnstrdup(value + at, n);
+
+			escape_json(&buf, v);
+			pfree(v);
+		}
+		at += (int) n;
+	}
+	appendStringInfoChar(&buf, '}');
+	return buf.data;
 }

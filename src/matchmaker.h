@@ -212,6 +212,7 @@ extern void mm_filter_require(const MMQueue *queue, Jsonb *attributes, const cha
 extern char *mm_filter_names(const MMQueue *queue);
 extern int32 *mm_filter_number(char **values, int *lens, int n, MMFilterDict *dict);
 extern int32 mm_filter_find(const MMFilterDict *dict, const char *value, int len);
+extern char *mm_filter_json(const MMQueue *queue, const char *value, int len);
 
 /* criteria.c */
 extern double mm_normalise_rating(const MMQueue *queue, double rating, const char *what);

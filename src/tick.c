@@ -853,18 +853,21 @@ next_match_ids(int n)
  */
 static void
 insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *match_ids,
-			   TimestampTz accept_by)
+			   TimestampTz accept_by, char **filters)
 {
-	static SPIPlanPtr plans[2];
-	Oid			argtypes[8] = {TEXTOID, TIMESTAMPTZOID, INT8ARRAYOID, INT4ARRAYOID,
-	FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TIMESTAMPTZOID};
-	Datum		values[8];
+	static SPIPlanPtr plans[3];
+	Oid			argtypes[9] = {TEXTOID, TIMESTAMPTZOID, INT8ARRAYOID, INT4ARRAYOID,
+	FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TIMESTAMPTZOID, TEXTARRAYOID};
+	Datum		values[9];
+	char		nulls[9] = "         ";
 	int			nm = res->nmatches;
 	int		   *bots = palloc(sizeof(int) * Max(nm, 1));
 	double	   *cost = palloc(sizeof(double) * Max(nm, 1));
 	double	   *criteria = palloc(sizeof(double) * Max(nm, 1));
 	double	   *wait = palloc(sizeof(double) * Max(nm, 1));
 	bool		proposed = accept_by != 0;
+	/* matches.filters is there from 0.3.0 on, as proposals (ready checks) are */
+	int			which = proposed ? 1 : mm_ready_available() ? 0 : 2;
 
 	for (int j = 0; j < nm; j++)
 	{
@@ -875,13 +878,22 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 	}
 	if (proposed)
 		mm_keep_plan(&plans[1],
-					 "INSERT INTO matchmaker.proposals (id, queue, created_at, bots, cost, criteria_cost, wait_cost, accept_by) "
-					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost, $8 "
+					 "INSERT INTO matchmaker.proposals (id, queue, created_at, bots, cost, criteria_cost, wait_cost, accept_by, filters) "
+					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost, $8, m.filters::pg_catalog.jsonb "
 					 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
-					 "pg_catalog.unnest($6), pg_catalog.unnest($7)) AS m(id, bots, cost, criteria_cost, wait_cost)",
-					 8, argtypes);
-	else
+					 "pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($9)) "
+					 "AS m(id, bots, cost, criteria_cost, wait_cost, filters)",
+					 9, argtypes);
+	else if (which == 0)
 		mm_keep_plan(&plans[0],
+					 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost, filters) "
+					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost, m.filters::pg_catalog.jsonb "
+					 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
+					 "pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($9)) "
+					 "AS m(id, bots, cost, criteria_cost, wait_cost, filters)",
+					 9, argtypes);
+	else
+		mm_keep_plan(&plans[2],
 					 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost) "
 					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost "
 					 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
@@ -895,7 +907,22 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 	values[5] = sql_array(FLOAT8OID, criteria, nm, 0);
 	values[6] = sql_array(FLOAT8OID, wait, nm, 0);
 	values[7] = TimestampTzGetDatum(accept_by);
-	run_plan(plans[proposed], values, SPI_OK_INSERT, "insert matches");
+	/* without filters the column is null (ROWS FROM pads the empty unnest) */
+	if (filters == NULL)
+	{
+		values[8] = (Datum) 0;
+		nulls[8] = 'n';
+	}
+	else
+	{
+		Datum	   *d = palloc(sizeof(Datum) * Max(nm, 1));
+
+		for (int j = 0; j < nm; j++)
+			d[j] = CStringGetTextDatum(filters[j]);
+		values[8] = PointerGetDatum(construct_array(d, nm, TEXTOID, -1, false, TYPALIGN_INT));
+	}
+	if (SPI_execute_plan(plans[which], values, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not insert matches");
 	/* the match rows are written: free their columns before the next statement */
 	for (int i = 2; i < 7; i++)
 		pfree(DatumGetPointer(values[i]));
@@ -958,11 +985,12 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 /*
  * One event per match, sent when the transaction commits:
  * {"event": "matched", "queue": q, "match": id, "tickets": [...]}, or
- * "proposed" with "accept_by" when the match awaits its ready check.
+ * "proposed" with "accept_by" when the match awaits its ready check; with
+ * filters (params.filters), "filters": the values its players share.
  */
 static void
 notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int64 *member_ids,
-			   TimestampTz accept_by)
+			   TimestampTz accept_by, char **filters)
 {
 	StringInfoData payload;
 	char		when[MAXDATELEN + 1];
@@ -983,6 +1011,8 @@ notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int6
 		head = payload.len;
 		mm_event_ids(&payload, "tickets", member_ids + res->matches[j].first,
 					 res->matches[j].nmembers);
+		if (filters != NULL)
+			appendStringInfo(&payload, ", \"filters\": %s", filters[j]);
 		mm_event_finish(&payload, head, queue->channel);
 	}
 }
@@ -993,11 +1023,13 @@ notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int6
  * ticket rows, and one event per match.
  */
 static void
-write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
+write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
+			  const MMFilterDict *dict)
 {
 	int64	   *match_ids;
 	int64	   *member_ids;
 	TimestampTz accept_by = 0;
+	char	  **filters = NULL;
 
 	if (res->nmatches == 0)
 		return;
@@ -1008,10 +1040,21 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
 		if (!IS_VALID_TIMESTAMP(accept_by))
 			accept_by = END_TIMESTAMP - 1;
 	}
+	/* with filters, each match's values: those of its first member (all agree) */
+	if (queue->criteria.nfilters > 0)
+	{
+		filters = palloc(sizeof(char *) * res->nmatches);
+		for (int j = 0; j < res->nmatches; j++)
+		{
+			int32		key = pool->key[pool->tickets[res->members[res->matches[j].first]].crow];
+
+			filters[j] = mm_filter_json(queue, dict->values[key], dict->lens[key]);
+		}
+	}
 	match_ids = next_match_ids(res->nmatches);
-	insert_matches(queue, now, res, match_ids, accept_by);
+	insert_matches(queue, now, res, match_ids, accept_by, filters);
 	member_ids = mark_matched(now, pool, res, match_ids, accept_by != 0);
-	notify_matches(queue, res, match_ids, member_ids, accept_by);
+	notify_matches(queue, res, match_ids, member_ids, accept_by, filters);
 }
 
 /*
@@ -1494,7 +1537,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 		}
 	}
 
-	write_matches(queue, now, &pool, &res);
+	write_matches(queue, now, &pool, &res, &filter_dict);
 	write_expired(queue, now, &pool, &res);
 	write_invalid(queue, now, &invalid);
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
