@@ -5,7 +5,8 @@
 # 40 queues without filters (the sum of their 40 ticks).  Each queue's
 # batch takes all of its tickets, so every tick matches every ticket.  Also
 # simulate_summary of the same N arrivals (auto, the default) with and
-# without the filters.
+# without the filters, and auto's cost with filters against a queue per
+# mode and the optimum on a skewed stream.
 #
 # Usage: bench/filters.sh [N]        (default: 100000)
 # Writes bench/results/filters.md.  Needs the extension built; starts its
@@ -62,6 +63,21 @@ q "SELECT matchmaker.create_queue('nauto', max_wait => '30 s')" >/dev/null
 r=$(run "SELECT * FROM matchmaker.simulate_summary('fauto', '$stream')"); read -r s_one _ <<<"$r"
 r=$(run "SELECT * FROM matchmaker.simulate_summary('nauto', '$stream')"); read -r s_none _ <<<"$r"
 
+# quality: auto with filters against a queue per mode and the optimum, on a
+# skewed stream (6,000 players at 8 per second, 70 % in mode m0, the rest
+# alike in m1 .. m6), 1v1, max_wait 10 s
+q "CREATE TABLE skewed AS
+   SELECT i AS id, random() AS rating, sum(-ln(1 - random()) / 8) OVER (ORDER BY i) AS arrival,
+          jsonb_build_object('mode', 'm' || (CASE WHEN random() < 0.7 THEN 0 ELSE 1 + floor(random() * 6)::int END)) AS attrs
+   FROM (SELECT setseed(0.5)) x, generate_series(1, 6000) i"
+q "SELECT matchmaker.create_queue('skew_f', max_wait => '10 s', params => '{\"filters\": {\"mode\": \"equal\"}}')" >/dev/null
+q "SELECT matchmaker.create_queue('skew_n', max_wait => '10 s')" >/dev/null
+k_one=$(q "SELECT round(cost::numeric, 1) FROM matchmaker.simulate_summary('skew_f', 'SELECT id, rating, arrival, attrs FROM skewed')")
+k_split=$(q "SELECT round(sum(x.cost)::numeric, 1) FROM (SELECT DISTINCT attrs->>'mode' m FROM skewed) d,
+             matchmaker.simulate_summary('skew_n', format('SELECT id, rating, arrival FROM skewed WHERE attrs->>%L = %L', 'mode', d.m)) x")
+k_opt=$(q "SELECT round(sum(matchmaker.optimal_cost('skew_n', format('SELECT id, rating, arrival FROM skewed WHERE attrs->>%L = %L', 'mode', d.m)))::numeric, 1)
+           FROM (SELECT DISTINCT attrs->>'mode' m FROM skewed) d")
+
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 {
 	echo "# Equal filters benchmark"
@@ -82,5 +98,9 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 	echo
 	echo "simulate_summary of the same $n arrivals over 100 s (with their attributes), algorithm auto,"
 	echo "1v1, max_wait 30 s: $s_one ms with the filters, $s_none ms in a queue without them."
+	echo
+	echo "Quality of auto with filters: 6,000 players at 8 per second, 70 % in one mode and 5 % in each of"
+	echo "six others, 1v1, max_wait 10 s (simulate_summary, eq. 1 cost): one queue with the filter $k_one,"
+	echo "a queue per mode $k_split (sum), the offline optimum of each mode $k_opt (sum)."
 } >"$out"
 cat "$out"

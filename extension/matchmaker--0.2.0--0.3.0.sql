@@ -36,6 +36,8 @@ DROP INDEX matchmaker.tickets_waiting;
 CREATE UNIQUE INDEX tickets_waiting ON matchmaker.tickets (queue, player) WHERE state IN ('waiting', 'proposed');
 -- params.filters: the values a match's players share, {"mode": "ranked"}
 ALTER TABLE matchmaker.matches ADD COLUMN filters jsonb;
+-- auto's arrival rate of each filter value (tick.c, measure_key_rates)
+CREATE INDEX matches_queue_filters ON matchmaker.matches (queue, filters, created_at) WHERE filters IS NOT NULL;
 CREATE TABLE matchmaker.proposals (
     id            bigint PRIMARY KEY,
     queue         text NOT NULL,

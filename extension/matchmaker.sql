@@ -78,6 +78,8 @@ CREATE TABLE matchmaker.matches (
 );
 ALTER SEQUENCE matchmaker.matches_id_seq OWNED BY matchmaker.matches.id;
 CREATE INDEX matches_queue_created ON matchmaker.matches (queue, created_at);
+-- auto's arrival rate of each filter value (tick.c, measure_key_rates)
+CREATE INDEX matches_queue_filters ON matchmaker.matches (queue, filters, created_at) WHERE filters IS NOT NULL;
 COMMENT ON TABLE matchmaker.matches IS 'Matches formed by tick, one row per game, with its cost (Schlup eq. 1).';
 
 CREATE SEQUENCE matchmaker.tickets_id_seq;

@@ -171,5 +171,16 @@ SELECT a.matches, a.players, round(a.optimal_cost::numeric, 6) = round((
        a.ratio >= 1 AS at_least_optimal
 FROM matchmaker.audit('f_greedy', '2026-01-01 00:00:00+00', '2026-01-02 00:00:00+00') a;
 SELECT * FROM matchmaker.check();
+-- auto measures each mode's own arrival rate: simulating the queue with the
+-- filter costs exactly what a queue per mode costs (with the queue's whole
+-- rate for every mode it cost more).
+SELECT matchmaker.create_queue('auto_modes', max_wait => '3 s', params => '{"filters": {"mode": "equal"}}');
+SELECT matchmaker.create_queue('auto_one_mode', max_wait => '3 s');
+SELECT round(s.cost::numeric, 9) = round((
+           SELECT sum(x.cost) FROM unnest(ARRAY['solo', 'ranked', 'casual']) m,
+               matchmaker.simulate_summary('auto_one_mode',
+                   format('SELECT id, rating, arrival FROM fstream WHERE attrs->>%L = %L', 'mode', m)) x)::numeric, 9)
+       AS same_as_a_queue_per_mode
+FROM matchmaker.simulate_summary('auto_modes', 'SELECT id, rating, arrival, attrs FROM fstream') s;
 DROP FUNCTION f_replay(text), f_compare(text), f_next_due(text);
 DROP TABLE fstream;

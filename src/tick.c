@@ -708,6 +708,97 @@ measure_recent_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
 }
 
 /*
+ * With equal filters, auto's rate of each key (pool->key_rate): as
+ * measure_recent_rate, over the latest MM_RATE_ARRIVALS arrivals of the
+ * key, read from its waiting tickets and the players of the key's last
+ * MM_RATE_ARRIVALS matches (matches.filters, an index scan per key), so a
+ * sub-pool is matched as a queue of its own would be.
+ */
+static void
+measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterDict *dict)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[4] = {TEXTOID, TEXTARRAYOID, TIMESTAMPTZOID, INT4OID};
+	Datum		values[4];
+	Datum	   *keys = palloc(sizeof(Datum) * dict->n);
+	int		   *count = palloc0(sizeof(int) * (dict->n + 1));
+	double	   *times;
+	double	   *rate = palloc(sizeof(double) * dict->n);
+	int			total;
+
+	mm_keep_plan(&plan,
+				 "SELECT k.i::pg_catalog.int4, x.enqueued_at "
+				 "FROM pg_catalog.unnest($2) WITH ORDINALITY AS k(f, i), LATERAL ("
+				 "SELECT t.enqueued_at FROM matchmaker.tickets t "
+				 "WHERE t.match_id OPERATOR(pg_catalog.=) ANY (ARRAY("
+				 "SELECT m.id FROM matchmaker.matches m WHERE m.queue OPERATOR(pg_catalog.=) $1 "
+				 "AND m.filters OPERATOR(pg_catalog.=) k.f::pg_catalog.jsonb "
+				 "AND m.created_at OPERATOR(pg_catalog.<=) $3 "
+				 "ORDER BY m.created_at DESC LIMIT $4)) "
+				 "ORDER BY t.enqueued_at DESC LIMIT $4) x",
+				 4, argtypes);
+	for (int k = 0; k < dict->n; k++)
+		keys[k] = CStringGetTextDatum(mm_filter_json(queue, dict->values[k], dict->lens[k]));
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = PointerGetDatum(construct_array(keys, dict->n, TEXTOID, -1, false, TYPALIGN_INT));
+	values[2] = TimestampTzGetDatum(now);
+	values[3] = Int32GetDatum(MM_RATE_ARRIVALS);
+	if (SPI_execute_plan(plan, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not measure the arrival rates of the queue's filter values");
+
+	/* each key's times, grouped: history rows, then its waiting tickets */
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		int32		k = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull)) - 1;
+
+		count[k + 1]++;
+	}
+	for (int i = 0; i < pool->ntickets; i++)
+		if (pool->tickets[i].arrival <= 0)
+			count[pool->key[pool->tickets[i].crow] + 1]++;
+	for (int k = 0; k < dict->n; k++)
+		count[k + 1] += count[k];
+	total = count[dict->n];
+	times = palloc(sizeof(double) * Max(total, 1));
+	{
+		int		   *at = palloc(sizeof(int) * dict->n);
+
+		memcpy(at, count, sizeof(int) * dict->n);
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			bool		isnull;
+			HeapTuple	tup = SPI_tuptable->vals[r];
+			int32		k = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)) - 1;
+			Datum		d = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull);
+
+			times[at[k]++] = seconds_since(DatumGetTimestampTz(d), now);
+		}
+		for (int i = 0; i < pool->ntickets; i++)
+			if (pool->tickets[i].arrival <= 0)
+				times[at[pool->key[pool->tickets[i].crow]]++] = pool->tickets[i].arrival;
+		pfree(at);
+	}
+	for (int k = 0; k < dict->n; k++)
+	{
+		double	   *kt = times + count[k];
+		int			n = count[k + 1] - count[k];
+		int			keep;
+
+		/* the latest MM_RATE_ARRIVALS, ascending */
+		qsort(kt, n, sizeof(double), double_cmp);
+		keep = Min(n, MM_RATE_ARRIVALS);
+		rate[k] = mm_arrival_rate(kt + (n - keep), keep);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	pool->key_rate = rate;
+	pool->nkey_rates = dict->n;
+	pfree(times);
+	pfree(count);
+	pfree(keys);
+}
+
+/*
  * Load difference_wait's provisional groups into the pool.  A group whose
  * members are not all waiting any more (cancelled) or whose size is no
  * longer k is dissolved: its members wait
@@ -1387,7 +1478,11 @@ load_pool(MMQueue *queue, TimestampTz now, TimestampTz prev_step, MMPool *pool,
 		(queue->cfg.algorithm == MM_ALGO_MULTI_QUEUE && queue->cfg.multi_queue.ranges == 0))
 		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, pool);
 	if (queue->cfg.algorithm == MM_ALGO_AUTO)
+	{
 		queue->cfg.arrival_rate = measure_recent_rate(queue, now, pool);
+		if (pool->key != NULL && dict->n > 0 && mm_ready_available())
+			measure_key_rates(queue, now, pool, dict);
+	}
 	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.cluster.shift_auto)
 		queue->cfg.cluster.shift = Min(measure_mean_wait(queue, now), 1e9);
 	if (queue->cfg.algorithm == MM_ALGO_WINDOW && queue->cfg.window.rematch_last > 0)

@@ -43,6 +43,13 @@ mm_arrival_rate(const double *times, int n)
 	return rate_over(n, times[n - 1] - times[0]);
 }
 
+/* The same for n arrivals (at least MM_RATE_MIN) from first to last. */
+double
+mm_arrival_rate_span(double first, double last, int n)
+{
+	return rate_over(n, last - first);
+}
+
 /* The same over a stream's arrivals. */
 double
 mm_arrival_rate_of(const MMArrival *arrivals, int n)

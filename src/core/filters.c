@@ -9,7 +9,9 @@
  * key order, on a sub-pool of that key's tickets in pool order, and maps
  * what each decided back onto the pool; difference_wait's provisional
  * groups, which never mix keys, are renumbered into and out of each
- * sub-pool.  The next deadline is the earliest of the sub-pools'.
+ * sub-pool.  The next deadline is the earliest of the sub-pools'.  With
+ * pool->key_rate each sub-pool's step and deadline see its key's arrival
+ * rate, as a queue of that key alone would.
  */
 #include "mm_internal.h"
 
@@ -34,6 +36,22 @@ mm_pool_keyed(const MMPool *pool)
 		if (key_of(pool, i) != key_of(pool, 0))
 			return true;
 	return false;
+}
+
+/* The configuration of a one-key pool; see mm_internal.h. */
+const MMConfig *
+mm_key_config(const MMConfig *cfg, const MMPool *pool, MMConfig *local)
+{
+	int32_t		k;
+
+	if (pool->key == NULL || pool->key_rate == NULL || pool->ntickets < 1)
+		return cfg;
+	k = key_of(pool, 0);
+	if (k < 0 || k >= pool->nkey_rates || !(pool->key_rate[k] >= 0))
+		return cfg;
+	*local = *cfg;
+	local->arrival_rate = pool->key_rate[k];
+	return local;
 }
 
 /*
@@ -155,6 +173,7 @@ mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 			  MMResult *result, MMPartStepFn part_step)
 {
 	Parts		p = {0};
+	MMConfig	local;
 	int			n = pool->ntickets;
 	int			nmembers = 0;
 	int			ngroups = 0;
@@ -211,7 +230,7 @@ mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		load_part(pool, &p, q);
 		p.sres.nmatches = 0;
 		p.sres.nexpired = 0;
-		st = part_step(cfg, &p.sub, prev, now, &p.sres);
+		st = part_step(mm_key_config(cfg, &p.sub, &local), &p.sub, prev, now, &p.sres);
 		if (st != MM_OK)
 			break;
 
@@ -265,6 +284,7 @@ mm_keyed_deadline(const MMConfig *cfg, const MMPool *pool, MMDeadlineFn deadline
 	int		   *starts = NULL;
 	int			nparts;
 	MMPool		sub = *pool;
+	MMConfig	local;
 	double		d = INFINITY;
 
 	if (partition(pool, &order, &starts, &nparts) != MM_OK)
@@ -282,7 +302,7 @@ mm_keyed_deadline(const MMConfig *cfg, const MMPool *pool, MMDeadlineFn deadline
 		sub.ntickets = starts[q + 1] - starts[q];
 		for (int j = 0; j < sub.ntickets; j++)
 			sub.tickets[j] = pool->tickets[order[starts[q] + j]];
-		d = fmin(d, deadline(cfg, &sub));
+		d = fmin(d, deadline(mm_key_config(cfg, &sub, &local), &sub));
 	}
 	mm_free(sub.tickets);
 	mm_free(order);

@@ -427,6 +427,14 @@ typedef struct MMPool
 	 */
 	const int32_t *key;
 	int			nkeys;
+	/*
+	 * With key: key_rate[k] (nkey_rates entries) is the arrival rate of
+	 * key k's players, which auto's step on that key's sub-pool uses in
+	 * place of cfg->arrival_rate, as a queue of its own would measure it.
+	 * NULL: every sub-pool uses cfg->arrival_rate.
+	 */
+	const double *key_rate;
+	int			nkey_rates;
 } MMPool;
 
 /* The order of MMPool.met: by a, then b (for qsort). */

@@ -163,6 +163,13 @@ extern bool mm_pool_keyed(const MMPool *pool);
 extern MMStatus mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev,
 							  double now, MMResult *result, MMPartStepFn part_step);
 
+/*
+ * The configuration for a pool of one key: cfg, or a copy in *local with
+ * the key's arrival rate (pool->key_rate) when the pool has one.
+ */
+extern const MMConfig *mm_key_config(const MMConfig *cfg, const MMPool *pool,
+									 MMConfig *local);
+
 /* The earliest of deadline over the key's sub-pools. */
 extern double mm_keyed_deadline(const MMConfig *cfg, const MMPool *pool,
 								MMDeadlineFn deadline);
@@ -238,6 +245,9 @@ extern MMStatus mm_optimize_search(const MMConfig *cfg, const MMPool *pool,
  * sorted by (arrival, id).  MM_ERR_ARGUMENT otherwise.
  */
 extern MMStatus mm_check_arrivals(const MMArrival *arrivals, int n);
+
+/* mm_arrival_rate of n arrivals (at least MM_RATE_MIN) from first to last (arrivals.c). */
+extern double mm_arrival_rate_span(double first, double last, int n);
 
 /* mm_arrival_rate of a stream's n arrivals from arrivals[0] (arrivals.c). */
 extern double mm_arrival_rate_of(const MMArrival *arrivals, int n);

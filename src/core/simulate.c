@@ -74,6 +74,13 @@ typedef struct Sim
 	SimRequest *reqs;			/* open requests, oldest first */
 	int64_t		nreqs;
 	int64_t		reqs_cap;
+
+	/* auto with equal filters: each key's rate over its own latest arrivals */
+	const int32_t *key;			/* each arrival's key (data->key) */
+	double	   *key_rate;		/* per key (nkey_rates) */
+	int32_t    *key_last;		/* per key: its latest arrival so far, -1 none */
+	int32_t    *key_prev;		/* per arrival: its key's arrival before it, -1 none */
+	int			measured;		/* arrivals the key rates count */
 } Sim;
 
 /* Make room for at least need tickets in the pool and the result. */
@@ -126,6 +133,58 @@ sim_measure(Sim *s)
 		return;
 	from = s->seen > MM_RATE_ARRIVALS ? s->seen - MM_RATE_ARRIVALS : 0;
 	s->cfg.arrival_rate = mm_arrival_rate_of(s->arrivals + from, s->seen - from);
+
+	/* with keys, the rate of each key that had arrivals since */
+	for (; s->key_rate != NULL && s->measured < s->seen; s->measured++)
+	{
+		int			i = s->measured;
+		int32_t		k = s->key[i];
+		int			first = i;
+		int			count = 1;
+
+		s->key_prev[i] = s->key_last[k];
+		s->key_last[k] = i;
+		while (count < MM_RATE_ARRIVALS && s->key_prev[first] >= 0)
+		{
+			first = s->key_prev[first];
+			count++;
+		}
+		s->key_rate[k] = count < MM_RATE_MIN ? 0.0 :
+			mm_arrival_rate_span(s->arrivals[first].arrival, s->arrivals[i].arrival, count);
+	}
+}
+
+/*
+ * With equal filters and auto, the per-key rates: key_rate and the chains
+ * of each key's arrivals.  MM_OK without them.
+ */
+static MMStatus
+sim_key_rates(Sim *s, const int32_t *key, int n)
+{
+	int32_t		maxkey = -1;
+
+	if (key == NULL || s->cfg.algorithm != MM_ALGO_AUTO || n == 0)
+		return MM_OK;
+	for (int i = 0; i < n; i++)
+	{
+		if (key[i] < 0)
+			return MM_ERR_ARGUMENT;
+		maxkey = key[i] > maxkey ? key[i] : maxkey;
+	}
+	s->key = key;
+	s->key_rate = mm_malloc_array((size_t) maxkey + 1, sizeof(double));
+	s->key_last = mm_malloc_array((size_t) maxkey + 1, sizeof(int32_t));
+	s->key_prev = mm_malloc_array((size_t) n, sizeof(int32_t));
+	if (s->key_rate == NULL || s->key_last == NULL || s->key_prev == NULL)
+		return MM_ERR_NOMEM;
+	for (int32_t k = 0; k <= maxkey; k++)
+	{
+		s->key_rate[k] = 0.0;
+		s->key_last[k] = -1;
+	}
+	s->pool.key_rate = s->key_rate;
+	s->pool.nkey_rates = maxkey + 1;
+	return MM_OK;
 }
 
 /* Grow an array of backfill's to hold need entries. */
@@ -493,6 +552,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		outcomes[j].matched_at = NAN;
 	}
 	st = sim_reserve(&s, SIM_INITIAL_CAP);
+	if (st == MM_OK)
+		st = sim_key_rates(&s, s.pool.key, n);
 
 	while (st == MM_OK && i < n)
 	{
@@ -540,6 +601,9 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	mm_free(s.taken);
 	mm_free(s.span);
 	mm_free(s.match_key);
+	mm_free(s.key_rate);
+	mm_free(s.key_last);
+	mm_free(s.key_prev);
 	mm_free(s.leaves);
 	mm_free(s.reqs);
 	return st;

@@ -250,6 +250,7 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 {
 	MMStatus	st;
 	double		prev;
+	MMConfig	local;
 
 	if (result != NULL)
 	{
@@ -274,7 +275,7 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	if (mm_pool_keyed(pool))
 		st = mm_keyed_step(cfg, pool, prev, now, result, step_pool);
 	else
-		st = step_pool(cfg, pool, prev, now, result);
+		st = step_pool(mm_key_config(cfg, pool, &local), pool, prev, now, result);
 	if (st != MM_OK)
 	{
 		result->nmatches = 0;
@@ -291,6 +292,8 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 double
 mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 {
+	MMConfig	local;
+
 	if (cfg == NULL || pool == NULL || pool->ntickets <= 0 ||
 		pool->tickets == NULL)
 		return INFINITY;
@@ -298,7 +301,7 @@ mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 		return mm_timeout_deadline(cfg, pool);
 	if (mm_pool_keyed(pool))
 		return mm_keyed_deadline(cfg, pool, algorithms[cfg->algorithm].next_deadline);
-	return algorithms[cfg->algorithm].next_deadline(cfg, pool);
+	return algorithms[cfg->algorithm].next_deadline(mm_key_config(cfg, pool, &local), pool);
 }
 
 /*

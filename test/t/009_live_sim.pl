@@ -40,6 +40,19 @@ ok(defined $ratio && abs($ratio - 1) <= 0.05,
 my ($maxw) = $out =~ /^live_max_wait=([0-9.]+)$/m;
 ok(defined $maxw && $maxw <= 3.5, 'nobody waited past max_wait plus the wake-up')
   or diag("longest wait: " . ($maxw // 'none'));
+# With a filter on three game modes (60 %, 20 %, 20 % of the players):
+# each mode is matched at its own arrival rate, live as in simulate (with
+# the queue's rate for every mode the live cost was 1.27 times simulate's).
+($out, $err) = ('', '');
+$ok = IPC::Run::run([ '/usr/bin/python3', $script, '300', '12', '3', '7', '3' ],
+	'>', \$out, '2>', \$err);
+ok($ok, '300 players in three modes fed at 12 per second were all matched') or diag($err);
+note($out);
+($ratio) = $out =~ /^ratio=([0-9.]+)$/m;
+ok(defined $ratio && abs($ratio - 1) <= 0.05,
+	'with filters, the live cost is within 5 % of simulate on the same arrivals')
+  or diag("live / simulated: " . ($ratio // 'none'));
+like($out, qr/^mixed_matches=0$/m, 'no match mixes modes');
 is($node->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
 	'matchmaker.check() finds nothing');
 
