@@ -67,7 +67,8 @@ test_filters_step(void)
 /*
  * A stream of three keys simulated at once decides, ticket by ticket,
  * what each key's stream simulated alone decides, in every algorithm
- * whose decisions depend only on its own pool.
+ * whose decisions depend only on its own pool, and in auto, which
+ * measures each key's own arrival rate (MMPool.key_rate).
  */
 void
 test_filters_equivalence(void)
@@ -76,8 +77,8 @@ test_filters_equivalence(void)
 	{
 		N = 900
 	};
-	MMAlgorithm algos[5] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
-	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_WINDOW};
+	MMAlgorithm algos[6] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
+	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_WINDOW, MM_ALGO_AUTO};
 	MMArrival  *arr = calloc(N, sizeof(MMArrival));
 	MMArrival  *part = calloc(N, sizeof(MMArrival));
 	int32_t    *key = calloc(N, sizeof(int32_t));
@@ -95,7 +96,7 @@ test_filters_equivalence(void)
 		arr[i].arrival = t;
 		key[i] = rand() % 3;
 	}
-	for (int a = 0; a < 5; a++)
+	for (int a = 0; a < 6; a++)
 	{
 		MMConfig	cfg;
 		MMStreamData data = {0};
