@@ -1008,8 +1008,9 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 	{
 		Datum	   *d = palloc(sizeof(Datum) * Max(nm, 1));
 
+		/* a key's matches come together and share its string: one text each */
 		for (int j = 0; j < nm; j++)
-			d[j] = CStringGetTextDatum(filters[j]);
+			d[j] = j > 0 && filters[j] == filters[j - 1] ? d[j - 1] : CStringGetTextDatum(filters[j]);
 		values[8] = PointerGetDatum(construct_array(d, nm, TEXTOID, -1, false, TYPALIGN_INT));
 	}
 	if (SPI_execute_plan(plans[which], values, nulls, false, 0) != SPI_OK_INSERT)
@@ -1134,12 +1135,16 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 	/* with filters, each match's values: those of its first member (all agree) */
 	if (queue->criteria.nfilters > 0)
 	{
+		char	  **of_key = palloc0(sizeof(char *) * Max(dict->n, 1));
+
 		filters = palloc(sizeof(char *) * res->nmatches);
 		for (int j = 0; j < res->nmatches; j++)
 		{
 			int32		key = pool->key[pool->tickets[res->members[res->matches[j].first]].crow];
 
-			filters[j] = mm_filter_json(queue, dict->values[key], dict->lens[key]);
+			if (of_key[key] == NULL)
+				of_key[key] = mm_filter_json(queue, dict->values[key], dict->lens[key]);
+			filters[j] = of_key[key];
 		}
 	}
 	match_ids = next_match_ids(res->nmatches);
