@@ -18,3 +18,4 @@ bash slow_queue.sh 200
 bash live_vs_sim.sh
 bash baseline.sh 15 4 1000 2
 bash filters.sh 100000
+bash queue_stats.sh

@@ -343,3 +343,79 @@ AS $$
                     AND a.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
       AND pg_catalog.current_setting('matchmaker.enabled', true) IS DISTINCT FROM 'off'
 $$;
+
+-- Queue statistics (stats.c): per queue and 10-second bucket, what the
+-- ticks decided, written by the tick that decided it and kept two hours;
+-- queue_stats reads them, so it costs the same however long the history.
+CREATE TABLE matchmaker.queue_buckets (
+    queue        text NOT NULL,
+    bucket_start timestamptz NOT NULL,
+    matches      bigint NOT NULL,
+    players      bigint NOT NULL,
+    bot_games    bigint NOT NULL,
+    expired      bigint NOT NULL,
+    cost         float8 NOT NULL,
+    waits        bigint[] NOT NULL,
+    PRIMARY KEY (queue, bucket_start)
+);
+COMMENT ON TABLE matchmaker.queue_buckets IS 'Per queue and 10-second bucket (bucket_start), the matches, real players, games with computer players, expiries, summed cost and a histogram of the matched players'' waits that its ticks decided; kept two hours.';
+
+CREATE FUNCTION matchmaker.waits_add(a bigint[], b bigint[])
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'mm_waits_add'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION matchmaker.waits_add IS 'Two waits histograms added bucket by bucket (the step of waits_sum).';
+
+CREATE AGGREGATE matchmaker.waits_sum(bigint[]) (
+    SFUNC = matchmaker.waits_add,
+    STYPE = bigint[]
+);
+COMMENT ON AGGREGATE matchmaker.waits_sum(bigint[]) IS 'The sum of waits histograms (matchmaker.queue_buckets.waits), bucket by bucket.';
+
+CREATE FUNCTION matchmaker.wait_quantile(waits bigint[], q float8)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'mm_wait_quantile'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION matchmaker.wait_quantile IS 'The wait in seconds below which a fraction q of a waits histogram lies (to within 19 %: a bucket spans a factor of 2^(1/4)); null when it is empty.';
+
+CREATE FUNCTION matchmaker.worker_queues(OUT queue text, OUT last_tick timestamptz,
+    OUT last_tick_ms float8, OUT lag_ms float8, OUT next_tick timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'mm_worker_queues'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.worker_queues IS 'The workers'' schedule of this database''s queues: when each last tick began, how long it took, how late it began after its timer was due, and when the next is due.';
+
+CREATE VIEW matchmaker.queue_stats AS
+SELECT q.name AS queue,
+       w.waiting,
+       w.oldest_wait,
+       h.matches_1m, h.players_1m, h.matches_1h, h.players_1h,
+       matchmaker.wait_quantile(h.waits, 0.5) AS p50_wait,
+       matchmaker.wait_quantile(h.waits, 0.95) AS p95_wait,
+       h.bot_share, h.expired_1h, h.mean_cost,
+       s.last_tick, s.last_tick_ms, s.lag_ms, s.next_tick
+FROM matchmaker.queues q
+CROSS JOIN LATERAL (
+    SELECT pg_catalog.count(*) AS waiting,
+           pg_catalog.date_part('epoch', pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.min(t.enqueued_at)) AS oldest_wait
+    FROM matchmaker.tickets t
+    WHERE t.queue OPERATOR(pg_catalog.=) q.name AND t.state OPERATOR(pg_catalog.=) 'waiting') w
+CROSS JOIN LATERAL (
+    SELECT COALESCE(pg_catalog.sum(b.matches) FILTER (WHERE b.bucket_start OPERATOR(pg_catalog.>=) (pg_catalog.now() OPERATOR(pg_catalog.-) '1 minute'::pg_catalog.interval)), 0)::bigint AS matches_1m,
+           COALESCE(pg_catalog.sum(b.players) FILTER (WHERE b.bucket_start OPERATOR(pg_catalog.>=) (pg_catalog.now() OPERATOR(pg_catalog.-) '1 minute'::pg_catalog.interval)), 0)::bigint AS players_1m,
+           COALESCE(pg_catalog.sum(b.matches), 0)::bigint AS matches_1h,
+           COALESCE(pg_catalog.sum(b.players), 0)::bigint AS players_1h,
+           COALESCE(pg_catalog.sum(b.expired), 0)::bigint AS expired_1h,
+           (pg_catalog.sum(b.bot_games)::float8 OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(b.matches), 0)::float8) AS bot_share,
+           (pg_catalog.sum(b.cost) OPERATOR(pg_catalog./) NULLIF(pg_catalog.sum(b.matches), 0)::float8) AS mean_cost,
+           matchmaker.waits_sum(b.waits) AS waits
+    FROM matchmaker.queue_buckets b
+    WHERE b.queue OPERATOR(pg_catalog.=) q.name
+      AND b.bucket_start OPERATOR(pg_catalog.>=) (pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval)) h
+LEFT JOIN matchmaker.worker_queues() s ON s.queue OPERATOR(pg_catalog.=) q.name;
+COMMENT ON VIEW matchmaker.queue_stats IS 'Per queue: waiting tickets and the oldest wait (s); matches and players in the last minute and hour; p50 and p95 wait (s), share of games with computer players, expiries and mean cost over the last hour; the worker''s last tick, its duration, its lag and the next (see doc/reference.md, Operating).';
+REVOKE ALL ON FUNCTION matchmaker.waits_add(bigint[], bigint[]), matchmaker.waits_sum(bigint[]),
+    matchmaker.wait_quantile(bigint[], float8), matchmaker.worker_queues() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION matchmaker.waits_add(bigint[], bigint[]), matchmaker.waits_sum(bigint[]),
+    matchmaker.wait_quantile(bigint[], float8), matchmaker.worker_queues() TO matchmaker_admin;
+GRANT SELECT ON matchmaker.queue_buckets, matchmaker.queue_stats TO matchmaker_admin;

@@ -55,7 +55,12 @@ $$;
 CREATE FUNCTION pg_temp.matchmaker_catalog() RETURNS SETOF text LANGUAGE sql AS $$
     SELECT 'function ' || pg_get_functiondef(p.oid) || ' acl ' || pg_temp.acl_text(p.proacl, 'f', p.proowner)
            || ' comment ' || coalesce(obj_description(p.oid, 'pg_proc'), '')
-    FROM pg_proc p WHERE p.pronamespace = 'matchmaker'::regnamespace
+    FROM pg_proc p WHERE p.pronamespace = 'matchmaker'::regnamespace AND p.prokind <> 'a'
+  UNION ALL
+    SELECT format('aggregate %s sfunc %s stype %s init %s acl %s comment %s', p.oid::regprocedure,
+                  g.aggtransfn::regprocedure, format_type(g.aggtranstype, NULL), g.agginitval,
+                  pg_temp.acl_text(p.proacl, 'f', p.proowner), coalesce(obj_description(p.oid, 'pg_proc'), ''))
+    FROM pg_proc p JOIN pg_aggregate g ON g.aggfnoid = p.oid WHERE p.pronamespace = 'matchmaker'::regnamespace
   UNION ALL
     SELECT format('column %s.%s %s %s %s not null %s default %s', c.relname, a.attnum, a.attname,
                   format_type(a.atttypid, a.atttypmod), c.relkind, a.attnotnull,

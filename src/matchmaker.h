@@ -214,6 +214,10 @@ extern int32 *mm_filter_number(char **values, int *lens, int n, MMFilterDict *di
 extern int32 mm_filter_find(const MMFilterDict *dict, const char *value, int len);
 extern char *mm_filter_json(const MMQueue *queue, const char *value, int len);
 
+/* stats.c: add a tick's matches and expiries to the queue's statistics. */
+extern void mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool,
+							const MMResult *res);
+
 /* criteria.c */
 extern double mm_normalise_rating(const MMQueue *queue, double rating, const char *what);
 extern int	mm_criteria_read(const MMQueue *queue, Jsonb *attributes, double *out,

@@ -799,6 +799,9 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 		(mm_table_exists("proposals") &&
 		 SPI_execute_with_args("DELETE FROM matchmaker.proposals WHERE queue OPERATOR(pg_catalog.=) $1",
 							   1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE) ||
+		(mm_table_exists("queue_buckets") &&
+		 SPI_execute_with_args("DELETE FROM matchmaker.queue_buckets WHERE queue OPERATOR(pg_catalog.=) $1",
+							   1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE) ||
 		SPI_execute_with_args("DELETE FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not drop queue \"%s\"", name);

@@ -31,6 +31,10 @@ typedef struct MMQueueSlot
 	int			running;		/* the worker running it, -1 when none */
 	bool		woken;			/* an enqueue or cancel asked for a run */
 	bool		seen;			/* still in matchmaker.queues (during a refresh) */
+	/* the last run, for matchmaker.queue_stats (stats.c) */
+	TimestampTz last_start;		/* when it began (0: never) */
+	double		last_ms;		/* how long it took */
+	double		last_lag_ms;	/* how late it began after its timer was due */
 } MMQueueSlot;
 
 /* One worker process of a database. */
@@ -71,5 +75,8 @@ extern MMShared *mm_shared;
 extern uint32 mm_wake_bit(const char *queue);
 extern MMQueueSlot *mm_db_queues(int d);
 extern void mm_wake_workers(MMDatabase *db);
+
+/* stats.c: keep a finished run's start, duration and lag in its slot. */
+extern void mm_stats_run(MMQueueSlot *slot, TimestampTz started, double ms, double lag_ms);
 
 #endif							/* MATCHMAKER_SCHEDULE_H */

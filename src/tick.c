@@ -1640,6 +1640,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	write_matches(queue, now, &pool, &res, &filter_dict);
 	write_expired(queue, now, &pool, &res);
 	write_invalid(queue, now, &invalid);
+	mm_stats_record(queue, now, &pool, &res);
 	if (queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT)
 		write_groups(queue, now, &pool);
 	/* the decisions above used the queue's settings; a tuning changes the next tick's */

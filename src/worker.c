@@ -44,6 +44,7 @@ typedef struct ClaimedQueue
 	char		name[NAMEDATALEN];
 	double		tick;
 	TimestampTz last_run;
+	double		lag_ms;			/* how late after its timer's due time it was claimed */
 } ClaimedQueue;
 
 static MMDatabase *my_db = NULL;
@@ -301,6 +302,9 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 		MMQueueSlot *q = &my_queues[best];
 
 		q->running = my_index;
+		/* claimed late for its timer (a wake-up or a first run is not late) */
+		claim->lag_ms = !q->woken && q->next_run > 0 && now > q->next_run
+			? (double) (now - q->next_run) / 1000.0 : 0.0;
 		q->woken = false;
 		/* arrivals from here on count for the next run (some also for this one: early, not late) */
 		q->arrivals_base = pg_atomic_read_u32(&my_db->arrivals[mm_wake_bit(q->name)]);
@@ -327,6 +331,7 @@ unclaim_queue(const ClaimedQueue *claim, const MMQueueSlot *outcome)
 		q->next_run = outcome->next_run;
 		q->failed_until = outcome->failed_until;
 		q->need_arrivals = outcome->need_arrivals;
+		mm_stats_run(q, outcome->last_start, outcome->last_ms, outcome->last_lag_ms);
 		q->running = -1;
 	}
 	my_db->workers[my_index].busy = false;
@@ -418,6 +423,9 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 		outcome.failed_until = outcome.next_run;
 	}
 	PG_END_TRY();
+	outcome.last_start = now;
+	outcome.last_ms = (double) (GetCurrentTimestamp() - now) / 1000.0;
+	outcome.last_lag_ms = claim->lag_ms;
 	unclaim_queue(claim, &outcome);
 	pgstat_report_stat(false);
 }

@@ -76,6 +76,12 @@ ok(!$node->log_contains('ERROR'), 'no error while the extension is absent');
 create_duel();
 ok(matched_count_reaches(2), 'worker matched the two tickets by itself');
 check_matches('after the first match');
+# queue_stats shows the match and the worker's last tick of the queue
+ok($node->poll_query_until('postgres', q{
+	SELECT matches_1m = 1 AND players_1m = 2 AND last_tick IS NOT NULL AND last_tick <= now()
+	       AND last_tick_ms >= 0 AND lag_ms >= 0 AND next_tick > last_tick
+	FROM matchmaker.queue_stats WHERE queue = 'duel'}),
+	'queue_stats shows the match and the worker\'s last tick');
 
 # 3. A failing queue is logged with its name and does not stop another.
 $node->safe_psql('postgres', q{

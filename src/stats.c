@@ -1,0 +1,310 @@
+/*
+ * stats.c
+ *		What matchmaker.queue_stats reads: per queue and 10-second bucket,
+ *		what the ticks decided (matchmaker.queue_buckets, written by the
+ *		tick that decided it), and the workers' last run of each queue
+ *		(shared memory).
+ *
+ * A tick that matched or expired tickets adds its counts to the bucket
+ * of its time with one upsert, and deletes the queue's buckets older than
+ * MM_STATS_KEEP seconds; a tick that decided nothing writes nothing.  The
+ * waits of the matched players go into a histogram of MM_WAIT_BUCKETS
+ * logarithmic buckets (four per doubling from 0.1 s), from which
+ * wait_quantile reads percentiles to within 19 % (a bucket spans a
+ * factor of 2^(1/4)).  So queue_stats reads at
+ * most MM_STATS_KEEP / 10 rows per queue, however long the history.
+ */
+#include "matchmaker.h"
+#include "schedule.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+/* Seconds of a bucket, and how long a queue's buckets are kept. */
+#define MM_STATS_BUCKET		10
+#define MM_STATS_KEEP		(2 * 3600)
+
+/* Waits: bucket 0 below 0.1 s, then four per doubling, the last open-ended. */
+#define MM_WAIT_BUCKETS		116
+#define MM_WAIT_FIRST		0.1
+#define MM_WAIT_STEPS		4.0
+
+PG_FUNCTION_INFO_V1(mm_wait_quantile);
+PG_FUNCTION_INFO_V1(mm_worker_queues);
+PG_FUNCTION_INFO_V1(mm_waits_add);
+
+/* The histogram bucket of a wait of seconds. */
+static int
+wait_bucket(double seconds)
+{
+	double		b;
+
+	if (!(seconds >= MM_WAIT_FIRST))
+		return 0;
+	b = floor(log2(seconds / MM_WAIT_FIRST) * MM_WAIT_STEPS) + 1;
+	return b >= MM_WAIT_BUCKETS - 1 ? MM_WAIT_BUCKETS - 1 : (int) b;
+}
+
+/* The lower bound of bucket b (seconds); 0 for the first. */
+static double
+bucket_low(int b)
+{
+	return b == 0 ? 0.0 : MM_WAIT_FIRST * pow(2.0, (b - 1) / MM_WAIT_STEPS);
+}
+
+/* Whether the installed schema keeps statistics (0.3.0 on). */
+static bool
+stats_available(void)
+{
+	return mm_table_exists("queue_buckets");
+}
+
+/*
+ * Add what a tick decided at now (res over pool: matches, expiries) to the
+ * queue's bucket, and drop its buckets older than MM_STATS_KEEP.
+ */
+void
+mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const MMResult *res)
+{
+	static SPIPlanPtr add_plan;
+	static SPIPlanPtr trim_plan;
+	Oid			argtypes[8] = {TEXTOID, TIMESTAMPTZOID, INT8OID, INT8OID, INT8OID, INT8OID,
+	FLOAT8OID, INT8ARRAYOID};
+	Datum		values[8];
+	Datum		waits[MM_WAIT_BUCKETS];
+	int64		hist[MM_WAIT_BUCKETS] = {0};
+	int64		players = 0;
+	int64		bot_games = 0;
+	double		cost = 0;
+	TimestampTz bucket;
+
+	if (res->nmatches == 0 && res->nexpired == 0)
+		return;
+	if (!stats_available())
+		return;
+	for (int j = 0; j < res->nmatches; j++)
+	{
+		const MMMatch *m = &res->matches[j];
+
+		players += m->nmembers;
+		bot_games += m->bots > 0;
+		cost += m->cost.total;
+		for (int i = 0; i < m->nmembers; i++)
+			hist[wait_bucket(-pool->tickets[res->members[m->first + i]].arrival)]++;
+	}
+	for (int b = 0; b < MM_WAIT_BUCKETS; b++)
+		waits[b] = Int64GetDatum(hist[b]);
+
+	bucket = now - (now % ((TimestampTz) MM_STATS_BUCKET * USECS_PER_SEC));
+	if (now < 0 && now % ((TimestampTz) MM_STATS_BUCKET * USECS_PER_SEC) != 0)
+		bucket -= (TimestampTz) MM_STATS_BUCKET * USECS_PER_SEC;
+
+	mm_keep_plan(&add_plan,
+				 "INSERT INTO matchmaker.queue_buckets AS s "
+				 "(queue, bucket_start, matches, players, bot_games, expired, cost, waits) "
+				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+				 "ON CONFLICT (queue, bucket_start) DO UPDATE SET "
+				 "matches = s.matches OPERATOR(pg_catalog.+) excluded.matches, "
+				 "players = s.players OPERATOR(pg_catalog.+) excluded.players, "
+				 "bot_games = s.bot_games OPERATOR(pg_catalog.+) excluded.bot_games, "
+				 "expired = s.expired OPERATOR(pg_catalog.+) excluded.expired, "
+				 "cost = s.cost OPERATOR(pg_catalog.+) excluded.cost, "
+				 "waits = ARRAY(SELECT a OPERATOR(pg_catalog.+) b "
+				 "FROM ROWS FROM (pg_catalog.unnest(s.waits), pg_catalog.unnest(excluded.waits)) AS u(a, b))",
+				 8, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(bucket);
+	values[2] = Int64GetDatum(res->nmatches);
+	values[3] = Int64GetDatum(players);
+	values[4] = Int64GetDatum(bot_games);
+	values[5] = Int64GetDatum(res->nexpired);
+	values[6] = Float8GetDatum(cost);
+	values[7] = PointerGetDatum(construct_array(waits, MM_WAIT_BUCKETS, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	if (SPI_execute_plan(add_plan, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the queue's statistics");
+
+	mm_keep_plan(&trim_plan,
+				 "DELETE FROM matchmaker.queue_buckets WHERE queue OPERATOR(pg_catalog.=) $1 "
+				 "AND bucket_start OPERATOR(pg_catalog.<) $2",
+				 2, argtypes);
+	values[1] = TimestampTzGetDatum(bucket - (TimestampTz) MM_STATS_KEEP * USECS_PER_SEC);
+	if (SPI_execute_plan(trim_plan, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not trim the queue's statistics");
+}
+
+/*
+ * matchmaker.wait_quantile(waits bigint[], q float8): the wait (seconds)
+ * below which a fraction q of a waits histogram lies, interpolated within
+ * its bucket on a logarithmic scale; NULL for an empty histogram.
+ */
+Datum
+mm_wait_quantile(PG_FUNCTION_ARGS)
+{
+	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(0);
+	double		q = PG_GETARG_FLOAT8(1);
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	double		total = 0;
+	double		below = 0;
+
+	if (!(q >= 0 && q <= 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("quantile %g is not between 0 and 1", q),
+				 errhint("Ask for 0.5 for the median, 0.95 for the 95th percentile.")));
+	if (ARR_ELEMTYPE(a) != INT8OID || ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a waits histogram is a one-dimensional bigint array")));
+	deconstruct_array(a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &n);
+	if (n > MM_WAIT_BUCKETS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a waits histogram has at most %d buckets, not %d", MM_WAIT_BUCKETS, n)));
+	for (int b = 0; b < n; b++)
+	{
+		if (nulls[b] || DatumGetInt64(elems[b]) < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a waits histogram cannot count null or negative numbers")));
+		total += (double) DatumGetInt64(elems[b]);
+	}
+	if (total <= 0)
+		PG_RETURN_NULL();
+	for (int b = 0; b < n; b++)
+	{
+		double		c = (double) DatumGetInt64(elems[b]);
+
+		if (c > 0 && below + c >= q * total)
+		{
+			double		f = (q * total - below) / c;
+
+			/* the first bucket is linear from 0; the last is taken as one step wide */
+			if (b == 0)
+				PG_RETURN_FLOAT8(f * MM_WAIT_FIRST);
+			PG_RETURN_FLOAT8(bucket_low(b) * pow(2.0, f / MM_WAIT_STEPS));
+		}
+		below += c;
+	}
+	PG_RETURN_FLOAT8(bucket_low(n - 1));
+}
+
+/* The run a worker just finished, kept in the queue's schedule slot. */
+void
+mm_stats_run(MMQueueSlot *slot, TimestampTz started, double ms, double lag_ms)
+{
+	slot->last_start = started;
+	slot->last_ms = ms;
+	slot->last_lag_ms = lag_ms;
+}
+
+/*
+ * matchmaker.worker_queues(): for each queue in this database's schedule,
+ * when the worker last started its tick, how long it took (ms), how late
+ * it started after the time it was due (ms; 0 for a run asked for by an
+ * enqueue), and when it is due next.  No rows unless the library is
+ * preloaded and this database is in matchmaker.database.
+ */
+Datum
+mm_worker_queues(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (mm_shared == NULL)
+		PG_RETURN_VOID();
+	for (int d = 0; d < mm_shared->ndatabases; d++)
+	{
+		MMDatabase *db = &mm_shared->dbs[d];
+		MMQueueSlot *slots;
+
+		if (db->dboid != MyDatabaseId)
+			continue;
+		slots = mm_db_queues(d);
+		LWLockAcquire(db->lock, LW_SHARED);
+		for (int i = 0; i < mm_max_queues; i++)
+		{
+			MMQueueSlot *q = &slots[i];
+			Datum		values[5];
+			bool		nulls[5] = {false, false, false, false, false};
+
+			if (q->name[0] == '\0')
+				continue;
+			values[0] = CStringGetTextDatum(q->name);
+			values[1] = TimestampTzGetDatum(q->last_start);
+			nulls[1] = q->last_start == 0;
+			values[2] = Float8GetDatum(q->last_ms);
+			nulls[2] = q->last_start == 0;
+			values[3] = Float8GetDatum(q->last_lag_ms);
+			nulls[3] = q->last_start == 0;
+			values[4] = TimestampTzGetDatum(q->next_run);
+			nulls[4] = q->next_run == 0;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		LWLockRelease(db->lock);
+	}
+	PG_RETURN_VOID();
+}
+
+/*
+ * matchmaker.waits_add(a bigint[], b bigint[]): two waits histograms added
+ * bucket by bucket (the step of the aggregate waits_sum); a null side is
+ * the other.
+ */
+Datum
+mm_waits_add(PG_FUNCTION_ARGS)
+{
+	Datum		sum[MM_WAIT_BUCKETS];
+	int			n = 0;
+
+	for (int side = 0; side < 2; side++)
+	{
+		ArrayType  *a;
+		Datum	   *elems;
+		bool	   *nulls;
+		int			m;
+
+		if (PG_ARGISNULL(side))
+			continue;
+		a = PG_GETARG_ARRAYTYPE_P(side);
+		if (ARR_ELEMTYPE(a) != INT8OID || ARR_NDIM(a) > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a waits histogram is a one-dimensional bigint array")));
+		deconstruct_array(a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &m);
+		if (m > MM_WAIT_BUCKETS)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a waits histogram has at most %d buckets, not %d", MM_WAIT_BUCKETS, m)));
+		for (int b = n; b < m; b++)
+			sum[b] = Int64GetDatum(0);
+		n = Max(n, m);
+		for (int b = 0; b < m; b++)
+		{
+			int64		r;
+
+			if (nulls[b])
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("a waits histogram cannot count null")));
+			if (pg_add_s64_overflow(DatumGetInt64(sum[b]), DatumGetInt64(elems[b]), &r))
+				ereport(ERROR,
+						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						 errmsg("waits histogram count out of range")));
+			sum[b] = Int64GetDatum(r);
+		}
+	}
+	if (PG_ARGISNULL(0) && PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	PG_RETURN_ARRAYTYPE_P(construct_array(sum, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
