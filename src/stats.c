@@ -142,6 +142,33 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 }
 
 /*
+ * The counts of a waits histogram (at most MM_WAIT_BUCKETS, none null or
+ * negative) into elems; returns how many.
+ */
+static int
+histogram_counts(ArrayType *a, Datum **elems)
+{
+	bool	   *nulls;
+	int			n;
+
+	if (ARR_ELEMTYPE(a) != INT8OID || ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a waits histogram is a one-dimensional bigint array")));
+	deconstruct_array(a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, elems, &nulls, &n);
+	if (n > MM_WAIT_BUCKETS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a waits histogram has at most %d buckets, not %d", MM_WAIT_BUCKETS, n)));
+	for (int b = 0; b < n; b++)
+		if (nulls[b] || DatumGetInt64((*elems)[b]) < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a waits histogram cannot count null or negative numbers")));
+	return n;
+}
+
+/*
  * matchmaker.wait_quantile(waits bigint[], q float8): the wait (seconds)
  * below which a fraction q of a waits histogram lies, interpolated within
  * its bucket on a logarithmic scale; NULL for an empty histogram.
@@ -152,7 +179,6 @@ mm_wait_quantile(PG_FUNCTION_ARGS)
 	ArrayType  *a = PG_GETARG_ARRAYTYPE_P(0);
 	double		q = PG_GETARG_FLOAT8(1);
 	Datum	   *elems;
-	bool	   *nulls;
 	int			n;
 	double		total = 0;
 	double		below = 0;
@@ -162,23 +188,9 @@ mm_wait_quantile(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("quantile %g is not between 0 and 1", q),
 				 errhint("Ask for 0.5 for the median, 0.95 for the 95th percentile.")));
-	if (ARR_ELEMTYPE(a) != INT8OID || ARR_NDIM(a) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a waits histogram is a one-dimensional bigint array")));
-	deconstruct_array(a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &n);
-	if (n > MM_WAIT_BUCKETS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a waits histogram has at most %d buckets, not %d", MM_WAIT_BUCKETS, n)));
+	n = histogram_counts(a, &elems);
 	for (int b = 0; b < n; b++)
-	{
-		if (nulls[b] || DatumGetInt64(elems[b]) < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a waits histogram cannot count null or negative numbers")));
 		total += (double) DatumGetInt64(elems[b]);
-	}
 	if (total <= 0)
 		PG_RETURN_NULL();
 	for (int b = 0; b < n; b++)
@@ -269,23 +281,12 @@ mm_waits_add(PG_FUNCTION_ARGS)
 
 	for (int side = 0; side < 2; side++)
 	{
-		ArrayType  *a;
 		Datum	   *elems;
-		bool	   *nulls;
 		int			m;
 
 		if (PG_ARGISNULL(side))
 			continue;
-		a = PG_GETARG_ARRAYTYPE_P(side);
-		if (ARR_ELEMTYPE(a) != INT8OID || ARR_NDIM(a) > 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a waits histogram is a one-dimensional bigint array")));
-		deconstruct_array(a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &elems, &nulls, &m);
-		if (m > MM_WAIT_BUCKETS)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("a waits histogram has at most %d buckets, not %d", MM_WAIT_BUCKETS, m)));
+		m = histogram_counts(PG_GETARG_ARRAYTYPE_P(side), &elems);
 		for (int b = n; b < m; b++)
 			sum[b] = Int64GetDatum(0);
 		n = Max(n, m);
@@ -293,10 +294,6 @@ mm_waits_add(PG_FUNCTION_ARGS)
 		{
 			int64		r;
 
-			if (nulls[b])
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("a waits histogram cannot count null")));
 			if (pg_add_s64_overflow(DatumGetInt64(sum[b]), DatumGetInt64(elems[b]), &r))
 				ereport(ERROR,
 						(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
