@@ -182,5 +182,15 @@ SELECT round(s.cost::numeric, 9) = round((
                    format('SELECT id, rating, arrival FROM fstream WHERE attrs->>%L = %L', 'mode', m)) x)::numeric, 9)
        AS same_as_a_queue_per_mode
 FROM matchmaker.simulate_summary('auto_modes', 'SELECT id, rating, arrival, attrs FROM fstream') s;
+-- A tick measures the own rate of at most 256 combinations (those with the
+-- most waiting tickets; the others use the queue's): 300 modes of two
+-- equal players each are all matched, none across modes.
+SELECT count(matchmaker.enqueue('auto_modes', 'm' || i || '_' || j, 0.5, jsonb_build_object('mode', 'm' || i)))
+FROM generate_series(1, 300) i, generate_series(1, 2) j;
+SELECT matchmaker.tick('auto_modes') AS made;
+SELECT count(*) FILTER (WHERE state = 'matched') AS matched,
+       (SELECT count(*) FROM (SELECT match_id FROM matchmaker.tickets WHERE queue = 'auto_modes'
+                              GROUP BY match_id HAVING count(DISTINCT attributes->>'mode') > 1) m) AS mixed
+FROM matchmaker.tickets WHERE queue = 'auto_modes';
 DROP FUNCTION f_replay(text), f_compare(text), f_next_due(text);
 DROP TABLE fstream;

@@ -49,6 +49,9 @@
 PG_FUNCTION_INFO_V1(mm_tick);
 
 /* Rows fetched per round trip when loading waiting tickets. */
+/* Most keys (equal filters) whose own arrival rate an auto tick measures. */
+#define MM_KEY_RATES_MAX	256
+
 #define MM_FETCH_BATCH	10000
 
 /* Steps a tick runs at most when tickets it decided on could not be locked. */
@@ -707,12 +710,49 @@ measure_recent_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
 	return rate;
 }
 
+/* Keys measured first: more waiting tickets first, then lower keys. */
+static int
+waiting_desc_cmp(const void *a, const void *b, void *arg)
+{
+	const int  *waiting = arg;
+	int			x = *(const int *) a;
+	int			y = *(const int *) b;
+
+	if (waiting[x] != waiting[y])
+		return waiting[y] - waiting[x];
+	return (x > y) - (x < y);
+}
+
+/*
+ * The pool's keys, those with the most waiting tickets first: measure_key_rates
+ * measures the first MM_KEY_RATES_MAX.
+ */
+static int *
+measured_keys(const MMPool *pool, const MMFilterDict *dict)
+{
+	int		   *sel = palloc(sizeof(int) * dict->n);
+	int		   *waiting = palloc0(sizeof(int) * dict->n);
+
+	for (int k = 0; k < dict->n; k++)
+		sel[k] = k;
+	if (dict->n > MM_KEY_RATES_MAX)
+	{
+		for (int i = 0; i < pool->ntickets; i++)
+			waiting[pool->key[pool->tickets[i].crow]]++;
+		qsort_arg(sel, dict->n, sizeof(int), waiting_desc_cmp, waiting);
+	}
+	pfree(waiting);
+	return sel;
+}
+
 /*
  * With equal filters, auto's rate of each key (pool->key_rate): as
  * measure_recent_rate, over the latest MM_RATE_ARRIVALS arrivals of the
  * key, read from its waiting tickets and the players of the key's last
  * MM_RATE_ARRIVALS matches (matches.filters, an index scan per key), so a
- * sub-pool is matched as a queue of its own would be.
+ * sub-pool is matched as a queue of its own would be.  At most
+ * MM_KEY_RATES_MAX keys are measured (an index scan each), those with the
+ * most waiting tickets; the others use the queue's rate.
  */
 static void
 measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterDict *dict)
@@ -725,6 +765,8 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	double	   *times;
 	double	   *rate = palloc(sizeof(double) * dict->n);
 	int			total;
+	int		   *sel = measured_keys(pool, dict);
+	int			nsel = Min(dict->n, MM_KEY_RATES_MAX);
 
 	mm_keep_plan(&plan,
 				 "SELECT k.i::pg_catalog.int4, x.enqueued_at "
@@ -737,10 +779,10 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 				 "ORDER BY m.created_at DESC LIMIT $4)) "
 				 "ORDER BY t.enqueued_at DESC LIMIT $4) x",
 				 4, argtypes);
-	for (int k = 0; k < dict->n; k++)
-		keys[k] = CStringGetTextDatum(mm_filter_json(queue, dict->values[k], dict->lens[k]));
+	for (int j = 0; j < nsel; j++)
+		keys[j] = CStringGetTextDatum(mm_filter_json(queue, dict->values[sel[j]], dict->lens[sel[j]]));
 	values[0] = CStringGetTextDatum(queue->name);
-	values[1] = PointerGetDatum(construct_array(keys, dict->n, TEXTOID, -1, false, TYPALIGN_INT));
+	values[1] = PointerGetDatum(construct_array(keys, nsel, TEXTOID, -1, false, TYPALIGN_INT));
 	values[2] = TimestampTzGetDatum(now);
 	values[3] = Int32GetDatum(MM_RATE_ARRIVALS);
 	if (SPI_execute_plan(plan, values, NULL, true, 0) != SPI_OK_SELECT)
@@ -750,7 +792,7 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		bool		isnull;
-		int32		k = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull)) - 1;
+		int32		k = sel[DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull)) - 1];
 
 		count[k + 1]++;
 	}
@@ -769,7 +811,7 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 		{
 			bool		isnull;
 			HeapTuple	tup = SPI_tuptable->vals[r];
-			int32		k = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)) - 1;
+			int32		k = sel[DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)) - 1];
 			Datum		d = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull);
 
 			times[at[k]++] = seconds_since(DatumGetTimestampTz(d), now);
@@ -790,12 +832,16 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 		keep = Min(n, MM_RATE_ARRIVALS);
 		rate[k] = mm_arrival_rate(kt + (n - keep), keep);
 	}
+	/* the keys not measured use the queue's rate (mm_key_config) */
+	for (int j = nsel; j < dict->n; j++)
+		rate[sel[j]] = -1;
 	SPI_freetuptable(SPI_tuptable);
 	pool->key_rate = rate;
 	pool->nkey_rates = dict->n;
 	pfree(times);
 	pfree(count);
 	pfree(keys);
+	pfree(sel);
 }
 
 /*
