@@ -160,6 +160,14 @@ def main():
                    FROM matchmaker.matches GROUP BY queue ORDER BY queue""")
     for queue, games, mean_cost, bots in cur.fetchall():
         print(f"== {queue}: {games} games, mean cost {mean_cost} (Schlup eq. 1), {bots} computer players")
+    # What an operator watches (doc/reference.md, Operating).
+    cur.execute("""SELECT queue, matches_1m, players_1m, round(p50_wait::numeric, 2), round(p95_wait::numeric, 2),
+                          round(bot_share::numeric, 2), round(last_tick_ms::numeric, 2), round(lag_ms::numeric, 2)
+                   FROM matchmaker.queue_stats ORDER BY queue""")
+    print("== matchmaker.queue_stats: queue, matches and players in the last minute, p50 and p95 wait (s), "
+          "share of games with computer players, the worker's last tick (ms) and its lag (ms)")
+    for row in cur.fetchall():
+        print("== " + " | ".join(str(v) for v in row))
 
 
 if __name__ == "__main__":
