@@ -10,7 +10,8 @@ PG_MAJOR=15
 : "${PG_CONFIG:=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config}"
 PGBIN=$("$PG_CONFIG" --bindir)
 MM_PACKAGES="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
-make gcc libc6-dev libipc-run-perl python3 python3-psycopg2 valgrind pgbouncer"
+make gcc libc6-dev libipc-run-perl python3 python3-psycopg2 valgrind pgbouncer \
+prometheus-postgres-exporter"
 
 # Run a command as root: directly when we are root, else through sudo.
 mm_as_root() {
