@@ -419,3 +419,19 @@ REVOKE ALL ON FUNCTION matchmaker.waits_add(bigint[], bigint[]), matchmaker.wait
 GRANT EXECUTE ON FUNCTION matchmaker.waits_add(bigint[], bigint[]), matchmaker.waits_sum(bigint[]),
     matchmaker.wait_quantile(bigint[], float8), matchmaker.worker_queues() TO matchmaker_admin;
 GRANT SELECT ON matchmaker.queue_buckets, matchmaker.queue_stats TO matchmaker_admin;
+
+-- Retention (retention.c): the workers remove ended rows older than
+-- matchmaker.retention; purge() does it by hand.  These indexes let each
+-- batch take the oldest rows of a queue without a scan.
+CREATE INDEX tickets_ended ON matchmaker.tickets (queue, ended_at)
+    WHERE match_id IS NULL AND state IN ('cancelled', 'expired', 'invalid');
+CREATE INDEX proposals_dissolved ON matchmaker.proposals (queue, ended_at) WHERE state = 'dissolved';
+
+CREATE FUNCTION matchmaker.purge(queue text, before timestamptz, max_rows integer DEFAULT 1000)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'mm_purge_sql'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.purge IS 'Remove a queue''s matches (with their tickets), dissolved proposals and unmatched ended tickets from before a time, at most max_rows of each kind; returns the rows removed. The workers do it under matchmaker.retention.';
+
+REVOKE ALL ON FUNCTION matchmaker.purge(text, timestamptz, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION matchmaker.purge(text, timestamptz, integer) TO matchmaker_admin;

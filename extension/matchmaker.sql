@@ -595,6 +595,19 @@ CROSS JOIN LATERAL (
 LEFT JOIN matchmaker.worker_queues() s ON s.queue OPERATOR(pg_catalog.=) q.name;
 COMMENT ON VIEW matchmaker.queue_stats IS 'Per queue: waiting tickets and the oldest wait (s); matches and players in the last minute and hour; p50 and p95 wait (s), share of games with computer players, expiries and mean cost over the last hour; the worker''s last tick, its duration, its lag and the next (see doc/reference.md, Operating).';
 
+-- Retention (retention.c): the workers remove ended rows older than
+-- matchmaker.retention; purge() does it by hand.  These indexes let each
+-- batch take the oldest rows of a queue without a scan.
+CREATE INDEX tickets_ended ON matchmaker.tickets (queue, ended_at)
+    WHERE match_id IS NULL AND state IN ('cancelled', 'expired', 'invalid');
+CREATE INDEX proposals_dissolved ON matchmaker.proposals (queue, ended_at) WHERE state = 'dissolved';
+
+CREATE FUNCTION matchmaker.purge(queue text, before timestamptz, max_rows integer DEFAULT 1000)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'mm_purge_sql'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION matchmaker.purge IS 'Remove a queue''s matches (with their tickets), dissolved proposals and unmatched ended tickets from before a time, at most max_rows of each kind; returns the rows removed. The workers do it under matchmaker.retention.';
+
 -- ---------------------------------------------------------------------
 -- Privileges.  PUBLIC gets nothing.  matchmaker_client (game backends):
 -- enqueue, cancel and read its own tickets.  matchmaker_admin (operators):
@@ -662,6 +675,7 @@ GRANT EXECUTE ON FUNCTION
     matchmaker.waits_sum(bigint[]),
     matchmaker.wait_quantile(bigint[], float8),
     matchmaker.worker_queues(),
+    matchmaker.purge(text, timestamptz, integer),
     matchmaker.backfill(bigint, integer, integer, interval),
     matchmaker.cancel_backfill(bigint),
     matchmaker.ticket_status(bigint)

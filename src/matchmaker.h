@@ -131,6 +131,7 @@ extern void mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKM
 /* settings.c */
 extern char *mm_database;
 extern int	mm_naptime;
+extern int	mm_retention;
 extern bool mm_enabled;
 extern char *mm_test_hold_tick;
 extern int	mm_workers_per_database;
@@ -213,6 +214,9 @@ extern char *mm_filter_names(const MMQueue *queue);
 extern int32 *mm_filter_number(char **values, int *lens, int n, MMFilterDict *dict);
 extern int32 mm_filter_find(const MMFilterDict *dict, const char *value, int len);
 extern char *mm_filter_json(const MMQueue *queue, const char *value, int len);
+
+/* retention.c: remove at most max_rows ended rows of queue from before before. */
+extern int64 mm_purge(const char *queue, TimestampTz before, int max_rows);
 
 /* stats.c: add a tick's matches and expiries to the queue's statistics. */
 extern void mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool,

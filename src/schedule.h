@@ -35,6 +35,7 @@ typedef struct MMQueueSlot
 	TimestampTz last_start;		/* when it began (0: never) */
 	double		last_ms;		/* how long it took */
 	double		last_lag_ms;	/* how late it began after its timer was due */
+	TimestampTz purge_at;		/* when its ended rows are next removed (retention.c) */
 } MMQueueSlot;
 
 /* One worker process of a database. */

@@ -12,6 +12,7 @@
 #include "utils/guc.h"
 
 char	   *mm_database = NULL;
+int			mm_retention = 7 * 24 * 3600;
 int			mm_naptime = 1000;
 bool		mm_enabled = true;
 char	   *mm_test_hold_tick = NULL;
@@ -56,6 +57,11 @@ mm_settings_init(void)
 							"Each queue also runs when its tick interval is due and when a ticket arrives or leaves.",
 							&mm_naptime, 1000, 10, 3600 * 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("matchmaker.retention",
+							"How long ended tickets and matches are kept before the workers remove them.",
+							"0 keeps them forever.  Removed in batches of at most 1000 rows per queue and transaction.",
+							&mm_retention, 7 * 24 * 3600, 0, INT_MAX,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomBoolVariable("matchmaker.enabled",
 							 "Whether the background worker runs queues.",
 							 NULL, &mm_enabled, true,

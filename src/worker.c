@@ -36,6 +36,8 @@
 PGDLLEXPORT void mm_worker_main(Datum main_arg);
 
 #define MM_FAILURE_BACKOFF	10.0	/* seconds before a failed queue runs again */
+#define MM_PURGE_EVERY		10		/* seconds between removals of a queue's old rows */
+#define MM_PURGE_BATCH		1000	/* most rows of each kind one removal takes */
 
 /* What a worker takes from the schedule to run a queue. */
 typedef struct ClaimedQueue
@@ -45,6 +47,7 @@ typedef struct ClaimedQueue
 	double		tick;
 	TimestampTz last_run;
 	double		lag_ms;			/* how late after its timer's due time it was claimed */
+	TimestampTz purge_at;		/* when its ended rows are due for removal */
 } ClaimedQueue;
 
 static MMDatabase *my_db = NULL;
@@ -312,6 +315,7 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 		strlcpy(claim->name, q->name, NAMEDATALEN);
 		claim->tick = q->tick;
 		claim->last_run = q->last_run;
+		claim->purge_at = q->purge_at;
 		my_db->workers[my_index].busy = true;
 	}
 	LWLockRelease(my_db->lock);
@@ -332,10 +336,58 @@ unclaim_queue(const ClaimedQueue *claim, const MMQueueSlot *outcome)
 		q->failed_until = outcome->failed_until;
 		q->need_arrivals = outcome->need_arrivals;
 		mm_stats_run(q, outcome->last_start, outcome->last_ms, outcome->last_lag_ms);
+		q->purge_at = outcome->purge_at;
 		q->running = -1;
 	}
 	my_db->workers[my_index].busy = false;
 	LWLockRelease(my_db->lock);
+}
+
+/*
+ * Remove the queue's ended rows older than matchmaker.retention, at most
+ * MM_PURGE_BATCH of each kind, in a transaction of its own; returns when
+ * to do it again: at once while there is more, else MM_PURGE_EVERY
+ * seconds on.  A failure is logged and does not stop the queue.
+ */
+static TimestampTz
+purge_claimed(const ClaimedQueue *claim, MemoryContext loopcxt)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	TimestampTz next = now + (TimestampTz) MM_PURGE_EVERY * USECS_PER_SEC;
+
+	PG_TRY();
+	{
+		int64		removed;
+
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		SPI_connect();
+		removed = mm_purge(claim->name, now - (TimestampTz) mm_retention * USECS_PER_SEC,
+						   MM_PURGE_BATCH);
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+		if (removed >= MM_PURGE_BATCH)
+			next = now;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(loopcxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		if (my_db->stop)
+			proc_exit(0);
+		ereport(WARNING,
+				(errmsg("matchmaker: removing old rows of queue \"%s\" failed: %s", claim->name, edata->message),
+				 errhint("The worker tries again in %d seconds; matching goes on.", MM_PURGE_EVERY)));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	return next;
 }
 
 /*
@@ -426,6 +478,10 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 	outcome.last_start = now;
 	outcome.last_ms = (double) (GetCurrentTimestamp() - now) / 1000.0;
 	outcome.last_lag_ms = claim->lag_ms;
+	/* then, now and then, its old rows (not counted in the tick's time) */
+	outcome.purge_at = claim->purge_at;
+	if (mm_retention > 0 && GetCurrentTimestamp() >= claim->purge_at)
+		outcome.purge_at = purge_claimed(claim, loopcxt);
 	unclaim_queue(claim, &outcome);
 	pgstat_report_stat(false);
 }

@@ -1,0 +1,64 @@
+# Retention with the worker: with matchmaker.retention set (a reload), the
+# worker removes each queue's ended rows older than it by itself, in
+# batches of 1000, while matching goes on; recent rows stay and check()
+# holds throughout.  0 keeps everything.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('retention');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'matchmaker'
+matchmaker.database = 'postgres'
+matchmaker.naptime = '200ms'
+matchmaker.retention = 0
+matchmaker.enabled = off
+});
+$node->start;
+$node->safe_psql('postgres', q{
+	CREATE EXTENSION matchmaker;
+	SELECT matchmaker.create_queue('duel', algorithm => 'greedy', max_wait => '1 hour', tick => '200 ms');
+});
+
+sub sql { return $node->safe_psql('postgres', $_[0]); }
+
+# 2,500 old matches (5,000 tickets), made by a tick a day ago, and 300
+# cancelled tickets that ended a day ago
+sql(q{
+	SELECT count(matchmaker.enqueue('duel', 'old' || i, (i / 2) / 2500.0)) FROM generate_series(0, 4999) i;
+	UPDATE matchmaker.tickets SET enqueued_at = now() - interval '1 day 1 second';
+	SELECT matchmaker.tick('duel', now() - interval '1 day');
+	SELECT count(matchmaker.cancel(matchmaker.enqueue('duel', 'gone' || i, 0.5))) FROM generate_series(1, 300) i;
+	UPDATE matchmaker.tickets SET ended_at = now() - interval '1 day' WHERE state = 'cancelled';
+});
+is(sql("SELECT count(*) FROM matchmaker.matches"), '2500', '2,500 old matches');
+# the worker runs with retention 0: it matches, and keeps everything
+$node->append_conf('postgresql.conf', "matchmaker.enabled = on");
+$node->reload;
+sql("SELECT matchmaker.enqueue('duel', 'kept_a', 0.5), matchmaker.enqueue('duel', 'kept_b', 0.5)");
+ok($node->poll_query_until('postgres', "SELECT count(*) = 2 FROM matchmaker.tickets WHERE player LIKE 'kept%' AND state = 'matched'"),
+	'the worker matches');
+sleep 1;
+is(sql("SELECT count(*) FROM matchmaker.tickets WHERE player LIKE 'old%' OR player LIKE 'gone%'"), '5300',
+	'retention 0 keeps everything');
+
+# retention one hour: the worker removes the day-old rows by itself (in
+# batches of 1000 of each kind), while a new pair is matched and stays
+$node->append_conf('postgresql.conf', "matchmaker.retention = '1h'");
+$node->reload;
+sql("SELECT matchmaker.enqueue('duel', 'new_a', 0.5), matchmaker.enqueue('duel', 'new_b', 0.5)");
+ok($node->poll_query_until('postgres', "SELECT count(*) = 0 FROM matchmaker.tickets WHERE player LIKE 'old%' OR player LIKE 'gone%'"),
+	'the worker removed the old tickets');
+is(sql("SELECT count(*) FROM matchmaker.matches"), '2', 'only the recent matches are left');
+is(sql("SELECT string_agg(player || ':' || state, ' ' ORDER BY player) FROM matchmaker.tickets"),
+	'kept_a:matched kept_b:matched new_a:matched new_b:matched', 'the recent pairs are matched and kept');
+is(sql('SELECT count(*) FROM matchmaker.check()'), '0', 'matchmaker.check() finds nothing');
+ok(!$node->log_contains('removing old rows'), 'no removal failed');
+
+$node->stop;
+done_testing();
