@@ -44,31 +44,49 @@ int64
 mm_purge(const char *queue, TimestampTz before, int max_rows)
 {
 	static SPIPlanPtr plans[4];
-	Oid			argtypes[3] = {TEXTOID, TIMESTAMPTZOID, INT4OID};
-	Datum		values[3];
+	static SPIPlanPtr lock_plan;
+	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, INT4OID, INT8ARRAYOID};
+	Datum		values[4];
 	int64		removed = 0;
+	int64	   *locked;
+	int			nlocked;
 
 	if (!mm_table_exists("queue_buckets"))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("removing old rows needs version 0.3.0 of the extension's tables"),
 				 errhint("Run ALTER EXTENSION matchmaker UPDATE.")));
-	/* matches, with their tickets, backfill requests and ready proposals */
-	mm_keep_plan(&plans[0],
-				 "WITH m AS (SELECT x.id FROM matchmaker.matches x "
+	/*
+	 * Matches, with their tickets, backfill requests and ready proposals:
+	 * first lock the oldest without an open request or a recent player
+	 * (skipping those a backfill() holds), then, with a fresh snapshot,
+	 * remove those of them that still have neither.  A backfill() that comes after the lock waits for this
+	 * transaction and then finds the match gone; one that came before it
+	 * has committed its request, which the second statement sees.
+	 */
+	mm_keep_plan(&lock_plan,
+				 "SELECT x.id FROM matchmaker.matches x "
 				 "WHERE x.queue OPERATOR(pg_catalog.=) $1 AND x.created_at OPERATOR(pg_catalog.<) $2 "
 				 "AND NOT EXISTS (SELECT 1 FROM matchmaker.backfills b WHERE b.match_id OPERATOR(pg_catalog.=) x.id "
 				 "AND b.state OPERATOR(pg_catalog.=) 'open') "
 				 "AND NOT EXISTS (SELECT 1 FROM matchmaker.tickets t WHERE t.match_id OPERATOR(pg_catalog.=) x.id "
 				 "AND t.matched_at OPERATOR(pg_catalog.>=) $2) "
-				 "ORDER BY x.created_at LIMIT $3), "
+				 "ORDER BY x.created_at LIMIT $3 FOR UPDATE OF x SKIP LOCKED",
+				 3, argtypes);
+	mm_keep_plan(&plans[0],
+				 "WITH m AS (SELECT x.id FROM matchmaker.matches x "
+				 "WHERE x.id OPERATOR(pg_catalog.=) ANY ($4) "
+				 "AND NOT EXISTS (SELECT 1 FROM matchmaker.backfills b WHERE b.match_id OPERATOR(pg_catalog.=) x.id "
+				 "AND b.state OPERATOR(pg_catalog.=) 'open') "
+				 "AND NOT EXISTS (SELECT 1 FROM matchmaker.tickets t WHERE t.match_id OPERATOR(pg_catalog.=) x.id "
+				 "AND t.matched_at OPERATOR(pg_catalog.>=) $2)), "
 				 "t AS (DELETE FROM matchmaker.tickets WHERE match_id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM m)) RETURNING 1), "
 				 "b AS (DELETE FROM matchmaker.backfills WHERE match_id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM m)) RETURNING 1), "
 				 "p AS (DELETE FROM matchmaker.proposals WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM m)) RETURNING 1), "
 				 "d AS (DELETE FROM matchmaker.matches WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM m)) RETURNING 1) "
 				 "SELECT (SELECT pg_catalog.count(*) FROM t) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM b) "
 				 "OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM p) OPERATOR(pg_catalog.+) (SELECT pg_catalog.count(*) FROM d)",
-				 3, argtypes);
+				 4, argtypes);
 	/* dissolved proposals, with their declined and cancelled tickets */
 	mm_keep_plan(&plans[1],
 				 "WITH p AS (SELECT x.id FROM matchmaker.proposals x "
@@ -97,7 +115,18 @@ mm_purge(const char *queue, TimestampTz before, int max_rows)
 	values[0] = CStringGetTextDatum(queue);
 	values[1] = TimestampTzGetDatum(before);
 	values[2] = Int32GetDatum(max_rows);
-	removed += purge_step(plans[0], values, "old matches");
+	if (SPI_execute_plan(lock_plan, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock old matches");
+	locked = mm_spi_ids(1, &nlocked);
+	if (nlocked > 0)
+	{
+		Datum	   *ids = palloc(sizeof(Datum) * nlocked);
+
+		for (int i = 0; i < nlocked; i++)
+			ids[i] = Int64GetDatum(locked[i]);
+		values[3] = PointerGetDatum(construct_array(ids, nlocked, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		removed += purge_step(plans[0], values, "old matches");
+	}
 	removed += purge_step(plans[1], values, "old proposals");
 	removed += purge_step(plans[2], values, "old tickets");
 	removed += purge_step(plans[3], values, "old tunings");
