@@ -344,6 +344,25 @@ unclaim_queue(const ClaimedQueue *claim, const MMQueueSlot *outcome)
 }
 
 /*
+ * In a PG_CATCH of the worker's loop: the error, copied into loopcxt, its
+ * transaction aborted.  An error because the database is being dropped or
+ * renamed ends the worker quietly.
+ */
+static ErrorData *
+caught_error(MemoryContext loopcxt)
+{
+	ErrorData  *edata;
+
+	MemoryContextSwitchTo(loopcxt);
+	edata = CopyErrorData();
+	FlushErrorState();
+	AbortCurrentTransaction();
+	if (my_db->stop)
+		proc_exit(0);
+	return edata;
+}
+
+/*
  * Remove the queue's ended rows older than matchmaker.retention, at most
  * MM_PURGE_BATCH of each kind, in a transaction of its own; returns when
  * to do it again: at once while there is more, else MM_PURGE_EVERY
@@ -373,14 +392,8 @@ purge_claimed(const ClaimedQueue *claim, MemoryContext loopcxt)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData  *edata = caught_error(loopcxt);
 
-		MemoryContextSwitchTo(loopcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		if (my_db->stop)
-			proc_exit(0);
 		ereport(WARNING,
 				(errmsg("matchmaker: removing old rows of queue \"%s\" failed: %s", claim->name, edata->message),
 				 errhint("The worker tries again in %d seconds; matching goes on.", MM_PURGE_EVERY)));
@@ -457,14 +470,8 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
+		ErrorData  *edata = caught_error(loopcxt);
 
-		MemoryContextSwitchTo(loopcxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortCurrentTransaction();
-		if (my_db->stop)
-			proc_exit(0);
 		ereport(WARNING,
 				(errmsg("matchmaker: queue \"%s\" failed: %s", claim->name, edata->message),
 				 edata->detail ? errdetail("%s", edata->detail) : 0,
