@@ -1,0 +1,194 @@
+"""A client for matchmaker, on psycopg2 (Debian's python3-psycopg2).
+
+    from matchmaker_client import Client
+
+    mm = Client("host=/var/run/postgresql dbname=game user=backend")
+    ticket = mm.enqueue("duel", "ann", 0.62)
+    status = mm.wait_for_match(ticket, timeout=60)   # a TicketStatus
+    if status.state == "proposed":
+        mm.accept(ticket)
+
+Calls go through one connection in autocommit mode (each call its own
+transaction, so it works through a transaction-mode pooler).  wait_for_match
+listens on a second connection, a session of its own (LISTEN needs one: give
+listen_dsn to reach PostgreSQL directly when dsn goes through a pooler).  A
+NOTIFY is only a hint: every event that names the ticket is confirmed with
+ticket_status, and so is the state after a reconnect, since notifications
+sent while the listener was disconnected are lost.
+
+Errors from the server are raised as MatchmakerError, carrying the SQLSTATE
+(e.g. "22023" for a bad argument, "42704" for an unknown queue or ticket).
+"""
+import json
+import select
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Optional
+
+import psycopg2
+import psycopg2.extensions
+
+# States after which a ticket changes no more.
+FINAL_STATES = ("matched", "cancelled", "expired", "declined", "invalid")
+
+
+class MatchmakerError(Exception):
+    """An error the server raised: its SQLSTATE, message and hint."""
+
+    def __init__(self, sqlstate: Optional[str], message: str, hint: Optional[str] = None):
+        super().__init__(message if sqlstate is None else "%s (SQLSTATE %s)" % (message, sqlstate))
+        self.sqlstate = sqlstate
+        self.message = message
+        self.hint = hint
+
+
+@dataclass(frozen=True)
+class TicketStatus:
+    """One row of matchmaker.ticket_status."""
+    ticket: int
+    queue: str
+    player: str
+    state: str
+    enqueued_at: datetime
+    waited: timedelta
+    match_id: Optional[int]
+    team: Optional[int]
+    expected_wait: Optional[timedelta]
+    next_round: Optional[datetime]
+
+    @property
+    def final(self) -> bool:
+        """Whether the ticket's state can change no more."""
+        return self.state in FINAL_STATES
+
+
+def _raise(err: psycopg2.Error):
+    diag = err.diag
+    raise MatchmakerError(err.pgcode, (diag.message_primary or str(err)).strip(),
+                          diag.message_hint) from err
+
+
+class Client:
+    """Calls matchmaker's client functions; see the module's documentation."""
+
+    def __init__(self, dsn: str, listen_dsn: Optional[str] = None, channel: str = "matchmaker"):
+        self.dsn = dsn
+        self.listen_dsn = listen_dsn or dsn
+        self.channel = channel
+        self._conn = None
+        self._listener = None
+
+    # -- the calling connection ------------------------------------------
+    def _cursor(self):
+        if self._conn is None or self._conn.closed:
+            self._conn = psycopg2.connect(self.dsn)
+            self._conn.set_isolation_level(psycopg2.extensions.ISOLATION_LEVEL_AUTOCOMMIT)
+        return self._conn.cursor()
+
+    def _one(self, sql: str, args: tuple):
+        try:
+            with self._cursor() as cur:
+                cur.execute(sql, args)
+                return cur.fetchone()
+        except psycopg2.OperationalError:
+            # the connection broke: the next call opens a new one
+            self.close_calls()
+            raise
+        except psycopg2.Error as err:
+            _raise(err)
+
+    def close_calls(self):
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def close(self):
+        """Close both connections."""
+        self.close_calls()
+        self._close_listener()
+
+    # -- the client functions --------------------------------------------
+    def enqueue(self, queue: str, player: str, rating: float, attributes: Optional[dict] = None) -> int:
+        """A player's ticket in queue; a retry returns the same waiting ticket."""
+        row = self._one("SELECT matchmaker.enqueue(%s, %s, %s, %s::jsonb)",
+                        (queue, player, rating, json.dumps(attributes or {})))
+        return int(row[0])
+
+    def cancel(self, ticket: int) -> bool:
+        """End a waiting or proposed ticket; False when it had already ended."""
+        return bool(self._one("SELECT matchmaker.cancel(%s)", (ticket,))[0])
+
+    def accept(self, ticket: int, accepted: bool = True) -> str:
+        """Answer a proposed ticket's ready check; returns its state after the answer."""
+        return self._one("SELECT matchmaker.accept(%s, %s)", (ticket, accepted))[0]
+
+    def status(self, ticket: int) -> TicketStatus:
+        """The ticket's row of ticket_status."""
+        row = self._one("SELECT queue, player, state, enqueued_at, waited, match_id, team, "
+                        "expected_wait, next_round FROM matchmaker.ticket_status(%s)", (ticket,))
+        return TicketStatus(ticket, *row)
+
+    # -- waiting for a match ---------------------------------------------
+    def _close_listener(self):
+        if self._listener is not None:
+            try:
+                self._listener.close()
+            finally:
+                self._listener = None
+
+    def _listen(self):
+        if self._listener is None or self._listener.closed:
+            self._listener = psycopg2.connect(self.listen_dsn)
+            self._listener.set_isolation_level(psycopg2.extensions.ISOLATION_LEVEL_AUTOCOMMIT)
+            with self._listener.cursor() as cur:
+                cur.execute("LISTEN %s" % psycopg2.extensions.quote_ident(self.channel, cur))
+        return self._listener
+
+    @staticmethod
+    def _names(payload: str, ticket: int) -> bool:
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            return False
+        if event.get("ticket") == ticket or event.get("truncated"):
+            return True
+        return any(ticket in (event.get(key) or []) for key in ("tickets", "declined", "requeued"))
+
+    def wait_for_match(self, ticket: int, timeout: float, until=("proposed",) + FINAL_STATES,
+                       reconnect_delay: float = 0.5) -> TicketStatus:
+        """Wait until the ticket is proposed, matched or has ended (or a state in until);
+        returns its status.  Raises TimeoutError after timeout seconds.  Survives a lost
+        listening connection: it reconnects and catches up with ticket_status."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                conn = self._listen()
+                # catch up first: an event may have been sent before LISTEN
+                status = self.status(ticket)
+                if status.state in until:
+                    return status
+                while True:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise TimeoutError("ticket %d still %s after %g s" % (ticket, status.state, timeout))
+                    if select.select([conn], [], [], min(left, 1.0)) == ([], [], []):
+                        continue
+                    conn.poll()
+                    heard = False
+                    while conn.notifies:
+                        heard |= self._names(conn.notifies.pop(0).payload, ticket)
+                    if heard:
+                        status = self.status(ticket)   # the event is a hint: confirm it
+                        if status.state in until:
+                            return status
+            except psycopg2.OperationalError:
+                # the listener (or the calling connection) was lost: reconnect and catch up
+                self._close_listener()
+                self.close_calls()
+                if time.monotonic() + reconnect_delay >= deadline:
+                    raise TimeoutError("ticket %d: connection lost and not back within %g s"
+                                       % (ticket, timeout))
+                time.sleep(reconnect_delay)

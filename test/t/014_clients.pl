@@ -1,0 +1,36 @@
+# The client libraries against a real cluster with the worker: the Python
+# client (clients/python, on psycopg2) enqueues, waits for matches through
+# LISTEN confirmed by ticket_status, survives a killed listening connection
+# (catching up what it missed), times out, cancels, answers a ready check,
+# and raises server errors with their SQLSTATE.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+
+my $node = PostgreSQL::Test::Cluster->new('clients');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'matchmaker'
+matchmaker.database = 'postgres'
+matchmaker.naptime = '200ms'
+});
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION matchmaker');
+
+local $ENV{PGHOST} = $node->host;
+local $ENV{PGPORT} = $node->port;
+local $ENV{PGDATABASE} = 'postgres';
+my $dir = "$FindBin::RealBin/../../clients/python";
+my ($out, $err) = ('', '');
+my $ok = IPC::Run::run([ '/usr/bin/python3', "$dir/test_client.py" ], '>', \$out, '2>', \$err);
+note($out);
+ok($ok, 'the Python client\'s tests pass') or diag("$out\n$err");
+like($out, qr/^0 failed$/m, 'none of them failed');
+
+$node->stop;
+done_testing();
