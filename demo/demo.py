@@ -9,13 +9,19 @@ Connects with the usual PG* environment variables; scripts/demo.sh sets
 them for a throw-away cluster with the worker preloaded.
 """
 import json
+import os
 import random
 import select
+import sys
 import threading
 import time
 
 import psycopg2
 import psycopg2.extensions
+
+# The game backends' calls go through the Python client library.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "clients", "python"))
+from matchmaker_client import Client  # noqa: E402
 
 ARRIVALS = 60          # players per queue (duel, squad)
 RANKED = 20            # players of the ranked queue
@@ -44,13 +50,12 @@ def connect():
 
 def feed(queue, names, rng):
     """Enqueue players with exponential gaps, as a game backend would."""
-    conn = connect()
-    cur = conn.cursor()
+    backend = Client("")
     for name in names:
         time.sleep(rng.expovariate(RATE))
         rating = min(3000.0, max(0.0, rng.gauss(1500, 500)))
-        cur.execute("SELECT matchmaker.enqueue(%s, %s, %s)", (queue, name, round(rating)))
-    conn.close()
+        backend.enqueue(queue, name, round(rating))
+    backend.close()
 
 
 def describe(cur, note):
@@ -79,7 +84,7 @@ def players(cur, ids):
     return [names.get(i, str(i)) for i in ids]
 
 
-def answer(cur, note, state):
+def answer(cur, backend, note, state):
     """A ready check: every player accepts, except the first player of the
     demo's second proposal, who declines (once)."""
     names = players(cur, note["tickets"])
@@ -92,7 +97,7 @@ def answer(cur, note, state):
           f"accept by {note['accept_by'][11:19]} UTC"
           + (f"; {decliner} declines" if decliner else ""), flush=True)
     for ticket, name in zip(note["tickets"], names):
-        cur.execute("SELECT matchmaker.accept(%s, %s)", (ticket, name != decliner))
+        backend.accept(ticket, name != decliner)
 
 
 def main():
@@ -115,6 +120,7 @@ def main():
     for f in feeders:
         f.start()
 
+    backend = Client("")
     matches = 0
     deadline = None
     state = {"proposals": 0, "declined": False}
@@ -130,7 +136,7 @@ def main():
             note = json.loads(conn.notifies.pop(0).payload)
             event = note["event"]
             if event == "proposed":
-                answer(cur, note, state)
+                answer(cur, backend, note, state)
                 continue
             if event == "declined":
                 print(f"declined {note['match']:>3} {note['queue']:<6} ({note['reason']}): "
