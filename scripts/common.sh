@@ -34,6 +34,8 @@ mm_install_deps() {
 	for p in $MM_PACKAGES; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 	done
+	# Node.js and npm (the Node.js client's tests), unless a Node.js with npm is there
+	command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 	if [ -n "$missing" ]; then
 		echo "== installing Debian packages:$missing"
 		mm_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
