@@ -58,6 +58,17 @@ function toStatus(ticket, row) {
   });
 }
 
+/*
+ * Whether an error means the connection is gone (and another may work):
+ * a socket error (ECONNRESET, ECONNREFUSED, ...), a connection exception
+ * (SQLSTATE class 08) or the server shutting down or terminating us (57P01
+ * to 57P03).
+ */
+function connectionLost(err) {
+  const code = err && err.code;
+  return !code || /^E[A-Z]+$/.test(code) || code.startsWith('08') || /^57P0[123]$/.test(code);
+}
+
 function names(payload, ticket) {
   let event;
   try {
@@ -86,15 +97,22 @@ class Client {
     if (this.conn === null) {
       const conn = new pg.Client(this.config);
       conn.on('error', () => { if (this.conn === conn) this.conn = null; });
-      await conn.connect();
+      try {
+        await conn.connect();
+      } catch (err) {
+        throw Object.assign(err, { lost: true });
+      }
       this.conn = conn;
     }
     try {
       return (await this.conn.query(sql, args)).rows;
     } catch (err) {
-      if (err.code) throw new MatchmakerError(err);
-      this.conn = null; // a broken connection: the next call opens a new one
-      throw err;
+      if (!connectionLost(err)) throw new MatchmakerError(err);
+      // a broken connection: the next call opens a new one
+      const conn = this.conn;
+      this.conn = null;
+      if (conn) conn.end().catch(() => {});
+      throw Object.assign(err, { lost: true });
     }
   }
 
@@ -166,7 +184,8 @@ class Client {
         }
         return status;
       } catch (err) {
-        if (!(err.lost || (!err.code && !(err instanceof TimeoutError) && !(err instanceof MatchmakerError)))) throw err;
+        if (err instanceof TimeoutError || err instanceof MatchmakerError
+            || !(err.lost || connectionLost(err))) throw err;
         if (Date.now() + reconnectDelay >= deadline) {
           throw new TimeoutError(`ticket ${ticket}: connection lost and not back within ${timeout} ms`);
         }
