@@ -7,6 +7,7 @@ use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
+use MatchmakerLoad;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -15,16 +16,8 @@ my $pgbouncer = '/usr/sbin/pgbouncer';
 plan skip_all => "$pgbouncer is not installed (scripts/common.sh installs it)"
   unless -x $pgbouncer;
 
-my $node = PostgreSQL::Test::Cluster->new('pooler');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'matchmaker'
-matchmaker.database = 'postgres'
-matchmaker.naptime = '200ms'
-});
-$node->start;
+my $node = MatchmakerLoad::worker_node('pooler');
 $node->safe_psql('postgres', q{
-	CREATE EXTENSION matchmaker;
 	CREATE ROLE regress_backend LOGIN IN ROLE matchmaker_client;
 	CREATE ROLE regress_other LOGIN IN ROLE matchmaker_client;
 	SELECT matchmaker.create_queue('ranked', algorithm => 'greedy', max_wait => '1 hour',

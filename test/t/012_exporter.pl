@@ -6,6 +6,7 @@ use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
+use MatchmakerLoad;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -17,16 +18,8 @@ my $exporter = '/usr/bin/prometheus-postgres-exporter';
 plan skip_all => "$exporter is not installed (scripts/common.sh installs it)"
   unless -x $exporter;
 
-my $node = PostgreSQL::Test::Cluster->new('metrics');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'matchmaker'
-matchmaker.database = 'postgres'
-matchmaker.naptime = '200ms'
-});
-$node->start;
+my $node = MatchmakerLoad::worker_node('metrics');
 $node->safe_psql('postgres', q{
-	CREATE EXTENSION matchmaker;
 	CREATE ROLE regress_exporter LOGIN IN ROLE matchmaker_admin;
 	SELECT matchmaker.create_queue('duel', algorithm => 'greedy', max_wait => '1 hour');
 	SELECT matchmaker.create_queue('quiet', algorithm => 'greedy', max_wait => '1 hour');

@@ -6,22 +6,14 @@ use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
+use MatchmakerLoad;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('retention');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'matchmaker'
-matchmaker.database = 'postgres'
-matchmaker.naptime = '200ms'
-matchmaker.retention = 0
-matchmaker.enabled = off
-});
-$node->start;
+my $node = MatchmakerLoad::worker_node('retention', 'matchmaker.retention = 0',
+	'matchmaker.enabled = off');
 $node->safe_psql('postgres', q{
-	CREATE EXTENSION matchmaker;
 	SELECT matchmaker.create_queue('duel', algorithm => 'greedy', max_wait => '1 hour', tick => '200 ms');
 });
 

@@ -7,20 +7,13 @@ use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
+use MatchmakerLoad;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
 
-my $node = PostgreSQL::Test::Cluster->new('clients');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'matchmaker'
-matchmaker.database = 'postgres'
-matchmaker.naptime = '200ms'
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION matchmaker');
+my $node = MatchmakerLoad::worker_node('clients');
 
 local $ENV{PGHOST} = $node->host;
 local $ENV{PGPORT} = $node->port;

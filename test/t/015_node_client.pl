@@ -7,21 +7,14 @@ use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
+use MatchmakerLoad;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use File::Copy;
 use IPC::Run;
 
-my $node = PostgreSQL::Test::Cluster->new('node_client');
-$node->init;
-$node->append_conf('postgresql.conf', qq{
-shared_preload_libraries = 'matchmaker'
-matchmaker.database = 'postgres'
-matchmaker.naptime = '200ms'
-});
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION matchmaker');
+my $node = MatchmakerLoad::worker_node('node_client');
 
 # a copy of the client with its dependency installed from the npm registry
 my $dir = PostgreSQL::Test::Utils::tempdir;

@@ -8,10 +8,26 @@ package MatchmakerLoad;
 use strict;
 use warnings;
 use IPC::Run;
+use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
 our @QUEUES = qw(duel batch ranges squad trio widen clump rounds);
+
+# A started node whose worker runs the queues of database postgres (naptime
+# 200 ms, and the lines of @conf), with the extension created there.
+sub worker_node
+{
+	my ($name, @conf) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', join("\n",
+		"shared_preload_libraries = 'matchmaker'", "matchmaker.database = 'postgres'",
+		"matchmaker.naptime = '200ms'", @conf) . "\n");
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION matchmaker');
+	return $node;
+}
 
 # The worker's pid, once it shows in pg_stat_activity.
 sub worker_pid
