@@ -39,7 +39,14 @@ purge_step(SPIPlanPtr plan, Datum *values, const char *what)
 	return isnull ? 0 : DatumGetInt64(d);
 }
 
-/* See the header comment; returns the rows removed. */
+/* Whether the installed tables are 0.3.0's (their indexes serve the removal). */
+static bool
+retention_available(void)
+{
+	return mm_table_exists("queue_buckets");
+}
+
+/* See the header comment; returns the rows removed (0 before 0.3.0's tables). */
 int64
 mm_purge(const char *queue, TimestampTz before, int max_rows)
 {
@@ -51,18 +58,18 @@ mm_purge(const char *queue, TimestampTz before, int max_rows)
 	int64	   *locked;
 	int			nlocked;
 
-	if (!mm_table_exists("queue_buckets"))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("removing old rows needs version 0.3.0 of the extension's tables"),
-				 errhint("Run ALTER EXTENSION matchmaker UPDATE.")));
+	/* before ALTER EXTENSION UPDATE to 0.3.0 (no indexes for it): nothing */
+	if (!retention_available())
+		return 0;
+
 	/*
 	 * Matches, with their tickets, backfill requests and ready proposals:
 	 * first lock the oldest without an open request or a recent player
 	 * (skipping those a backfill() holds), then, with a fresh snapshot,
-	 * remove those of them that still have neither.  A backfill() that comes after the lock waits for this
-	 * transaction and then finds the match gone; one that came before it
-	 * has committed its request, which the second statement sees.
+	 * remove those of them that still have neither.  A backfill() that
+	 * comes after the lock waits for this transaction and then finds the
+	 * match gone; one that came before it has committed its request,
+	 * which the second statement sees.
 	 */
 	mm_keep_plan(&lock_plan,
 				 "SELECT x.id FROM matchmaker.matches x "
@@ -160,6 +167,11 @@ mm_purge_sql(PG_FUNCTION_ARGS)
 				 errhint("Remove a large history in several calls, each a short transaction.")));
 	mm_require_read_committed("purge");
 	SPI_connect();
+	if (!retention_available())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("removing old rows needs version 0.3.0 of the extension's tables"),
+				 errhint("Run ALTER EXTENSION matchmaker UPDATE.")));
 	if (!mm_load_queue(queue, MM_LOCK_NONE, &q))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
