@@ -552,6 +552,20 @@ CREATE AGGREGATE matchmaker.waits_sum(bigint[]) (
 );
 COMMENT ON AGGREGATE matchmaker.waits_sum(bigint[]) IS 'The sum of waits histograms (matchmaker.queue_buckets.waits), bucket by bucket.';
 
+-- Per queue, tenth of its rating range (band 0 to 9) and minute, a
+-- histogram of the waits of the players its ticks matched, kept an hour:
+-- ticket_status reads a waiting ticket's expected wait from its band's
+-- rows of the queue's recent history window, so a call costs the same
+-- however long the history.
+CREATE TABLE matchmaker.queue_bands (
+    queue        text NOT NULL,
+    band         smallint NOT NULL,
+    bucket_start timestamptz NOT NULL,
+    waits        bigint[] NOT NULL,
+    PRIMARY KEY (queue, band, bucket_start)
+);
+COMMENT ON TABLE matchmaker.queue_bands IS 'Per queue, tenth of its rating range (band 0 to 9) and minute (bucket_start), a histogram of the matched players'' waits that its ticks decided; kept an hour; ticket_status''s expected_wait reads it.';
+
 CREATE FUNCTION matchmaker.wait_quantile(waits bigint[], q float8)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'mm_wait_quantile'
@@ -591,7 +605,8 @@ CROSS JOIN LATERAL (
            matchmaker.waits_sum(b.waits) AS waits
     FROM matchmaker.queue_buckets b
     WHERE b.queue OPERATOR(pg_catalog.=) q.name
-      AND b.bucket_start OPERATOR(pg_catalog.>=) (pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval)) h
+      AND b.bucket_start OPERATOR(pg_catalog.>=) (pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval)
+      AND b.bucket_start OPERATOR(pg_catalog.<=) pg_catalog.now()) h
 LEFT JOIN matchmaker.worker_queues() s ON s.queue OPERATOR(pg_catalog.=) q.name;
 COMMENT ON VIEW matchmaker.queue_stats IS 'Per queue: waiting tickets and the oldest wait (s); matches and players in the last minute and hour; p50 and p95 wait (s), share of games with computer players, expiries and mean cost over the last hour; the worker''s last tick, its duration, its lag and the next (see doc/reference.md, Operating).';
 
@@ -605,7 +620,8 @@ CREATE INDEX proposals_dissolved ON matchmaker.proposals (queue, ended_at) WHERE
 CREATE FUNCTION matchmaker.purge(queue text, before timestamptz, max_rows integer DEFAULT 1000)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'mm_purge_sql'
-LANGUAGE C VOLATILE;
+LANGUAGE C VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.purge IS 'Remove a queue''s matches (with their tickets), dissolved proposals and unmatched ended tickets from before a time, at most max_rows of each kind; returns the rows removed. The workers do it under matchmaker.retention.';
 
 -- ---------------------------------------------------------------------

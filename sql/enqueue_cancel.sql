@@ -63,9 +63,9 @@ SELECT matchmaker.enqueue('duel', 'eve', 700) > 0 AS enqueued;
 SELECT player, state FROM matchmaker.tickets WHERE queue = 'duel' AND state = 'waiting' ORDER BY player;
 
 -- ticket_status: state, wait, match and team; while waiting, the expected
--- remaining wait from the recent matches near the ticket's rating (of the
--- players who waited longer than it so far), and for a periodic queue the
--- latest end of the current period.
+-- remaining wait from the waits the ticks recorded for the ticket's tenth
+-- of the rating range (of the players who waited longer than it so far),
+-- and for a periodic queue the latest end of the current period.
 SELECT matchmaker.create_queue('est', algorithm => 'periodic', max_wait => '10 minutes',
                                params => '{"batch": 4}');
 -- Four low-rated players, two waited 10 s and two 100 s; four high-rated
@@ -77,8 +77,12 @@ SELECT matchmaker.tick('est', now());
 SELECT count(matchmaker.enqueue('est', 'high' || i, 0.9 + i / 100.0)) FROM generate_series(1, 4) i;
 UPDATE matchmaker.tickets SET enqueued_at = now() - interval '10 s' WHERE queue = 'est' AND state = 'waiting';
 SELECT matchmaker.tick('est', now());
--- newlow just came (median of 10, 10, 100, 100: 55 s); oldlow has waited
--- 60 s (of those who waited longer, 100 s: 40 s more); newhigh: 10 s.
+-- The estimate reads histograms of the waits (buckets a factor 2^(1/4)
+-- wide, counts spread evenly inside).  newlow just came: of its tenth of
+-- the rating range half waited 10 s, half 100 s, and the median falls at
+-- the top of the bucket of 10 s (9.05 to 10.76 s): 11 s.  oldlow has
+-- waited 60 s: of those who waited longer (100 s, in the bucket 86.1 to
+-- 102.4 s) the median is 93.9 s, 34 s more.  newhigh: 10 s.
 SELECT matchmaker.enqueue('est', 'newlow', 0.12) AS newlow, matchmaker.enqueue('est', 'oldlow', 0.13) AS oldlow,
        matchmaker.enqueue('est', 'newhigh', 0.88) AS newhigh \gset
 UPDATE matchmaker.tickets SET enqueued_at = now() - interval '60 s' WHERE id = :oldlow;

@@ -78,8 +78,8 @@ SELECT matchmaker.enqueue('duel', 'cid', 0.52) AS cid \gset
 RESET ROLE;
 SELECT player, state, enqueued_by::regrole AS enqueued_by FROM matchmaker.tickets ORDER BY id;
 
--- The admin manages queues, ticks, simulates, audits and checks, reads
--- every table and every ticket, and writes none directly.
+-- The admin manages queues, ticks, simulates, audits, checks and removes
+-- old rows, reads every table and every ticket, and writes none directly.
 SET ROLE regress_mm_admin;
 SELECT matchmaker.create_queue('squad', team_size => 2, algorithm => 'periodic');
 SELECT matchmaker.alter_queue('squad', max_wait => '2 minutes');
@@ -92,6 +92,11 @@ SELECT games FROM matchmaker.simulate_summary('duel', 'SELECT i::bigint, i / 10.
 SELECT count(*) FROM matchmaker.check();
 SELECT matches, players FROM matchmaker.audit('duel', now() - interval '1 hour', now() + interval '1 hour');
 SELECT matchmaker.drop_queue('squad');
+-- purge: not with a cut-off in the future; before now, the match of ann and
+-- cid with its two tickets, and bob's cancelled ticket (4 rows)
+SELECT matchmaker.purge('duel', now() + interval '1 hour');
+SELECT matchmaker.purge('duel', now()) AS removed;
+SELECT count(*) AS matches FROM matchmaker.matches;
 SELECT matchmaker.enqueue('duel', 'dan', 0.5);
 SELECT matchmaker.cancel(:cid);
 DELETE FROM matchmaker.matches;

@@ -65,7 +65,56 @@ SELECT matchmaker.wait_quantile('{1}', 1.5);
 SELECT matchmaker.wait_quantile('{-1}', 0.5);
 SELECT matchmaker.wait_quantile(array_fill(1::bigint, ARRAY[117]), 0.5);
 SELECT matchmaker.waits_add('{9223372036854775807}', '{1}');
+SELECT matchmaker.wait_quantile('[5:6]={1,2}', 0.5);
+
+-- ticket_status's expected_wait reads the waits the ticks recorded per
+-- tenth of the rating range and minute (queue_bands): a and b (band 1)
+-- waited 2 s, c and d (band 6) 8 s, f and g (band 3) less than a second.
+SELECT band, sum((SELECT sum(x) FROM unnest(waits) x)) AS players,
+       bool_and(bucket_start = date_trunc('minute', bucket_start)) AS whole_minutes
+FROM matchmaker.queue_bands WHERE queue = 'duel' GROUP BY band ORDER BY band;
+-- A ticket that just came expects its band's median (2 s and 8 s, to
+-- within a bucket); in a band where nobody was matched (9), the median of
+-- all bands (2 s); one that has waited 5 s in band 1, where nobody waited
+-- that long, the median of all who did (8 s): about 3 s more.
+SELECT matchmaker.enqueue('duel', 'i', 0.11) AS i, matchmaker.enqueue('duel', 'j', 0.61) AS j,
+       matchmaker.enqueue('duel', 'k', 0.95) AS k, matchmaker.enqueue('duel', 'l', 0.13) AS l \gset
+UPDATE matchmaker.tickets SET enqueued_at = now() - interval '5 s' WHERE id = :l;
+CREATE TEMP TABLE estimates AS
+SELECT player, extract(epoch FROM expected_wait) AS expected, extract(epoch FROM waited) AS waited
+FROM (SELECT * FROM matchmaker.ticket_status(:i) UNION ALL SELECT * FROM matchmaker.ticket_status(:j)
+      UNION ALL SELECT * FROM matchmaker.ticket_status(:k) UNION ALL SELECT * FROM matchmaker.ticket_status(:l)) s;
+-- (expected plus waited is the median; it does not move while the test runs)
+SELECT player, round(waited::numeric) AS waited_s, round((expected + waited)::numeric, 1) AS median_s
+FROM estimates ORDER BY player;
+-- Not a scan of the history: with every ended row removed the estimates
+-- stay what they were (less the few milliseconds waited since).
+SELECT matchmaker.purge('duel', now()) > 0 AS purged;
+SELECT count(*) AS matches_left FROM matchmaker.matches WHERE queue = 'duel';
+SELECT e.player, abs(extract(epoch FROM s.expected_wait) - e.expected) < 0.1 AS same
+FROM estimates e JOIN matchmaker.tickets t ON t.player = e.player AND t.queue = 'duel' AND t.state = 'waiting',
+     matchmaker.ticket_status(t.id) s ORDER BY e.player;
+-- Rows older than the queue's history window are not read: without them
+-- there is no estimate; a tick that records deletes the rows older than an hour.
+UPDATE matchmaker.queue_bands SET bucket_start = bucket_start - interval '2 hours' WHERE queue = 'duel';
+SELECT expected_wait FROM matchmaker.ticket_status(:i);
+SELECT matchmaker.tick('duel', now()) AS made;
+SELECT count(*) FILTER (WHERE bucket_start < now() - interval '1 hour') AS older_than_1h, count(*) > 0 AS recorded
+FROM matchmaker.queue_bands WHERE queue = 'duel';
+
+-- A tick at a time ahead of the clock (a day on: the waiting tickets
+-- reached max_wait, greedy pairs some, expires the others) is not
+-- counted, and removes nothing of the real statistics.
+SELECT count(*) AS buckets_before FROM matchmaker.queue_buckets WHERE queue = 'duel' \gset
+SELECT count(*) AS bands_before FROM matchmaker.queue_bands WHERE queue = 'duel' \gset
+SELECT matchmaker.enqueue('duel', 'm', 0.5) > 0 AS m, matchmaker.enqueue('duel', 'n', 0.5) > 0 AS n;
+SELECT matchmaker.tick('duel', now() + interval '1 day') AS made;
+SELECT state, count(*) FROM matchmaker.tickets WHERE player IN ('m', 'n') GROUP BY state;
+SELECT (SELECT count(*) FROM matchmaker.queue_buckets WHERE queue = 'duel') = :buckets_before AS buckets_unchanged,
+       (SELECT count(*) FROM matchmaker.queue_bands WHERE queue = 'duel') = :bands_before AS bands_unchanged,
+       (SELECT count(*) FROM matchmaker.queue_bands WHERE bucket_start > now()) AS future_rows;
 
 -- drop_queue removes its buckets.
 SELECT matchmaker.drop_queue('duel', force => true);
 SELECT count(*) AS buckets_left FROM matchmaker.queue_buckets;
+SELECT count(*) AS bands_left FROM matchmaker.queue_bands;

@@ -122,7 +122,7 @@ extern void mm_stream_rate(MMConfig *cfg, const MMArrival *arr, int n);
 extern bool mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue);
 extern MMQueue *mm_get_queue(text *name, MMQueueLock lock);
 extern double mm_interval_seconds(const Interval *iv);
-extern void mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode);
+extern bool mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode, bool wait);
 
 /* The kinds of mm_lock_queue_key's locks (field4 of an advisory lock tag). */
 #define MM_LOCK_KIND_ENQUEUE	0x4d01	/* enqueue (share) against drop_queue (exclusive) */
@@ -215,12 +215,17 @@ extern int32 *mm_filter_number(char **values, int *lens, int n, MMFilterDict *di
 extern int32 mm_filter_find(const MMFilterDict *dict, const char *value, int len);
 extern char *mm_filter_json(const MMQueue *queue, const char *value, int len);
 
-/* retention.c: remove at most max_rows ended rows of queue from before before. */
-extern int64 mm_purge(const char *queue, TimestampTz before, int max_rows);
+/*
+ * retention.c: remove at most max_rows ended rows of queue from before
+ * before; without wait, nothing while a drop_queue of it is under way.
+ */
+extern int64 mm_purge(const char *queue, TimestampTz before, int max_rows, bool wait);
 
 /* stats.c: add a tick's matches and expiries to the queue's statistics. */
 extern void mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool,
 							const MMResult *res);
+extern bool mm_stats_expected_wait(const MMQueue *queue, TimestampTz now, double rating,
+								   double waited, double *estimate);
 
 /* criteria.c */
 extern double mm_normalise_rating(const MMQueue *queue, double rating, const char *what);

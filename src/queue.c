@@ -410,16 +410,17 @@ waiting_outside(const char *name, double lo, double hi)
  * a hash of the queue's name, with its own kind (so no SQL advisory lock
  * can clash with it).  Two queues whose names share a hash only make a
  * drop_queue wait for the other queue's enqueues as well.  extra, for
- * other kinds, hashes a second key.
+ * other kinds, hashes a second key.  Without wait, false when it is held
+ * in a conflicting mode (and nothing is taken).
  */
-void
-mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode)
+bool
+mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode, bool wait)
 {
 	LOCKTAG		tag;
 	uint32		key = DatumGetUInt32(hash_any((const unsigned char *) name, strlen(name)));
 
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, key, extra, kind);
-	(void) LockAcquire(&tag, mode, false, false);
+	return LockAcquire(&tag, mode, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
 }
 
 /* Remove a queue's provisional groups (SPI connected). */
@@ -769,7 +770,7 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 	 */
 	if (!load_settings(name, &s))
 		queue_not_found(name);
-	mm_lock_queue_key(name, MM_LOCK_KIND_ENQUEUE, 0, ExclusiveLock);
+	(void) mm_lock_queue_key(name, MM_LOCK_KIND_ENQUEUE, 0, ExclusiveLock, true);
 
 	if (SPI_execute_with_args("SELECT pg_catalog.count(*) FROM matchmaker.tickets "
 							  "WHERE queue OPERATOR(pg_catalog.=) $1 "
@@ -801,6 +802,9 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 							   1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE) ||
 		(mm_table_exists("queue_buckets") &&
 		 SPI_execute_with_args("DELETE FROM matchmaker.queue_buckets WHERE queue OPERATOR(pg_catalog.=) $1",
+							   1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE) ||
+		(mm_table_exists("queue_bands") &&
+		 SPI_execute_with_args("DELETE FROM matchmaker.queue_bands WHERE queue OPERATOR(pg_catalog.=) $1",
 							   1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE) ||
 		SPI_execute_with_args("DELETE FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)

@@ -10,7 +10,13 @@
  * transaction of its own after the tick (worker.c); matchmaker.purge()
  * calls it by hand.  Each call removes at most max_rows rows of each kind,
  * oldest first, along index ranges, so it holds few locks for a short
- * time: the rows it removes have ended, and nothing else writes them.
+ * time: the rows it removes have ended, and nothing else writes them; it
+ * skips rows another transaction has locked (a backfill() holding its
+ * match, a purge() by hand left open), so it never waits for a client.
+ * It takes the queue's enqueue lock in share mode, as enqueue does, so a
+ * drop_queue (which deletes the same rows in another order) runs before
+ * or after it, never interleaved: the workers skip the queue while a
+ * drop_queue holds that lock, purge() waits.
  * What it removes goes together, so check() holds after every call: a
  * match with its tickets, backfill requests and ready proposal; a
  * dissolved proposal with the tickets that point to it.  A match with an
@@ -48,7 +54,7 @@ retention_available(void)
 
 /* See the header comment; returns the rows removed (0 before 0.3.0's tables). */
 int64
-mm_purge(const char *queue, TimestampTz before, int max_rows)
+mm_purge(const char *queue, TimestampTz before, int max_rows, bool wait)
 {
 	static SPIPlanPtr plans[4];
 	static SPIPlanPtr lock_plan;
@@ -60,6 +66,8 @@ mm_purge(const char *queue, TimestampTz before, int max_rows)
 
 	/* before ALTER EXTENSION UPDATE to 0.3.0 (no indexes for it): nothing */
 	if (!retention_available())
+		return 0;
+	if (!mm_lock_queue_key(queue, MM_LOCK_KIND_ENQUEUE, 0, ShareLock, wait))
 		return 0;
 
 	/*
@@ -98,7 +106,7 @@ mm_purge(const char *queue, TimestampTz before, int max_rows)
 	mm_keep_plan(&plans[1],
 				 "WITH p AS (SELECT x.id FROM matchmaker.proposals x "
 				 "WHERE x.queue OPERATOR(pg_catalog.=) $1 AND x.state OPERATOR(pg_catalog.=) 'dissolved' "
-				 "AND x.ended_at OPERATOR(pg_catalog.<) $2 ORDER BY x.ended_at LIMIT $3), "
+				 "AND x.ended_at OPERATOR(pg_catalog.<) $2 ORDER BY x.ended_at LIMIT $3 FOR UPDATE SKIP LOCKED), "
 				 "t AS (DELETE FROM matchmaker.tickets WHERE match_id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM p)) "
 				 "AND state OPERATOR(pg_catalog.=) ANY (ARRAY['declined', 'cancelled']) RETURNING 1), "
 				 "d AS (DELETE FROM matchmaker.proposals WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT id FROM p)) RETURNING 1) "
@@ -109,14 +117,14 @@ mm_purge(const char *queue, TimestampTz before, int max_rows)
 				 "WITH d AS (DELETE FROM matchmaker.tickets WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY("
 				 "SELECT x.id FROM matchmaker.tickets x WHERE x.queue OPERATOR(pg_catalog.=) $1 "
 				 "AND x.match_id IS NULL AND x.state OPERATOR(pg_catalog.=) ANY (ARRAY['cancelled', 'expired', 'invalid']) "
-				 "AND x.ended_at OPERATOR(pg_catalog.<) $2 ORDER BY x.ended_at LIMIT $3)) RETURNING 1) "
+				 "AND x.ended_at OPERATOR(pg_catalog.<) $2 ORDER BY x.ended_at LIMIT $3 FOR UPDATE SKIP LOCKED)) RETURNING 1) "
 				 "SELECT pg_catalog.count(*) FROM d",
 				 3, argtypes);
 	/* tunings */
 	mm_keep_plan(&plans[3],
 				 "WITH d AS (DELETE FROM matchmaker.tunings WHERE id OPERATOR(pg_catalog.=) ANY (ARRAY("
 				 "SELECT x.id FROM matchmaker.tunings x WHERE x.queue OPERATOR(pg_catalog.=) $1 "
-				 "AND x.tuned_at OPERATOR(pg_catalog.<) $2 ORDER BY x.tuned_at LIMIT $3)) RETURNING 1) "
+				 "AND x.tuned_at OPERATOR(pg_catalog.<) $2 ORDER BY x.tuned_at LIMIT $3 FOR UPDATE SKIP LOCKED)) RETURNING 1) "
 				 "SELECT pg_catalog.count(*) FROM d",
 				 3, argtypes);
 	values[0] = CStringGetTextDatum(queue);
@@ -160,6 +168,12 @@ mm_purge_sql(PG_FUNCTION_ARGS)
 	queue = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	before = PG_GETARG_TIMESTAMPTZ(1);
 	max_rows = PG_GETARG_INT32(2);
+	if (before > GetCurrentTransactionStartTimestamp())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("before must not be later than now()"),
+				 errdetail("Rows that end after the cut-off are those of games still being matched or played."),
+				 errhint("Pass a time in the past, such as now() - interval '7 days'.")));
 	if (max_rows < 1 || max_rows > 1000000)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -177,7 +191,7 @@ mm_purge_sql(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("queue \"%s\" does not exist", mm_shorten(queue)),
 				 errhint("See the queues in matchmaker.queues.")));
-	removed = mm_purge(queue, before, max_rows);
+	removed = mm_purge(queue, before, max_rows, true);
 	SPI_finish();
 	PG_RETURN_INT64(removed);
 }

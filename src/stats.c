@@ -13,6 +13,12 @@
  * wait_quantile reads percentiles to within 19 % (a bucket spans a
  * factor of 2^(1/4)).  So queue_stats reads at
  * most MM_STATS_KEEP / 10 rows per queue, however long the history.
+ *
+ * The same tick adds its matched players' waits to a histogram per tenth
+ * of the queue's rating range and minute (matchmaker.queue_bands, kept
+ * MM_BAND_KEEP seconds), from which ticket_status estimates a waiting
+ * ticket's remaining wait: at most MM_BAND_KEEP / MM_BAND_BUCKET rows of
+ * one band (all bands when its own has nobody who waited as long).
  */
 #include "matchmaker.h"
 #include "schedule.h"
@@ -37,6 +43,11 @@
 #define MM_WAIT_FIRST		0.1
 #define MM_WAIT_STEPS		4.0
 
+/* Rating bands of the expected wait: tenths of the rating range, per minute, kept an hour. */
+#define MM_BANDS			10
+#define MM_BAND_BUCKET		60
+#define MM_BAND_KEEP		3600
+
 PG_FUNCTION_INFO_V1(mm_wait_quantile);
 PG_FUNCTION_INFO_V1(mm_worker_queues);
 PG_FUNCTION_INFO_V1(mm_waits_add);
@@ -60,11 +71,121 @@ bucket_low(int b)
 	return b == 0 ? 0.0 : MM_WAIT_FIRST * pow(2.0, (b - 1) / MM_WAIT_STEPS);
 }
 
+/*
+ * The wait at fraction f (0 to 1) of the way through bucket b: linear from
+ * 0 in the first bucket, logarithmic in the others (the last, open-ended,
+ * taken as one step wide).
+ */
+static double
+bucket_at(int b, double f)
+{
+	if (b == 0)
+		return f * MM_WAIT_FIRST;
+	return bucket_low(b) * pow(2.0, f / MM_WAIT_STEPS);
+}
+
+/* Where a wait of seconds lies within its bucket, 0 to 1 (the inverse of bucket_at). */
+static double
+bucket_position(double seconds)
+{
+	int			b = wait_bucket(seconds);
+	double		f;
+
+	if (b == 0)
+		f = seconds / MM_WAIT_FIRST;
+	else
+		f = log2(seconds / bucket_low(b)) * MM_WAIT_STEPS;
+	return f > 0 ? (f < 1 ? f : 1) : 0;
+}
+
+/* The start of the bucket of width seconds that holds t. */
+static TimestampTz
+bucket_floor(TimestampTz t, int width)
+{
+	TimestampTz w = (TimestampTz) width * USECS_PER_SEC;
+	TimestampTz b = t - (t % w);
+
+	return t < 0 && t % w != 0 ? b - w : b;
+}
+
+/* The band (0 to MM_BANDS - 1) of a rating normalised to the queue's range. */
+static int
+rating_band(double normalised)
+{
+	if (!(normalised > 0))
+		return 0;
+	if (normalised >= 1)
+		return MM_BANDS - 1;
+	return Min((int) floor(normalised * MM_BANDS), MM_BANDS - 1);
+}
+
 /* Whether the installed schema keeps statistics (0.3.0 on). */
 static bool
 stats_available(void)
 {
 	return mm_table_exists("queue_buckets");
+}
+
+/*
+ * Add the waits of a tick's matched players (band_hist: MM_BANDS histograms
+ * one after the other) to the queue's band rows of the minute of now, and
+ * drop its band rows older than MM_BAND_KEEP.  One upsert of the bands
+ * that matched someone.
+ */
+static void
+record_bands(const MMQueue *queue, TimestampTz now, const int64 *band_hist)
+{
+	static SPIPlanPtr add_plan;
+	static SPIPlanPtr trim_plan;
+	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, INT2ARRAYOID, INT8ARRAYOID};
+	Datum		values[4];
+	Datum		bands[MM_BANDS];
+	Datum	   *waits = palloc(sizeof(Datum) * MM_BANDS * MM_WAIT_BUCKETS);
+	int			nbands = 0;
+
+	for (int band = 0; band < MM_BANDS; band++)
+	{
+		const int64 *h = band_hist + band * MM_WAIT_BUCKETS;
+		bool		any = false;
+
+		for (int b = 0; b < MM_WAIT_BUCKETS && !any; b++)
+			any = h[b] > 0;
+		if (!any)
+			continue;
+		for (int b = 0; b < MM_WAIT_BUCKETS; b++)
+			waits[nbands * MM_WAIT_BUCKETS + b] = Int64GetDatum(h[b]);
+		bands[nbands++] = Int16GetDatum(band);
+	}
+	if (nbands == 0)
+		return;
+
+	/* row i of the bands takes elements (i - 1) * MM_WAIT_BUCKETS + 1 on of the waits */
+	mm_keep_plan(&add_plan,
+				 "INSERT INTO matchmaker.queue_bands AS s (queue, band, bucket_start, waits) "
+				 "SELECT $1, u.band, $2, "
+				 "$4[((u.i OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.*) " CppAsString2(MM_WAIT_BUCKETS)
+				 " OPERATOR(pg_catalog.+) 1):(u.i OPERATOR(pg_catalog.*) " CppAsString2(MM_WAIT_BUCKETS) ")] "
+				 "FROM pg_catalog.unnest($3) WITH ORDINALITY AS u(band, i) "
+				 "ON CONFLICT (queue, band, bucket_start) DO UPDATE SET "
+				 "waits = matchmaker.waits_add(s.waits, excluded.waits)",
+				 4, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(bucket_floor(now, MM_BAND_BUCKET));
+	values[2] = PointerGetDatum(construct_array(bands, nbands, INT2OID, 2, true, TYPALIGN_SHORT));
+	values[3] = PointerGetDatum(construct_array(waits, nbands * MM_WAIT_BUCKETS, INT8OID, 8,
+												FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+	if (SPI_execute_plan(add_plan, values, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the queue's waits by rating");
+	pfree(waits);
+
+	mm_keep_plan(&trim_plan,
+				 "DELETE FROM matchmaker.queue_bands WHERE queue OPERATOR(pg_catalog.=) $1 "
+				 "AND bucket_start OPERATOR(pg_catalog.<) $2",
+				 2, argtypes);
+	values[1] = TimestampTzGetDatum(bucket_floor(now, MM_BAND_BUCKET) -
+									(TimestampTz) MM_BAND_KEEP * USECS_PER_SEC);
+	if (SPI_execute_plan(trim_plan, values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not trim the queue's waits by rating");
 }
 
 /*
@@ -81,6 +202,7 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 	Datum		values[8];
 	Datum		waits[MM_WAIT_BUCKETS];
 	int64		hist[MM_WAIT_BUCKETS] = {0};
+	int64	   *band_hist = palloc0(sizeof(int64) * MM_BANDS * MM_WAIT_BUCKETS);
 	int64		players = 0;
 	int64		bot_games = 0;
 	double		cost = 0;
@@ -90,6 +212,9 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 		return;
 	if (!stats_available())
 		return;
+	/* a tick at a time ahead of the clock (tick(queue, now)) is not real time */
+	if (now > GetCurrentTimestamp() + (TimestampTz) MM_STATS_BUCKET * USECS_PER_SEC)
+		return;
 	for (int j = 0; j < res->nmatches; j++)
 	{
 		const MMMatch *m = &res->matches[j];
@@ -98,14 +223,18 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 		bot_games += m->bots > 0;
 		cost += m->cost.total;
 		for (int i = 0; i < m->nmembers; i++)
-			hist[wait_bucket(-pool->tickets[res->members[m->first + i]].arrival)]++;
+		{
+			const MMTicket *t = &pool->tickets[res->members[m->first + i]];
+			int			b = wait_bucket(-t->arrival);
+
+			hist[b]++;
+			band_hist[rating_band(t->rating) * MM_WAIT_BUCKETS + b]++;
+		}
 	}
 	for (int b = 0; b < MM_WAIT_BUCKETS; b++)
 		waits[b] = Int64GetDatum(hist[b]);
 
-	bucket = now - (now % ((TimestampTz) MM_STATS_BUCKET * USECS_PER_SEC));
-	if (now < 0 && now % ((TimestampTz) MM_STATS_BUCKET * USECS_PER_SEC) != 0)
-		bucket -= (TimestampTz) MM_STATS_BUCKET * USECS_PER_SEC;
+	bucket = bucket_floor(now, MM_STATS_BUCKET);
 
 	mm_keep_plan(&add_plan,
 				 "INSERT INTO matchmaker.queue_buckets AS s "
@@ -117,8 +246,7 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 				 "bot_games = s.bot_games OPERATOR(pg_catalog.+) excluded.bot_games, "
 				 "expired = s.expired OPERATOR(pg_catalog.+) excluded.expired, "
 				 "cost = s.cost OPERATOR(pg_catalog.+) excluded.cost, "
-				 "waits = ARRAY(SELECT a OPERATOR(pg_catalog.+) b "
-				 "FROM ROWS FROM (pg_catalog.unnest(s.waits), pg_catalog.unnest(excluded.waits)) AS u(a, b))",
+				 "waits = matchmaker.waits_add(s.waits, excluded.waits)",
 				 8, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(bucket);
@@ -139,6 +267,10 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 	values[1] = TimestampTzGetDatum(bucket - (TimestampTz) MM_STATS_KEEP * USECS_PER_SEC);
 	if (SPI_execute_plan(trim_plan, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not trim the queue's statistics");
+
+	if (res->nmatches > 0 && mm_table_exists("queue_bands"))
+		record_bands(queue, now, band_hist);
+	pfree(band_hist);
 }
 
 /*
@@ -151,10 +283,11 @@ histogram_counts(ArrayType *a, Datum **elems)
 	bool	   *nulls;
 	int			n;
 
-	if (ARR_ELEMTYPE(a) != INT8OID || ARR_NDIM(a) > 1)
+	if (ARR_ELEMTYPE(a) != INT8OID || ARR_NDIM(a) > 1 || (ARR_NDIM(a) == 1 && ARR_LBOUND(a)[0] != 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("a waits histogram is a one-dimensional bigint array")));
+				 errmsg("a waits histogram is a one-dimensional bigint array"),
+				 errdetail("Its first element, at index 1, counts the waits below 0.1 s.")));
 	deconstruct_array(a, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, elems, &nulls, &n);
 	if (n > MM_WAIT_BUCKETS)
 		ereport(ERROR,
@@ -201,14 +334,134 @@ mm_wait_quantile(PG_FUNCTION_ARGS)
 		{
 			double		f = (q * total - below) / c;
 
-			/* the first bucket is linear from 0; the last is taken as one step wide */
-			if (b == 0)
-				PG_RETURN_FLOAT8(f * MM_WAIT_FIRST);
-			PG_RETURN_FLOAT8(bucket_low(b) * pow(2.0, f / MM_WAIT_STEPS));
+			PG_RETURN_FLOAT8(bucket_at(b, f));
 		}
 		below += c;
 	}
 	PG_RETURN_FLOAT8(bucket_low(n - 1));
+}
+
+/*
+ * Add the histograms of the queue's band rows of the minutes from since to
+ * now (of band, or of all bands when band < 0) into hist; false when there
+ * are none with a count.
+ */
+static bool
+read_bands(const MMQueue *queue, int band, TimestampTz since, TimestampTz now, double *hist)
+{
+	static SPIPlanPtr plans[2];
+	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, INT2OID, TIMESTAMPTZOID};
+	Datum		values[4];
+	bool		any = false;
+
+	if (band >= 0)
+		mm_keep_plan(&plans[0],
+					 "SELECT waits FROM matchmaker.queue_bands WHERE queue OPERATOR(pg_catalog.=) $1 "
+					 "AND band OPERATOR(pg_catalog.=) $3 AND bucket_start OPERATOR(pg_catalog.>=) $2 "
+					 "AND bucket_start OPERATOR(pg_catalog.<=) $4",
+					 4, argtypes);
+	else
+		mm_keep_plan(&plans[1],
+					 "SELECT waits FROM matchmaker.queue_bands WHERE queue OPERATOR(pg_catalog.=) $1 "
+					 "AND bucket_start OPERATOR(pg_catalog.>=) $2 AND bucket_start OPERATOR(pg_catalog.<=) $4",
+					 4, argtypes);
+	values[0] = CStringGetTextDatum(queue->name);
+	values[1] = TimestampTzGetDatum(bucket_floor(since, MM_BAND_BUCKET));
+	values[2] = Int16GetDatum(Max(band, 0));
+	values[3] = TimestampTzGetDatum(now);
+	if (SPI_execute_plan(plans[band >= 0 ? 0 : 1], values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the queue's waits by rating");
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull);
+		Datum	   *elems;
+		int			n;
+
+		if (isnull)
+			continue;
+		n = histogram_counts(DatumGetArrayTypeP(d), &elems);
+		for (int b = 0; b < n; b++)
+		{
+			hist[b] += (double) DatumGetInt64(elems[b]);
+			any |= DatumGetInt64(elems[b]) > 0;
+		}
+	}
+	return any;
+}
+
+/*
+ * The median of the waits of a histogram that are longer than waited
+ * (inside its bucket the counts are taken as spread evenly on the scale of
+ * bucket_at); false when none is.
+ */
+static bool
+median_above(const double *hist, double waited, double *median)
+{
+	int			first = wait_bucket(waited);
+	double		from = bucket_position(waited);
+	double		above = hist[first] * (1 - from);
+	double		half;
+
+	for (int b = first + 1; b < MM_WAIT_BUCKETS; b++)
+		above += hist[b];
+	if (!(above > 0))
+		return false;
+	half = above / 2;
+	for (int b = first; b < MM_WAIT_BUCKETS; b++)
+	{
+		double		start = b == first ? from : 0;
+		double		c = hist[b] * (1 - start);
+
+		if (c > 0 && c >= half)
+		{
+			*median = bucket_at(b, start + (1 - start) * half / c);
+			return true;
+		}
+		half -= c;
+	}
+	*median = bucket_at(MM_WAIT_BUCKETS - 1, 1);
+	return true;
+}
+
+/*
+ * A waiting ticket's expected remaining wait (seconds) into *estimate, from
+ * the waits of the players matched in the queue over its history window
+ * (at most MM_BAND_KEEP seconds, in whole minutes): the median wait of those
+ * in the ticket's tenth of the rating range who waited longer than it has
+ * so far (of all such players when none of its tenth did), less what it
+ * has waited, at most the time it has left to max_wait; that time left when
+ * nobody recent waited longer.  false without recent matched players (or
+ * before 0.3.0's tables): then there is no estimate.
+ */
+bool
+mm_stats_expected_wait(const MMQueue *queue, TimestampTz now, double rating,
+					   double waited, double *estimate)
+{
+	double		window = Min(mm_history_window(queue, now), (double) MM_BAND_KEEP);
+	TimestampTz since = now - (TimestampTz) (window * USECS_PER_SEC);
+	double		left = Max(queue->cfg.max_wait - Max(waited, 0), 0);
+	double		hist[MM_WAIT_BUCKETS] = {0};
+	double		median;
+	int			band;
+
+	if (!mm_table_exists("queue_bands"))
+		return false;
+	band = rating_band((rating - queue->rating_min) / (queue->rating_max - queue->rating_min));
+	if (!(read_bands(queue, band, since, now, hist) && median_above(hist, waited, &median)))
+	{
+		memset(hist, 0, sizeof(hist));
+		if (!read_bands(queue, -1, since, now, hist))
+			return false;
+		if (!median_above(hist, waited, &median))
+		{
+			/* everyone recent was matched sooner: at the latest at max_wait */
+			*estimate = left;
+			return true;
+		}
+	}
+	*estimate = Min(Max(median - waited, 0), left);
+	return true;
 }
 
 /* The run a worker just finished, kept in the queue's schedule slot. */

@@ -119,7 +119,7 @@ check_optimize_attributes(const MMQueue *queue, text *player, Jsonb *attributes,
 
 		key = hash_bytes_extended((const unsigned char *) party->val.string.val,
 								  party->val.string.len, (uint64) role);
-		mm_lock_queue_key(queue->name, MM_LOCK_KIND_PARTY, key, ExclusiveLock);
+		(void) mm_lock_queue_key(queue->name, MM_LOCK_KIND_PARTY, key, ExclusiveLock, true);
 		if (owned)
 			mm_keep_plan(&party_plan[1],
 						 "SELECT pg_catalog.count(*) FROM matchmaker.tickets "
@@ -194,7 +194,7 @@ queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *att
 	 * it: a ticket checked against the old settings that commits after an
 	 * alter is ended by the next tick if the new settings cannot use it.
 	 */
-	mm_lock_queue_key(queue_name, MM_LOCK_KIND_ENQUEUE, 0, ShareLock);
+	(void) mm_lock_queue_key(queue_name, MM_LOCK_KIND_ENQUEUE, 0, ShareLock, true);
 	queue = palloc0(sizeof(MMQueue));
 	if (!mm_load_queue(queue_name, MM_LOCK_NONE, queue))
 		ereport(ERROR,
@@ -580,7 +580,8 @@ mm_cancel_0_3(PG_FUNCTION_ARGS)
 /*
  * The median wait of the real players matched in a queue over its history
  * window (that of the "auto" parameters) whose rating lies in [lo, hi] and
- * who waited longer than waited seconds; false when there are none.
+ * who waited longer than waited seconds; false when there are none.  A
+ * query over the history: only before 0.3.0's statistics tables.
  */
 static bool
 median_recent_wait(const MMQueue *queue, TimestampTz now, double lo, double hi,
@@ -631,11 +632,13 @@ seconds_interval(double s)
  * A waiting ticket's expected remaining wait and, for a periodic queue,
  * when its current period ends at the latest (for an optimize queue, when
  * its next round is held); into out[7] and out[8].
- * The estimate is the median wait of the players matched recently within
- * a tenth of the rating range of this one who waited longer than it has
- * so far (of all such recent players when none is that close in rating),
- * less what it has waited, at most the time it has left to max_wait; that
- * time left when nobody recent waited longer; NULL without recent matches.
+ * The estimate comes from the waits the ticks record per tenth of the
+ * rating range (mm_stats_expected_wait).  Before 0.3.0's tables it is the
+ * median wait of the players matched recently within a tenth of the
+ * rating range of this one who waited longer than it has so far (of all
+ * such recent players when none is that close in rating), less what it
+ * has waited, at most the time it has left to max_wait; that time left
+ * when nobody recent waited longer; NULL without recent matches.
  */
 static void
 estimate_wait(const char *queue_name, double rating, TimestampTz enqueued_at,
@@ -653,8 +656,17 @@ estimate_wait(const char *queue_name, double rating, TimestampTz enqueued_at,
 		return;
 	band = (queue->rating_max - queue->rating_min) / 10;
 	left = Max(queue->cfg.max_wait - Max(waited, 0), 0);
-	if (median_recent_wait(queue, now, rating - band, rating + band, waited, &median) ||
-		median_recent_wait(queue, now, -INFINITY, INFINITY, waited, &median))
+	if (mm_table_exists("queue_bands"))
+	{
+		/* 0.3.0 on: from the statistics the ticks keep (stats.c) */
+		if (mm_stats_expected_wait(queue, now, rating, waited, &median))
+		{
+			out[7] = seconds_interval(median);
+			nulls[7] = false;
+		}
+	}
+	else if (median_recent_wait(queue, now, rating - band, rating + band, waited, &median) ||
+			 median_recent_wait(queue, now, -INFINITY, INFINITY, waited, &median))
 	{
 		out[7] = seconds_interval(Min(Max(median - waited, 0), left));
 		nulls[7] = false;

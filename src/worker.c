@@ -382,8 +382,11 @@ purge_claimed(const ClaimedQueue *claim, MemoryContext loopcxt)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		SPI_connect();
+		/* it skips what others hold; a wait it cannot skip gives up rather than stall the queue */
+		(void) set_config_option("lock_timeout", "1000", PGC_SUSET, PGC_S_SESSION,
+								 GUC_ACTION_LOCAL, true, 0, false);
 		removed = mm_purge(claim->name, now - (TimestampTz) mm_retention * USECS_PER_SEC,
-						   MM_PURGE_BATCH);
+						   MM_PURGE_BATCH, false);
 		SPI_finish();
 		PopActiveSnapshot();
 		CommitTransactionCommand();

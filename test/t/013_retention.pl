@@ -52,5 +52,42 @@ is(sql("SELECT string_agg(player || ':' || state, ' ' ORDER BY player) FROM matc
 is(sql('SELECT count(*) FROM matchmaker.check()'), '0', 'matchmaker.check() finds nothing');
 ok(!$node->log_contains('removing old rows'), 'no removal failed');
 
+# An admin's drop_queue left open in a transaction (it deletes the same
+# rows as a removal, in another order) stalls no worker: their removal
+# skips that queue while it is held, matching and the other queue's
+# removals go on, and its removal resumes once it rolls back.
+sql(q{
+	SELECT matchmaker.create_queue('doomed', algorithm => 'greedy', tick => '200 ms');
+	SELECT count(matchmaker.cancel(matchmaker.enqueue('doomed', 'doomed' || i, 0.5))) FROM generate_series(1, 50) i;
+	UPDATE matchmaker.tickets SET ended_at = now() - interval '1 day' WHERE queue = 'doomed';
+});
+my $admin = $node->background_psql('postgres', on_error_stop => 1);
+$admin->query_safe('BEGIN');
+$admin->query_safe("SELECT matchmaker.drop_queue('doomed')");
+sql(q{
+	SELECT count(matchmaker.cancel(matchmaker.enqueue('duel', 'later' || i, 0.5))) FROM generate_series(1, 20) i;
+	UPDATE matchmaker.tickets SET ended_at = now() - interval '1 day' WHERE player LIKE 'later%';
+});
+ok($node->poll_query_until('postgres', "SELECT count(*) = 0 FROM matchmaker.tickets WHERE player LIKE 'later%'"),
+	"the other queue's old rows are removed meanwhile");
+my $waiting_workers = 0;
+for my $i (1 .. 12)
+{
+	$waiting_workers += sql(q{SELECT count(*) FROM pg_stat_activity
+		WHERE backend_type = 'matchmaker worker' AND wait_event_type = 'Lock'});
+	sleep 1;
+}
+is($waiting_workers, 0, 'no worker waited for a lock in 12 s (the removal runs every 10 s)');
+sql("SELECT matchmaker.enqueue('duel', 'during_a', 0.5), matchmaker.enqueue('duel', 'during_b', 0.5)");
+ok($node->poll_query_until('postgres', "SELECT count(*) = 2 FROM matchmaker.tickets WHERE player LIKE 'during%' AND state = 'matched'"),
+	'the worker matches meanwhile');
+is(sql("SELECT count(*) FROM matchmaker.tickets WHERE queue = 'doomed'"), '50', "the held queue's rows are left alone");
+$admin->query_safe('ROLLBACK');
+$admin->quit;
+ok($node->poll_query_until('postgres', "SELECT count(*) = 0 FROM matchmaker.tickets WHERE queue = 'doomed'"),
+	"once the drop_queue rolled back, the queue's old rows are removed");
+is(sql('SELECT count(*) FROM matchmaker.check()'), '0', 'matchmaker.check() finds nothing');
+ok(!$node->log_contains('removing old rows'), 'no removal failed');
+
 $node->stop;
 done_testing();
