@@ -37,8 +37,10 @@ def main():
         conn.poll()
         now = time.time()
         for n in conn.notifies:
-            if now - start >= WARMUP:
-                received.extend((now, t) for t in json.loads(n.payload).get("tickets", []))
+            event = json.loads(n.payload)
+            # matches only (other events name tickets too: proposed, dropped ...)
+            if now - start >= WARMUP and event.get("event", "matched") == "matched":
+                received.extend((now, t) for t in event.get("tickets", []))
         conn.notifies.clear()
     if not received:
         print("0 - -")

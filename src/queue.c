@@ -423,6 +423,46 @@ mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode, bo
 	return LockAcquire(&tag, mode, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
 }
 
+/*
+ * Send the "dropped" event of a queue being dropped (SPI connected): the
+ * tickets that were waiting or proposed and the open backfill requests,
+ * which end with it.  Only with 0.3.0's tables (0.2.0's listeners read
+ * every payload as a match).
+ */
+static void
+notify_dropped(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(name)};
+	char	   *channel;
+	int64	   *tickets;
+	int64	   *requests;
+	int			ntickets;
+	int			nrequests;
+	StringInfoData payload;
+	int			head;
+
+	if (!mm_table_exists("backfills"))
+		return;
+	channel = mm_queue_channel(name);
+	if (SPI_execute_with_args("SELECT id FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1 "
+							  "AND state OPERATOR(pg_catalog.=) ANY (ARRAY['waiting', 'proposed'])",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the queue's waiting tickets");
+	tickets = mm_spi_ids(1, &ntickets);
+	if (SPI_execute_with_args("SELECT id FROM matchmaker.backfills WHERE queue OPERATOR(pg_catalog.=) $1 "
+							  "AND state OPERATOR(pg_catalog.=) 'open'",
+							  1, argtypes, values, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the queue's open backfill requests");
+	requests = mm_spi_ids(1, &nrequests);
+	initStringInfo(&payload);
+	mm_event_start(&payload, "dropped", name);
+	head = payload.len;
+	mm_event_ids(&payload, "tickets", tickets, ntickets);
+	mm_event_ids(&payload, "requests", requests, nrequests);
+	mm_event_finish(&payload, head, channel);
+}
+
 /* Remove a queue's provisional groups (SPI connected). */
 static void
 clear_groups(const char *name)
@@ -786,6 +826,7 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 							   waiting, name, (long long) waiting),
 				 errhint("Cancel them first, or drop the queue with matchmaker.drop_queue('%s', force => true).", name)));
 
+	notify_dropped(name);
 	clear_groups(name);
 	if ((mm_table_exists("tunings") &&
 		 SPI_execute_with_args("DELETE FROM matchmaker.tunings WHERE queue OPERATOR(pg_catalog.=) $1",

@@ -86,6 +86,20 @@ async function main() {
   check(sf.state === 'proposed' && !sf.final, 'a ready check: proposed');
   check(await mm.accept(f) === 'proposed' && await mm.accept(g) === 'matched', 'accepted by both');
   check((await mm.waitForMatch(f, { timeout: 5000 })).state === 'matched', 'then matched');
+
+  // a queue dropped under a waiting ticket: its "dropped" event ends the
+  // wait at once with the ticket's "does not exist" error
+  await admin("SELECT matchmaker.create_queue('js_gone', algorithm => 'greedy', max_wait => '1 hour')");
+  const h = await mm.enqueue('js_gone', 'hal', 0.5);
+  setTimeout(() => admin("SELECT matchmaker.drop_queue('js_gone', force => true)"), 1000);
+  const started = Date.now();
+  try {
+    await mm.waitForMatch(h, { timeout: 20000 });
+    check(false, 'a dropped queue ends the wait');
+  } catch (e) {
+    const s = (Date.now() - started) / 1000;
+    check(e instanceof MatchmakerError && e.sqlstate === '42704' && s < 10, `a dropped queue ends the wait: ${e.sqlstate} after ${s} s`);
+  }
   await mm.close();
 
   check(Number((await admin('SELECT count(*) AS n FROM matchmaker.check()'))[0].n) === 0, 'matchmaker.check() finds nothing');

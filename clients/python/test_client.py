@@ -100,6 +100,19 @@ sf = mm.wait_for_match(f, timeout=10)
 check(sf.state == "proposed" and not sf.final, "a ready check: proposed")
 check(mm.accept(f) == "proposed" and mm.accept(g) == "matched", "accepted by both")
 check(mm.wait_for_match(f, timeout=5).state == "matched", "then matched")
+
+# a queue dropped under a waiting ticket: its "dropped" event ends the wait
+# at once with the ticket's "does not exist" error
+admin("SELECT matchmaker.create_queue('py_gone', algorithm => 'greedy', max_wait => '1 hour')")
+h = mm.enqueue("py_gone", "hal", 0.5)
+threading.Timer(1.0, admin, ("SELECT matchmaker.drop_queue('py_gone', force => true)",)).start()
+started = time.monotonic()
+try:
+    mm.wait_for_match(h, timeout=20)
+    check(False, "a dropped queue ends the wait")
+except MatchmakerError as e:
+    check(e.sqlstate == "42704" and time.monotonic() - started < 10,
+          "a dropped queue ends the wait: %s after %.1f s" % (e.sqlstate, time.monotonic() - started))
 mm.close()
 
 check(admin("SELECT count(*) FROM matchmaker.check()")[0][0] == 0, "matchmaker.check() finds nothing")
