@@ -56,6 +56,11 @@ ok(!$node->log_contains('removing old rows'), 'no removal failed');
 # rows as a removal, in another order) stalls no worker: their removal
 # skips that queue while it is held, matching and the other queue's
 # removals go on, and its removal resumes once it rolls back.
+# (the workers are paused while the queue is set up, so that none removes
+# its old rows before the drop_queue holds it)
+$node->append_conf('postgresql.conf', "matchmaker.enabled = off");
+$node->reload;
+sleep 2;
 sql(q{
 	SELECT matchmaker.create_queue('doomed', algorithm => 'greedy', tick => '200 ms');
 	SELECT count(matchmaker.cancel(matchmaker.enqueue('doomed', 'doomed' || i, 0.5))) FROM generate_series(1, 50) i;
@@ -64,6 +69,8 @@ sql(q{
 my $admin = $node->background_psql('postgres', on_error_stop => 1);
 $admin->query_safe('BEGIN');
 $admin->query_safe("SELECT matchmaker.drop_queue('doomed')");
+$node->append_conf('postgresql.conf', "matchmaker.enabled = on");
+$node->reload;
 sql(q{
 	SELECT count(matchmaker.cancel(matchmaker.enqueue('duel', 'later' || i, 0.5))) FROM generate_series(1, 20) i;
 	UPDATE matchmaker.tickets SET ended_at = now() - interval '1 day' WHERE player LIKE 'later%';
