@@ -144,8 +144,9 @@ def main():
                       f"{', '.join(players(cur, note['requeued'])) or 'nobody'} waiting again", flush=True)
                 continue
             if event not in ("matched", "ready"):
-                # A ticket's own event: expired, cancelled or invalid.
-                print(f"{event} ticket {note['ticket']} {note['queue']}"
+                # A ticket's own event (expired, cancelled or invalid), or another queue event
+                what = f"ticket {note['ticket']} " if "ticket" in note else ""
+                print(f"{event} {what}{note['queue']}"
                       + (f": {note['reason']}" if "reason" in note else ""), flush=True)
                 continue
             line = describe(cur, note)
