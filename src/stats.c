@@ -202,7 +202,7 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 	Datum		values[8];
 	Datum		waits[MM_WAIT_BUCKETS];
 	int64		hist[MM_WAIT_BUCKETS] = {0};
-	int64	   *band_hist = palloc0(sizeof(int64) * MM_BANDS * MM_WAIT_BUCKETS);
+	int64	   *band_hist;
 	int64		players = 0;
 	int64		bot_games = 0;
 	double		cost = 0;
@@ -215,6 +215,7 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 	/* a tick at a time ahead of the clock (tick(queue, now)) is not real time */
 	if (now > GetCurrentTimestamp() + (TimestampTz) MM_STATS_BUCKET * USECS_PER_SEC)
 		return;
+	band_hist = palloc0(sizeof(int64) * MM_BANDS * MM_WAIT_BUCKETS);
 	for (int j = 0; j < res->nmatches; j++)
 	{
 		const MMMatch *m = &res->matches[j];
@@ -268,7 +269,8 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 	if (SPI_execute_plan(trim_plan, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not trim the queue's statistics");
 
-	if (res->nmatches > 0 && mm_table_exists("queue_bands"))
+	/* queue_bands comes with queue_buckets (0.3.0) */
+	if (res->nmatches > 0)
 		record_bands(queue, now, band_hist);
 	pfree(band_hist);
 }
@@ -431,8 +433,8 @@ median_above(const double *hist, double waited, double *median)
  * in the ticket's tenth of the rating range who waited longer than it has
  * so far (of all such players when none of its tenth did), less what it
  * has waited, at most the time it has left to max_wait; that time left when
- * nobody recent waited longer.  false without recent matched players (or
- * before 0.3.0's tables): then there is no estimate.
+ * nobody recent waited longer.  false without recent matched players:
+ * then there is no estimate.  Needs 0.3.0's tables (the caller checks).
  */
 bool
 mm_stats_expected_wait(const MMQueue *queue, TimestampTz now, double rating,
@@ -445,8 +447,6 @@ mm_stats_expected_wait(const MMQueue *queue, TimestampTz now, double rating,
 	double		median;
 	int			band;
 
-	if (!mm_table_exists("queue_bands"))
-		return false;
 	band = rating_band((rating - queue->rating_min) / (queue->rating_max - queue->rating_min));
 	if (!(read_bands(queue, band, since, now, hist) && median_above(hist, waited, &median)))
 	{
