@@ -74,7 +74,9 @@ CREATE TABLE matchmaker.matches (
     criteria_cost float8 NOT NULL,
     wait_cost     float8 NOT NULL,
     -- params.filters: the values its players share, {"mode": "ranked"}; null without filters
-    filters       jsonb
+    filters       jsonb,
+    -- the filters a player of the match waived after its optional_after; null for none
+    relaxed       text[]
 );
 ALTER SEQUENCE matchmaker.matches_id_seq OWNED BY matchmaker.matches.id;
 CREATE INDEX matches_queue_created ON matchmaker.matches (queue, created_at);
@@ -128,6 +130,7 @@ CREATE TABLE matchmaker.proposals (
     ended_at      timestamptz,
     reason        text,
     filters       jsonb,
+    relaxed       text[],
     CONSTRAINT proposals_state CHECK (state IN ('proposed', 'ready', 'dissolved')),
     CONSTRAINT proposals_reason CHECK ((state = 'dissolved') = (reason IS NOT NULL)
                                        AND reason IN ('declined', 'timeout', 'cancelled'))
@@ -450,17 +453,22 @@ AS $$
   UNION ALL
     -- a match (or pending proposal) of a queue with filters: every ticket
     -- in it, backfilled ones included, has the values the match records
+    -- (or, for an intersect filter, lists them), but for the filters the
+    -- match records as relaxed
     SELECT 'filters', m.queue, t.id,
            pg_catalog.format('match %s records %s, the ticket has %s', m.id, m.filters, t.attributes)
-    FROM (SELECT x.id, x.queue, x.filters FROM matchmaker.matches x
+    FROM (SELECT x.id, x.queue, x.filters, x.relaxed FROM matchmaker.matches x
           UNION ALL
-          SELECT p.id, p.queue, p.filters FROM matchmaker.proposals p
+          SELECT p.id, p.queue, p.filters, p.relaxed FROM matchmaker.proposals p
           WHERE p.state OPERATOR(pg_catalog.=) 'proposed') m
     JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id
     WHERE m.filters IS NOT NULL
       AND t.state OPERATOR(pg_catalog.=) ANY (ARRAY['matched', 'proposed'])
       AND EXISTS (SELECT 1 FROM pg_catalog.jsonb_each(m.filters) f
-                  WHERE (t.attributes OPERATOR(pg_catalog.->) f.key) IS DISTINCT FROM f.value)
+                  WHERE (t.attributes OPERATOR(pg_catalog.->) f.key) IS DISTINCT FROM f.value
+                    AND NOT (pg_catalog.jsonb_typeof(t.attributes OPERATOR(pg_catalog.->) f.key) OPERATOR(pg_catalog.=) 'array'
+                             AND (t.attributes OPERATOR(pg_catalog.->) f.key) OPERATOR(pg_catalog.@>) f.value)
+                    AND f.key OPERATOR(pg_catalog.<>) ALL (COALESCE(m.relaxed, '{}'::text[])))
   UNION ALL
     -- a ready proposal is a match
     SELECT 'proposal', p.queue, p.id, 'ready but not in matchmaker.matches'

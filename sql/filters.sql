@@ -10,8 +10,11 @@ RESET client_min_messages;
 -- Bad filters are refused, changing nothing.
 SELECT matchmaker.create_queue('bad', params => '{"filters": ["mode"]}');
 SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": "same"}}');
-SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": {"kind": "equal"}}}');
-SELECT matchmaker.create_queue('bad', params => '{"filters": {"maps": "intersect"}}');
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": {"kind": "equal", "after": 30}}}');
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": {"optional_after": 30}}}');
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": {"kind": "equal", "optional_after": 0}}}');
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": {"kind": "equal", "optional_after": "30 s"}}}');
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"maps": "intersects"}}');
 SELECT matchmaker.create_queue('bad', params => '{"filters": {"blocked": "exclude"}}');
 SELECT matchmaker.create_queue('bad', params => '{"filters": {"": "equal"}}');
 SELECT matchmaker.create_queue('bad', params => jsonb_build_object('filters',
@@ -101,8 +104,14 @@ SELECT i AS id, round(random()::numeric, 4)::float8 AS rating,
        round((sum(-ln(1 - random()) / 6) OVER (ORDER BY i))::numeric, 3)::float8 AS arrival,
        jsonb_build_object('mode', (ARRAY['solo', 'ranked', 'casual'])[1 + floor(random() * 3)::int]) AS attrs
 FROM (SELECT setseed(0.23)) s, generate_series(1, 240) i;
-CREATE FUNCTION f_next_due(qname text) RETURNS float8 LANGUAGE sql AS $$
+CREATE FUNCTION f_next_due(qname text, last float8) RETURNS float8 LANGUAGE sql AS $$
     SELECT least(
+        -- the next instant a waiting ticket's filter relaxes (optional_after)
+        (SELECT min(extract(epoch FROM t.enqueued_at - '2026-01-01 00:00:00+00') + (f.value->>'optional_after')::float8)
+         FROM matchmaker.tickets t JOIN matchmaker.queues q ON q.name = t.queue,
+              jsonb_each(q.params->'filters') f
+         WHERE t.queue = qname AND t.state = 'waiting' AND jsonb_typeof(f.value) = 'object'
+           AND extract(epoch FROM t.enqueued_at - '2026-01-01 00:00:00+00') + (f.value->>'optional_after')::float8 > last),
         (SELECT extract(epoch FROM min(finalize_at) - '2026-01-01 00:00:00+00') FROM matchmaker.provisional WHERE queue = qname),
         (SELECT extract(epoch FROM min(t.enqueued_at) - '2026-01-01 00:00:00+00') + extract(epoch FROM q.max_wait)
          FROM matchmaker.tickets t JOIN matchmaker.queues q ON q.name = t.queue
@@ -119,7 +128,7 @@ DECLARE
     last float8 := -1;
 BEGIN
     LOOP
-        t := least((SELECT min(arrival) FROM fstream WHERE arrival > last), f_next_due(qname));
+        t := least((SELECT min(arrival) FROM fstream WHERE arrival > last), f_next_due(qname, last));
         EXIT WHEN t IS NULL;
         FOR a IN SELECT * FROM fstream WHERE arrival = t ORDER BY id LOOP
             ticket := matchmaker.enqueue(qname, 'p' || a.id, a.rating, a.attrs);
@@ -192,5 +201,137 @@ SELECT count(*) FILTER (WHERE state = 'matched') AS matched,
        (SELECT count(*) FROM (SELECT match_id FROM matchmaker.tickets WHERE queue = 'auto_modes'
                               GROUP BY match_id HAVING count(DISTINCT attributes->>'mode') > 1) m) AS mixed
 FROM matchmaker.tickets WHERE queue = 'auto_modes';
-DROP FUNCTION f_replay(text), f_compare(text), f_next_due(text);
+
+-- Intersect filters: a player gives the maps it accepts (a string or a
+-- list); players meet only players sharing one.  Each tick gives every
+-- ticket the value of its list that the most waiting tickets accept (the
+-- first in the filter's order among equals: shorter, then bytewise) and
+-- matches each value's tickets apart; the match records the value.
+SELECT matchmaker.create_queue('maps', algorithm => 'greedy', max_wait => '1 hour',
+                               params => '{"filters": {"mode": "equal", "map": "intersect"}}');
+-- Lists that are empty, hold a non-string, too many values or too long a
+-- value, an object, or a list for an equal filter are refused.
+SELECT matchmaker.enqueue('maps', 'x', 0.5, '{"mode": "r", "map": []}');
+SELECT matchmaker.enqueue('maps', 'x', 0.5, '{"mode": "r", "map": ["dust", 1]}');
+SELECT matchmaker.enqueue('maps', 'x', 0.5, '{"mode": "r", "map": {"dust": true}}');
+SELECT matchmaker.enqueue('maps', 'x', 0.5, jsonb_build_object('mode', 'r',
+           'map', (SELECT jsonb_agg('m' || i) FROM generate_series(1, 17) i)));
+SELECT matchmaker.enqueue('maps', 'x', 0.5, jsonb_build_object('mode', 'r', 'map', jsonb_build_array('a', repeat('m', 257))));
+SELECT matchmaker.enqueue('maps', 'x', 0.5, '{"mode": ["r"], "map": "dust"}');
+SELECT matchmaker.create_queue('maps2', params => '{"filters": {"map": "intersect", "region": "intersect"}}');
+SELECT matchmaker.enqueue('maps2', 'x', 0.5, jsonb_build_object(
+           'map', (SELECT jsonb_agg('m' || i) FROM generate_series(1, 13) i),
+           'region', '["eu", "us", "asia", "sa", "oc"]'::jsonb));
+SELECT count(*) AS tickets FROM matchmaker.tickets WHERE queue IN ('maps', 'maps2');
+-- 13 maps in 4 regions (52 combinations) and duplicates are accepted.
+SELECT matchmaker.enqueue('maps2', 'x', 0.5, jsonb_build_object(
+           'map', (SELECT jsonb_agg('m' || i) FROM generate_series(1, 13) i),
+           'region', '["eu", "us", "asia", "sa", "eu"]'::jsonb)) > 0 AS accepted;
+-- inferno is accepted by three, nuke by two: r1, r2 and r3 play under
+-- inferno (r1 with r2, the nearest), r4 waits under nuke, r5 alone
+-- under vertigo, c1 alone in its mode.
+SELECT matchmaker.enqueue('maps', 'r1', 0.10, '{"mode": "ranked", "map": ["dust", "inferno"]}') AS r1 \gset
+SELECT matchmaker.enqueue('maps', 'r2', 0.12, '{"mode": "ranked", "map": "inferno"}') AS r2 \gset
+SELECT matchmaker.enqueue('maps', 'r3', 0.90, '{"mode": "ranked", "map": ["nuke", "inferno", "nuke"]}') AS r3 \gset
+SELECT matchmaker.enqueue('maps', 'r4', 0.88, '{"mode": "ranked", "map": ["nuke"]}') AS r4 \gset
+SELECT matchmaker.enqueue('maps', 'r5', 0.50, '{"mode": "ranked", "map": ["vertigo"]}') AS r5 \gset
+SELECT matchmaker.enqueue('maps', 'c1', 0.11, '{"mode": "casual", "map": ["dust", "inferno"]}') AS c1 \gset
+SELECT matchmaker.tick('maps', clock_timestamp()) AS made;
+-- r3 then plays under nuke, where r4 is.
+SELECT matchmaker.tick('maps', clock_timestamp()) AS made;
+SELECT string_agg(t.player, ' ' ORDER BY t.player) AS players, m.filters
+FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id = m.id
+WHERE m.queue = 'maps' GROUP BY m.id, m.filters ORDER BY players;
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'maps' AND state <> 'matched' ORDER BY player;
+SELECT * FROM matchmaker.check();
+-- check() accepts a list holding the match's value, not one without it.
+UPDATE matchmaker.tickets SET attributes = '{"mode": "ranked", "map": ["dust", "nuke"]}' WHERE id = :r3;
+SELECT problem, id = :r3 AS is_r3 FROM matchmaker.check();
+UPDATE matchmaker.tickets SET attributes = '{"mode": "ranked", "map": ["dust", "inferno"]}' WHERE id = :r3;
+SELECT problem, id = :r3 AS is_r3 FROM matchmaker.check();
+UPDATE matchmaker.tickets SET attributes = '{"mode": "ranked", "map": ["nuke", "inferno"]}' WHERE id = :r3;
+-- Backfill takes a player whose list holds the match's map: the inferno
+-- match's place goes neither to r5 (vertigo) nor to a dust player, but
+-- to one who accepts dust or inferno.
+SELECT matchmaker.backfill((SELECT match_id FROM matchmaker.tickets WHERE id = :r1), 1) AS req \gset
+SELECT matchmaker.enqueue('maps', 'r6', 0.11, '{"mode": "ranked", "map": "dust"}') AS r6 \gset
+SELECT matchmaker.tick('maps', clock_timestamp()) AS made;
+SELECT state, filled FROM matchmaker.backfills WHERE id = :req;
+SELECT matchmaker.enqueue('maps', 'r7', 0.70, '{"mode": "ranked", "map": ["dust", "inferno"]}') AS r7 \gset
+SELECT matchmaker.tick('maps', clock_timestamp()) AS made;
+SELECT state, filled FROM matchmaker.backfills WHERE id = :req;
+SELECT match_id = (SELECT match_id FROM matchmaker.tickets WHERE id = :r1) AS r7_joined_r1
+FROM matchmaker.tickets WHERE id = :r7;
+SELECT * FROM matchmaker.check();
+-- The offline optimum lets players meet within each connected set of
+-- values (a lower bound with lists, exact without): 1 and 3 list no map
+-- in common with 2 and 4, so the modes' sum; a player listing both joins
+-- them.
+SELECT matchmaker.create_queue('pairmap', algorithm => 'greedy', max_wait => '5 s',
+                               params => '{"filters": {"map": "intersect"}}');
+SELECT round(matchmaker.optimal_cost('pairmap', $$
+    VALUES (1, 0.10, 0.0, '{"map": "a"}'::jsonb), (2, 0.11, 1.0, '{"map": ["b"]}'),
+           (3, 0.90, 2.0, '{"map": ["a"]}'), (4, 0.89, 3.0, '{"map": "b"}')$$)::numeric, 6) AS apart,
+       round(matchmaker.optimal_cost('pairmap', $$
+    VALUES (1, 0.10, 0.0, '{"map": "a"}'::jsonb), (2, 0.11, 1.0, '{"map": ["b"]}'),
+           (3, 0.90, 2.0, '{"map": ["a"]}'), (4, 0.89, 3.0, '{"map": "b"}'),
+           (5, 0.50, 30.0, '{"map": ["a", "b"]}')$$)::numeric, 6) AS joined;
+-- Live equals simulated with intersect filters: the stream's players
+-- accept one or two of three maps.
+UPDATE fstream SET attrs = attrs || jsonb_build_object('map',
+    (ARRAY['["dust"]', '["dust", "nuke"]', '["nuke"]', '["inferno", "nuke"]', '"inferno"'])[1 + id % 5]::jsonb);
+SELECT matchmaker.create_queue('g_greedy', algorithm => 'greedy', max_wait => '2 s',
+                               params => '{"filters": {"mode": "equal", "map": "intersect"}}');
+SELECT matchmaker.create_queue('g_diff', algorithm => 'difference_wait', max_wait => '3 s',
+                               params => '{"wait_factor": 1, "filters": {"map": "intersect"}}');
+SELECT matchmaker.create_queue('g_squad', team_size => 2, algorithm => 'periodic', max_wait => '2 s',
+                               params => '{"batch": 8, "filters": {"map": "intersect"}}');
+SELECT f_replay(name) FROM matchmaker.queues WHERE name LIKE 'g\_%' ORDER BY name;
+SELECT name, c.live, c.simulated, c.differ FROM matchmaker.queues, f_compare(name) c WHERE name LIKE 'g\_%' ORDER BY name;
+SELECT q.name, round(sum(m.cost)::numeric, 6) = round(s.cost::numeric, 6) AS same_total_cost,
+       count(DISTINCT m.filters->>'map') AS maps
+FROM matchmaker.queues q JOIN matchmaker.matches m ON m.queue = q.name,
+     matchmaker.simulate_summary(q.name, 'SELECT id, rating, arrival, attrs FROM fstream') s
+WHERE q.name LIKE 'g\_%' GROUP BY q.name, s.cost ORDER BY q.name;
+-- Filters that relax (optional_after): a player who waited 1 s meets
+-- players of another mode, live as in simulate.
+SELECT matchmaker.create_queue('g_relax', algorithm => 'greedy', max_wait => '3 s',
+    params => '{"filters": {"mode": {"kind": "equal", "optional_after": 1}, "map": "intersect"}}');
+SELECT matchmaker.create_queue('g_relax_diff', algorithm => 'difference_wait', max_wait => '3 s',
+    params => '{"wait_factor": 1, "filters": {"mode": {"kind": "equal", "optional_after": 1.5}}}');
+SELECT f_replay(name) FROM matchmaker.queues WHERE name LIKE 'g\_relax%' ORDER BY name;
+SELECT name, c.live, c.simulated, c.differ FROM matchmaker.queues, f_compare(name) c WHERE name LIKE 'g\_relax%' ORDER BY name;
+-- some matches mixed modes, each recording the mode as relaxed and each
+-- with a player who had waited the filter's seconds; the others did not
+SELECT m.queue, count(*) FILTER (WHERE m.relaxed = '{mode}') > 0 AS some_relaxed,
+       count(*) FILTER (WHERE (m.relaxed IS NOT NULL) <> (x.modes > 1)) AS wrongly_recorded,
+       count(*) FILTER (WHERE x.modes > 1 AND x.longest < (q.params->'filters'->'mode'->>'optional_after')::float8)
+           AS relaxed_early
+FROM matchmaker.matches m JOIN matchmaker.queues q ON q.name = m.queue,
+     LATERAL (SELECT count(DISTINCT t.attributes->>'mode') AS modes,
+                     max(extract(epoch FROM t.matched_at - t.enqueued_at)) AS longest
+              FROM matchmaker.tickets t WHERE t.match_id = m.id) x
+WHERE m.queue LIKE 'g\_relax%' GROUP BY m.queue ORDER BY m.queue;
+-- A ready check keeps what was relaxed: the proposal records it, and so
+-- does the match once both accept; tickets who waited less do not relax.
+SELECT matchmaker.create_queue('relax_ready', algorithm => 'greedy', max_wait => '1 hour',
+    params => '{"accept_timeout": 10, "filters": {"mode": {"kind": "equal", "optional_after": 5}}}');
+SELECT matchmaker.enqueue('relax_ready', p, 0.5, jsonb_build_object('mode', m)) > 0 AS enqueued
+FROM (VALUES ('m', 'ranked'), ('n', 'casual')) v(p, m);
+UPDATE matchmaker.tickets SET enqueued_at = now() - interval '4 seconds' WHERE queue = 'relax_ready';
+SELECT matchmaker.tick('relax_ready', now()) AS made;
+UPDATE matchmaker.tickets SET enqueued_at = now() - interval '6 seconds' WHERE queue = 'relax_ready';
+SELECT matchmaker.tick('relax_ready', now()) AS made;
+SELECT filters, relaxed FROM matchmaker.proposals WHERE queue = 'relax_ready';
+SELECT player, matchmaker.accept(id) FROM matchmaker.tickets WHERE queue = 'relax_ready' ORDER BY id;
+SELECT filters, relaxed FROM matchmaker.matches WHERE queue = 'relax_ready';
+SELECT * FROM matchmaker.check();
+-- every match's players accept its map (check), and the lists were used:
+-- some players of a two-map list played each of its maps
+SELECT * FROM matchmaker.check();
+SELECT m.filters->>'map' AS map, count(*) AS players
+FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id = m.id
+WHERE m.queue = 'g_greedy' AND t.attributes->'map' = '["dust", "nuke"]'
+GROUP BY 1 ORDER BY 1;
+DROP FUNCTION f_replay(text), f_compare(text), f_next_due(text, float8);
 DROP TABLE fstream;

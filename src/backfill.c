@@ -379,6 +379,38 @@ id_in_sorted(const int64 *sorted, int n, int64 id)
 }
 
 /*
+ * With intersect filters or filters that relax, the key of the values the
+ * match was formed with
+ * (matches.filters), -1 when no waiting ticket has them or the match has
+ * none (formed before the queue's filters).
+ */
+static int32
+match_filters_key(const MMQueue *queue, int64 match_id, const MMFilterDict *dict)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[1] = {INT8OID};
+	Datum		values[1] = {Int64GetDatum(match_id)};
+	StringInfoData buf;
+	bool		isnull;
+	Datum		filters;
+	int32		key = -1;
+
+	mm_keep_plan(&plan,
+				 "SELECT filters FROM matchmaker.matches WHERE id OPERATOR(pg_catalog.=) $1",
+				 1, argtypes);
+	backfill_run(plan, values, SPI_OK_SELECT, "read the match's filter values");
+	if (SPI_processed == 1)
+	{
+		filters = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		initStringInfo(&buf);
+		if (!isnull && mm_filter_value(queue, DatumGetJsonbP(filters), &buf) == NULL)
+			key = mm_filter_find(dict, buf.data, buf.len);
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return key;
+}
+
+/*
  * The match's players still in it (its matched tickets; of team when not
  * 0), as normalised ratings: their lowest and highest into lo and hi, and
  * into count[t - 1] how many team t has.  Returns how many there are.
@@ -419,7 +451,8 @@ fixed_members(const MMQueue *queue, int64 match_id, int team, double *lo, double
 	}
 	/* with filters, the key of the match's first player (-1: no waiting ticket has it) */
 	*key = 0;
-	if (dict != NULL && SPI_processed > 0)
+	if (dict != NULL && !queue->criteria.any_intersect && !queue->criteria.any_relax &&
+		SPI_processed > 0)
 	{
 		StringInfoData buf;
 		bool		isnull;
@@ -430,6 +463,8 @@ fixed_members(const MMQueue *queue, int64 match_id, int team, double *lo, double
 			? mm_filter_find(dict, buf.data, buf.len) : -1;
 	}
 	SPI_freetuptable(SPI_tuptable);
+	if (dict != NULL && (queue->criteria.any_intersect || queue->criteria.any_relax))
+		*key = match_filters_key(queue, match_id, dict);
 	return n;
 }
 
@@ -582,7 +617,7 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 			nskipped = 0;
 			for (int attempt = 0; attempt < MM_BACKFILL_LOCK_ATTEMPTS && nfilled < want; attempt++)
 			{
-				int			n = mm_backfill_pick(pool, taken, lo, hi, key, want - nfilled, idx);
+				int			n = mm_backfill_pick(pool, taken, lo, hi, key, 0.0, want - nfilled, idx);
 				int64	   *ids;
 
 				if (n == 0)

@@ -1,53 +1,181 @@
 /*
  * filters.c
- *		params.filters, "equal": players meet only players with the same
- *		values of the filtered attributes (a game mode, a build).
+ *		params.filters: players meet only players with the same values of
+ *		the filtered attributes ("equal": a game mode, a build), or sharing
+ *		at least one value of a list ("intersect": maps, regions).
  *
  * A ticket's combined value is its filtered attributes' strings in the
  * order params names them, each preceded by its length (4 bytes, big
  * endian), so that two tickets have the same combined value exactly when
- * they agree on every filter.  A set of tickets (a tick's pool, a
- * simulated stream) is numbered by the sorted distinct combined values:
- * the key of a ticket is its value's place (MMPool.key), and the core
- * runs the algorithm on each key's tickets apart (core/filters.c).
+ * they agree on every filter; with intersect filters a ticket has one
+ * for every way of taking one value of each list.  A set of tickets (a
+ * tick's pool, a simulated stream) is numbered by the sorted distinct
+ * combined values: the key of a ticket is its value's place (MMPool.key),
+ * or with intersect filters its values' places are its candidate keys
+ * (MMPool.cand), of which each step gives it one; the core runs the
+ * algorithm on each key's tickets apart (core/filters.c).
  */
 #include "matchmaker.h"
+
+#include <math.h>
 
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 
+/* Bytewise order of two combined values (defined below). */
+static int	value_cmp(const char *a, int alen, const char *b, int blen);
+
+/* Order of one filter's values, as in combined values: length, then bytes. */
+static int
+string_cmp(const void *x, const void *y)
+{
+	const JsonbValue *a = x;
+	const JsonbValue *b = y;
+
+	if (a->val.string.len != b->val.string.len)
+		return a->val.string.len < b->val.string.len ? -1 : 1;
+	return memcmp(a->val.string.val, b->val.string.val, a->val.string.len);
+}
+
 /*
- * Append a ticket's combined value to out; returns NULL, or what makes
- * the attributes unusable (a filter missing, not a string, too long).
+ * Filter f's values in attributes into vals (at most MM_FILTER_LIST_MAX,
+ * distinct, in combined-value order), their number into *n; returns NULL,
+ * or what makes them unusable.  An equal filter has one string; an
+ * intersect filter a string or a list of them.
+ */
+static const char *
+filter_strings(const MMQueue *queue, int f, Jsonb *attributes, JsonbValue *vals, int *n)
+{
+	const char *key = queue->criteria.filter[f];
+	JsonbValue *v = attributes == NULL ? NULL :
+		getKeyJsonValueFromContainer(&attributes->root, key, strlen(key), NULL);
+
+	*n = 0;
+	if (v == NULL)
+		return psprintf("attributes lack \"%s\", a filter of the queue", mm_shorten(key));
+	if (v->type == jbvString)
+		vals[(*n)++] = *v;
+	else if (queue->criteria.intersect[f] && v->type == jbvBinary &&
+			 JsonContainerIsArray(v->val.binary.data))
+	{
+		JsonbIterator *it = JsonbIteratorInit(v->val.binary.data);
+		JsonbValue	e;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+		{
+			if (tok != WJB_ELEM)
+				continue;
+			if (e.type != jbvString)
+				return psprintf("attribute \"%s\" lists a value that is not a string", mm_shorten(key));
+			if (*n >= MM_FILTER_LIST_MAX)
+				return psprintf("attribute \"%s\" lists more than %d values", mm_shorten(key),
+								MM_FILTER_LIST_MAX);
+			vals[(*n)++] = e;
+		}
+		if (*n == 0)
+			return psprintf("attribute \"%s\" is an empty list", mm_shorten(key));
+	}
+	else
+		return psprintf(queue->criteria.intersect[f]
+						? "attribute \"%s\" is neither a string nor a list of strings"
+						: "attribute \"%s\" is not a string", mm_shorten(key));
+	for (int i = 0; i < *n; i++)
+		if (vals[i].val.string.len > MM_FILTER_VALUE_MAX)
+			return psprintf(v->type == jbvString ? "attribute \"%s\" is longer than %d bytes"
+							: "attribute \"%s\" lists a value longer than %d bytes", mm_shorten(key),
+							MM_FILTER_VALUE_MAX);
+	if (*n > 1)
+	{
+		int			m = 1;
+
+		qsort(vals, *n, sizeof(JsonbValue), string_cmp);
+		for (int i = 1; i < *n; i++)
+			if (string_cmp(&vals[i], &vals[m - 1]) != 0)
+				vals[m++] = vals[i];
+		*n = m;
+	}
+	return NULL;
+}
+
+/*
+ * Append a ticket's combined values to out, one after the other, their
+ * lengths into lens (room for MM_FILTER_COMBOS_MAX) and their number into
+ * *ncombos: one for each way to take a value of every filter (one only
+ * without intersect filters), ascending.  Each is the filtered values in
+ * the order params names them, each preceded by its length (4 bytes, big
+ * endian), so that two tickets agree on every filter exactly when they
+ * share a combined value.  Returns NULL, or what makes the attributes
+ * unusable (a filter missing, not a string, too long, too many values).
+ */
+const char *
+mm_filter_values(const MMQueue *queue, Jsonb *attributes, StringInfo out, int *lens, int *ncombos)
+{
+	int			nf = queue->criteria.nfilters;
+	JsonbValue	vals[MM_MAX_FILTERS][MM_FILTER_LIST_MAX];
+	int			nvals[MM_MAX_FILTERS];
+	int			pick[MM_MAX_FILTERS];
+	int			total = 1;
+
+	*ncombos = 0;
+	for (int f = 0; f < nf; f++)
+	{
+		const char *problem = filter_strings(queue, f, attributes, vals[f], &nvals[f]);
+
+		if (problem != NULL)
+			return problem;
+		total *= nvals[f];
+		if (total > MM_FILTER_COMBOS_MAX)
+			return psprintf("attributes allow more than %d combinations of the values of %s",
+							MM_FILTER_COMBOS_MAX, mm_filter_names(queue));
+		pick[f] = 0;
+	}
+	for (int c = 0; c < total; c++)
+	{
+		int			from = out->len;
+
+		for (int f = 0; f < nf; f++)
+		{
+			JsonbValue *v = &vals[f][pick[f]];
+			uint32		len = (uint32) v->val.string.len;
+			unsigned char be[4];
+
+			be[0] = (unsigned char) (len >> 24);
+			be[1] = (unsigned char) (len >> 16);
+			be[2] = (unsigned char) (len >> 8);
+			be[3] = (unsigned char) len;
+			appendBinaryStringInfo(out, (const char *) be, 4);
+			appendBinaryStringInfo(out, v->val.string.val, v->val.string.len);
+		}
+		lens[(*ncombos)++] = out->len - from;
+		/* the next combination, the last filter's value first */
+		for (int f = nf - 1; f >= 0; f--)
+		{
+			if (++pick[f] < nvals[f])
+				break;
+			pick[f] = 0;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Append a ticket's one combined value to out (mm_filter_values; with
+ * intersect filters their first combination, for attributes of one value
+ * each, as a match's filters); returns NULL or the problem.
  */
 const char *
 mm_filter_value(const MMQueue *queue, Jsonb *attributes, StringInfo out)
 {
-	for (int f = 0; f < queue->criteria.nfilters; f++)
-	{
-		const char *key = queue->criteria.filter[f];
-		JsonbValue *v = attributes == NULL ? NULL :
-			getKeyJsonValueFromContainer(&attributes->root, key, strlen(key), NULL);
-		uint32		len;
-		unsigned char be[4];
+	int			lens[MM_FILTER_COMBOS_MAX];
+	int			n;
+	int			from = out->len;
+	const char *problem = mm_filter_values(queue, attributes, out, lens, &n);
 
-		if (v == NULL)
-			return psprintf("attributes lack \"%s\", a filter of the queue", mm_shorten(key));
-		if (v->type != jbvString)
-			return psprintf("attribute \"%s\" is not a string", mm_shorten(key));
-		if (v->val.string.len > MM_FILTER_VALUE_MAX)
-			return psprintf("attribute \"%s\" is longer than %d bytes", mm_shorten(key),
-							MM_FILTER_VALUE_MAX);
-		len = (uint32) v->val.string.len;
-		be[0] = (unsigned char) (len >> 24);
-		be[1] = (unsigned char) (len >> 16);
-		be[2] = (unsigned char) (len >> 8);
-		be[3] = (unsigned char) len;
-		appendBinaryStringInfo(out, (const char *) be, 4);
-		appendBinaryStringInfo(out, v->val.string.val, v->val.string.len);
-	}
-	return NULL;
+	if (problem == NULL && n > 1)
+		out->len = from + lens[0];
+	return problem;
 }
 
 /* mm_filter_value, raising an error for a problem. */
@@ -65,11 +193,26 @@ mm_filter_require(const MMQueue *queue, Jsonb *attributes, const char *whose)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s %s, for queue \"%s\"", whose, problem, queue->name),
-				 errdetail("The queue matches only players with equal values of %s, each a string of at most %d bytes.",
-						   mm_filter_names(queue), MM_FILTER_VALUE_MAX),
-				 errhint("Send them in the attributes, for example '{\"%s\": \"ranked\"}'.",
-						 mm_shorten(queue->criteria.filter[0]))));
+				 errdetail("%s", mm_filter_detail(queue)),
+				 queue->criteria.intersect[0]
+				 ? errhint("Send them in the attributes, for example '{\"%s\": [\"first\", \"second\"]}'.",
+						   mm_shorten(queue->criteria.filter[0]))
+				 : errhint("Send them in the attributes, for example '{\"%s\": \"ranked\"}'.",
+						   mm_shorten(queue->criteria.filter[0]))));
 	pfree(buf.data);
+}
+
+/* What the queue's filters ask of the attributes, for an error's detail. */
+char *
+mm_filter_detail(const MMQueue *queue)
+{
+	if (!queue->criteria.any_intersect)
+		return psprintf("The queue matches only players with equal values of %s, each a string of at most %d bytes.",
+						mm_filter_names(queue), MM_FILTER_VALUE_MAX);
+	return psprintf("The queue filters on %s: each a string of at most %d bytes, an intersect filter "
+					"also a list of at most %d of them, at most %d combinations in all.",
+					mm_filter_names(queue), MM_FILTER_VALUE_MAX, MM_FILTER_LIST_MAX,
+					MM_FILTER_COMBOS_MAX);
 }
 
 /* The queue's filters for a message: "a", "b" (quoted, shortened). */
@@ -205,5 +348,110 @@ mm_filter_json(const MMQueue *queue, const char *value, int len)
 		at += (int) n;
 	}
 	appendStringInfoChar(&buf, '}');
+	return buf.data;
+}
+
+/* Sort context of one filter's values across a dictionary's entries. */
+typedef struct FilterColumn
+{
+	const char **val;
+	int		   *len;
+} FilterColumn;
+
+static int
+column_cmp(const void *x, const void *y, void *arg)
+{
+	const FilterColumn *c = arg;
+	int			a = *(const int *) x;
+	int			b = *(const int *) y;
+
+	if (c->len[a] != c->len[b])
+		return c->len[a] < c->len[b] ? -1 : 1;
+	return memcmp(c->val[a], c->val[b], c->len[a]);
+}
+
+/*
+ * Each dictionary entry's value of each filter, numbered per filter (the
+ * core's MMPool.key_values): dict->n rows of nfilters ids.
+ */
+int32 *
+mm_filter_key_values(const MMQueue *queue, const MMFilterDict *dict)
+{
+	int			nf = queue->criteria.nfilters;
+	int			n = dict->n;
+	int32	   *out = palloc_extended(sizeof(int32) * (Size) Max(n, 1) * nf, MCXT_ALLOC_HUGE);
+	int		   *at = palloc0_array(int, Max(n, 1));
+	int		   *order = palloc_array(int, Max(n, 1));
+	FilterColumn col;
+
+	col.val = palloc_array(const char *, Max(n, 1));
+	col.len = palloc_array(int, Max(n, 1));
+	for (int f = 0; f < nf; f++)
+	{
+		int32		id = -1;
+
+		for (int k = 0; k < n; k++)
+		{
+			const unsigned char *be = (const unsigned char *) dict->values[k] + at[k];
+			uint32		len;
+
+			if (at[k] + 4 > dict->lens[k])
+				elog(ERROR, "filter value of %d bytes ends before filter %d", dict->lens[k], f + 1);
+			len = ((uint32) be[0] << 24) | ((uint32) be[1] << 16) | ((uint32) be[2] << 8) | be[3];
+			if (len > (uint32) (dict->lens[k] - at[k] - 4))
+				elog(ERROR, "filter value of %d bytes ends inside filter %d", dict->lens[k], f + 1);
+			col.val[k] = dict->values[k] + at[k] + 4;
+			col.len[k] = (int) len;
+			at[k] += 4 + (int) len;
+			order[k] = k;
+		}
+		qsort_arg(order, n, sizeof(int), column_cmp, &col);
+		for (int i = 0; i < n; i++)
+		{
+			if (i == 0 || column_cmp(&order[i - 1], &order[i], &col) != 0)
+				id++;
+			out[(Size) order[i] * nf + f] = id;
+		}
+	}
+	pfree(at);
+	pfree(order);
+	pfree(col.val);
+	pfree(col.len);
+	return out;
+}
+
+/* The queue's optional_after of each filter, INFINITY for none (the core's relax_after). */
+double *
+mm_filter_relax_seconds(const MMQueue *queue)
+{
+	double	   *out = palloc_array(double, Max(queue->criteria.nfilters, 1));
+
+	for (int f = 0; f < queue->criteria.nfilters; f++)
+		out[f] = queue->criteria.relax_after[f] > 0 ? queue->criteria.relax_after[f] : INFINITY;
+	return out;
+}
+
+/*
+ * The names of the filters in mask (bit f: filter f) as a JSON array, or
+ * NULL for none.
+ */
+char *
+mm_filter_mask_array(const MMQueue *queue, uint32 mask)
+{
+	StringInfoData buf;
+	bool		first = true;
+
+	if (mask == 0)
+		return NULL;
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	for (int f = 0; f < queue->criteria.nfilters; f++)
+		if (mask & ((uint32) 1 << f))
+		{
+			appendStringInfoString(&buf, first ? "" : ", ");
+			escape_json(&buf, queue->criteria.filter[f]);
+			first = false;
+		}
+	appendStringInfoChar(&buf, ']');
 	return buf.data;
 }

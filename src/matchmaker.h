@@ -17,6 +17,8 @@
 /* params.filters: at most this many attributes, values of at most this many bytes. */
 #define MM_MAX_FILTERS		8
 #define MM_FILTER_VALUE_MAX	256
+#define MM_FILTER_LIST_MAX	16		/* values of one intersect filter */
+#define MM_FILTER_COMBOS_MAX	64	/* a ticket's combinations of them */
 
 /*
  * The criteria beyond the rating that a queue reads from the tickets'
@@ -28,9 +30,13 @@ typedef struct MMCriteria
 	char	   *attribute[MM_MAX_CRITERIA];
 	double		lo[MM_MAX_CRITERIA];
 	double		hi[MM_MAX_CRITERIA];
-	/* params.filters: the attributes of the equal filters, in params order */
+	/* params.filters: the filtered attributes, in params order, and their kinds */
 	char	   *filter[MM_MAX_FILTERS];
+	bool		intersect[MM_MAX_FILTERS];	/* false: equal */
+	double		relax_after[MM_MAX_FILTERS];	/* optional_after, seconds; 0: never */
 	int			nfilters;
+	bool		any_intersect;
+	bool		any_relax;
 } MMCriteria;
 
 /*
@@ -209,11 +215,17 @@ extern void mm_status_error(MMStatus st, const char *doing,
 
 /* filters.c */
 extern const char *mm_filter_value(const MMQueue *queue, Jsonb *attributes, StringInfo out);
+extern const char *mm_filter_values(const MMQueue *queue, Jsonb *attributes, StringInfo out,
+									int *lens, int *ncombos);
 extern void mm_filter_require(const MMQueue *queue, Jsonb *attributes, const char *whose);
 extern char *mm_filter_names(const MMQueue *queue);
+extern char *mm_filter_detail(const MMQueue *queue);
 extern int32 *mm_filter_number(char **values, int *lens, int n, MMFilterDict *dict);
 extern int32 mm_filter_find(const MMFilterDict *dict, const char *value, int len);
 extern char *mm_filter_json(const MMQueue *queue, const char *value, int len);
+extern int32 *mm_filter_key_values(const MMQueue *queue, const MMFilterDict *dict);
+extern double *mm_filter_relax_seconds(const MMQueue *queue);
+extern char *mm_filter_mask_array(const MMQueue *queue, uint32 mask);
 
 /*
  * retention.c: remove at most max_rows ended rows of queue from before

@@ -287,7 +287,7 @@ static const MMParamDef params[] = {
 		"filters",
 		ALL_ALGOS, MM_PARAM_CUSTOM, 0, 0, NULL, 0, NO_FIELD,
 		NULL,
-		"filters is an object of string attributes, each with its kind, for example {\"mode\": \"equal\", \"build\": \"equal\"}: players meet only players with the same value of each.",
+		"filters is an object of attributes, each with its kind, for example {\"mode\": \"equal\", \"map\": \"intersect\"}: players meet only players with the same value of each equal filter (a string) and sharing a value of each intersect filter (a string or a list of strings); {\"kind\": \"equal\", \"optional_after\": 30} lets a player who waited 30 s meet players of other values.",
 		NULL, parse_filters
 	},
 	{
@@ -922,8 +922,58 @@ parse_min_players(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteri
 }
 
 /*
+ * A filter given as an object, {"kind": ..., "optional_after": seconds}:
+ * its seconds into criteria (at the filter's place) and its kind into *v.
+ */
+static void
+filter_object(JsonbValue *v, const char *name, const MMParamDef *def, MMCriteria *criteria)
+{
+	JsonbIterator *it = JsonbIteratorInit(v->val.binary.data);
+	JsonbValue	k;
+	JsonbValue	val;
+	JsonbValue	kind = {0};
+	JsonbIteratorToken tok;
+
+	kind.type = jbvNull;
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		if (tok != WJB_KEY)
+			continue;
+		tok = JsonbIteratorNext(&it, &val, true);
+		if (k.val.string.len == 4 && memcmp(k.val.string.val, "kind", 4) == 0)
+			kind = val;
+		else if (k.val.string.len == 14 && memcmp(k.val.string.val, "optional_after", 14) == 0)
+		{
+			double		d = val.type == jbvNumeric ? param_double(&val) : NAN;
+
+			if (!(d > 0 && d <= 1e9))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("optional_after of filter \"%s\" must be a number of seconds above 0 and at most 1e9",
+								mm_shorten(name)),
+						 errdetail("Got %s.", jsonb_value_text(&val)),
+						 errhint("%s", def->hint)));
+			criteria->relax_after[criteria->nfilters] = d;
+			criteria->any_relax = true;
+		}
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("filter \"%s\" has the unknown key \"%s\"", mm_shorten(name),
+							mm_shorten(pnstrdup(k.val.string.val, k.val.string.len))),
+					 errhint("A filter is its kind, or an object of \"kind\" and \"optional_after\" (seconds), for example {\"kind\": \"equal\", \"optional_after\": 30}.")));
+	}
+	if (kind.type == jbvNull)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("filter \"%s\" names no \"kind\"", mm_shorten(name)),
+				 errhint("A filter is its kind, or an object of \"kind\" and \"optional_after\" (seconds), for example {\"kind\": \"equal\", \"optional_after\": 30}.")));
+	*v = kind;
+}
+
+/*
  * params.filters: an object of at most MM_MAX_FILTERS attributes keys (1
- * to 64 bytes, not a criterion's), each with its kind: "equal".
+ * to 64 bytes, not a criterion's), each with its kind: "equal" or "intersect".
  */
 static void
 parse_filters(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria)
@@ -959,18 +1009,22 @@ parse_filters(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *c
 					 errmsg("params key \"filters\" can name at most %d attributes", MM_MAX_FILTERS),
 					 errhint("Combine values into one attribute, for example \"ranked-eu\".")));
 		tok = JsonbIteratorNext(&it, &val, true);
-		if (param_is_string(&val, "intersect") || param_is_string(&val, "exclude"))
+		if (val.type == jbvBinary && JsonContainerIsObject(val.val.binary.data))
+			filter_object(&val, name, def, criteria);
+		if (param_is_string(&val, "exclude"))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("filter kind \"%s\" is not supported", pnstrdup(val.val.string.val, val.val.string.len)),
+					 errmsg("filter kind \"exclude\" is not supported"),
 					 errdetail("Filter \"%s\" asks for it.", mm_shorten(name)),
-					 errhint("Only \"equal\" filters exist in this version.")));
-		if (!param_is_string(&val, "equal"))
+					 errhint("The kinds are \"equal\" and \"intersect\".")));
+		if (!param_is_string(&val, "equal") && !param_is_string(&val, "intersect"))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("filter \"%s\" must have the kind \"equal\"", mm_shorten(name)),
+					 errmsg("filter \"%s\" must have the kind \"equal\" or \"intersect\"", mm_shorten(name)),
 					 errdetail("Got %s.", jsonb_value_text(&val)),
 					 errhint("%s", def->hint)));
+		criteria->intersect[criteria->nfilters] = param_is_string(&val, "intersect");
+		criteria->any_intersect |= criteria->intersect[criteria->nfilters];
 		criteria->filter[criteria->nfilters++] = name;
 	}
 }

@@ -178,7 +178,8 @@ dissolve(const char *queue, const char *channel, int64 id, const char *reason,
  * Make proposal id of queue (locked, every ticket accepted) a match: its
  * row goes into matches with the same id and columns, its tickets become
  * 'matched'.  Sends {"event": "ready", "queue", "match", "tickets": [...]},
- * and "filters" (the match's filter values) when the queue has filters.
+ * and "filters" (the match's filter values) when the queue has filters,
+ * "relaxed" (the filters its players waived) when some were.
  */
 static void
 make_ready(const char *queue, const char *channel, int64 id, TimestampTz now)
@@ -192,18 +193,20 @@ make_ready(const char *queue, const char *channel, int64 id, TimestampTz now)
 	StringInfoData payload;
 	int			head;
 	char	   *filters;
+	char	   *relaxed;
 
 	mm_keep_plan(&match_plan,
 				 "WITH p AS (UPDATE matchmaker.proposals SET state = 'ready', ended_at = $2 "
 				 "WHERE id OPERATOR(pg_catalog.=) $1 RETURNING *) "
-				 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost, filters) "
-				 "SELECT id, queue, created_at, bots, cost, criteria_cost, wait_cost, filters FROM p "
-				 "RETURNING filters::pg_catalog.text",
+				 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost, filters, relaxed) "
+				 "SELECT id, queue, created_at, bots, cost, criteria_cost, wait_cost, filters, relaxed FROM p "
+				 "RETURNING filters::pg_catalog.text, pg_catalog.to_jsonb(relaxed)::pg_catalog.text",
 				 2, argtypes);
 	ready_run(match_plan, values, SPI_OK_INSERT_RETURNING, "make a proposal a match");
 	if (SPI_processed != 1)
 		elog(ERROR, "proposal " INT64_FORMAT " is missing", id);
 	filters = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	relaxed = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 	mm_keep_plan(&tickets_plan,
 				 "UPDATE matchmaker.tickets SET state = 'matched' "
 				 "WHERE match_id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'proposed' "
@@ -219,6 +222,8 @@ make_ready(const char *queue, const char *channel, int64 id, TimestampTz now)
 	mm_event_ids(&payload, "tickets", members, n);
 	if (filters != NULL)
 		appendStringInfo(&payload, ", \"filters\": %s", filters);
+	if (relaxed != NULL)
+		appendStringInfo(&payload, ", \"relaxed\": %s", relaxed);
 	mm_event_finish(&payload, head, channel);
 }
 

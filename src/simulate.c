@@ -82,8 +82,9 @@ typedef struct ArrivalReceiver
 	double	   *crit;			/* with the queue's criteria: ncriteria per row */
 	Jsonb	  **attrs;			/* optimize: each row's attributes */
 	double	   *leaves;			/* simulate: each row's leaves_after, NAN for none */
-	char	  **fvalues;		/* with filters: each row's combined value */
-	int		   *flens;
+	char	  **fvalues;		/* with filters: each row's combined values, one after the other */
+	int		  **flens;			/* their lengths */
+	int		   *fcount;			/* how many: one without intersect filters */
 	const char *bad_filter;		/* the bad row's filter problem, or NULL */
 	bool		any_leaves;		/* some row has one */
 	bool		has_bad;		/* bad holds the first invalid row */
@@ -95,6 +96,57 @@ typedef struct ArrivalReceiver
 	MMCriterionProblem bad_problem;
 	double		bad_got;
 } ArrivalReceiver;
+
+/*
+ * The stream's filter keys into data, rows[i] being arrival i's row of r:
+ * each arrival's key, or with intersect filters its candidate keys.
+ */
+static void
+filter_stream(MMQueue *queue, ArrivalReceiver *r, const int *rows, int n, MMStreamData *data)
+{
+	int64		total = 0;
+	char	  **fvalues;
+	int		   *flens;
+	int32	   *start;
+	MMFilterDict dict;
+
+	for (int i = 0; i < n; i++)
+		total += r->fcount[rows[i]];
+	if (total > PG_INT32_MAX / 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the arrivals have more than %d combinations of filter values", PG_INT32_MAX / 2)));
+	fvalues = palloc_extended(sizeof(char *) * Max(total, 1), MCXT_ALLOC_HUGE);
+	flens = palloc_extended(sizeof(int) * Max(total, 1), MCXT_ALLOC_HUGE);
+	start = palloc_extended(sizeof(int32) * (n + 1), MCXT_ALLOC_HUGE);
+	total = 0;
+	for (int i = 0; i < n; i++)
+	{
+		int			row = rows[i];
+		int			at = 0;
+
+		start[i] = (int32) total;
+		for (int c = 0; c < r->fcount[row]; c++)
+		{
+			fvalues[total] = r->fvalues[row] + at;
+			flens[total++] = r->flens[row][c];
+			at += r->flens[row][c];
+		}
+	}
+	start[n] = (int32) total;
+	if (!queue->criteria.any_intersect && !queue->criteria.any_relax)
+		data->key = mm_filter_number(fvalues, flens, n, &dict);
+	else
+	{
+		data->cand = mm_filter_number(fvalues, flens, (int) total, &dict);
+		data->cand_start = start;
+		data->ncand_keys = Max(dict.n, 1);
+		data->nfilters = queue->criteria.nfilters;
+		data->key_values = mm_filter_key_values(queue, &dict);
+		if (queue->criteria.any_relax)
+			data->relax_after = mm_filter_relax_seconds(queue);
+	}
+}
 
 /*
  * An arrival's leaves_after attribute (simulate's backfill): NAN when
@@ -161,7 +213,8 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 		if (r->fvalues != NULL)
 		{
 			r->fvalues = repalloc_huge(r->fvalues, sizeof(char *) * r->cap);
-			r->flens = repalloc_huge(r->flens, sizeof(int) * r->cap);
+			r->flens = repalloc_huge(r->flens, sizeof(int *) * r->cap);
+			r->fcount = repalloc_huge(r->fcount, sizeof(int) * r->cap);
 		}
 	}
 	a = &r->arr[r->n];
@@ -226,14 +279,20 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 		StringInfoData buf;
 		const char *problem;
 
+		int			lens[MM_FILTER_COMBOS_MAX];
+		int			nc = 1;
+
 		/* built in the executor's memory, kept at its size in the caller's */
 		initStringInfo(&buf);
-		problem = mm_filter_value(queue, DatumGetJsonbP(v[3]), &buf);
+		problem = mm_filter_values(queue, DatumGetJsonbP(v[3]), &buf, lens, &nc);
 		if (problem != NULL && r->clamp)
 		{
 			/* past tickets from before the filters: a key of their own */
 			resetStringInfo(&buf);
 			appendStringInfoChar(&buf, (char) 0xFF);
+			lens[0] = 1;
+			nc = 1;
+			problem = NULL;
 		}
 		else if (problem != NULL)
 		{
@@ -244,7 +303,9 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 		}
 		r->fvalues[r->n] = MemoryContextAlloc(r->cxt, Max(buf.len, 1));
 		memcpy(r->fvalues[r->n], buf.data, buf.len);
-		r->flens[r->n] = buf.len;
+		r->flens[r->n] = MemoryContextAlloc(r->cxt, sizeof(int) * nc);
+		memcpy(r->flens[r->n], lens, sizeof(int) * nc);
+		r->fcount[r->n] = nc;
 		pfree(buf.data);
 	}
 	if (r->crit != NULL)
@@ -284,8 +345,7 @@ arrival_raise_bad(ArrivalReceiver *r)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("arrival %lld's %s, for queue \"%s\"", (long long) r->bad.id, r->bad_filter,
 						r->queue->name),
-				 errdetail("The queue matches only players with equal values of %s, each a string of at most %d bytes.",
-						   mm_filter_names(r->queue), MM_FILTER_VALUE_MAX),
+				 errdetail("%s", mm_filter_detail(r->queue)),
 				 errhint("Return the attributes as enqueue would get them.")));
 	if (r->bad_leaves)
 	{
@@ -521,7 +581,8 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 	if (natts > 3 && queue->criteria.nfilters > 0)
 	{
 		r.fvalues = palloc(sizeof(char *) * r.cap);
-		r.flens = palloc(sizeof(int) * r.cap);
+		r.flens = palloc(sizeof(int *) * r.cap);
+		r.fcount = palloc(sizeof(int) * r.cap);
 	}
 	opts.params = params;
 	opts.read_only = true;
@@ -582,18 +643,7 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 			optimize_stream(attrs, sorted, n, data);
 		}
 		if (r.fvalues != NULL)
-		{
-			char	  **fvalues = palloc_extended(sizeof(char *) * Max(n, 1), MCXT_ALLOC_HUGE);
-			int		   *flens = palloc_extended(sizeof(int) * Max(n, 1), MCXT_ALLOC_HUGE);
-			MMFilterDict dict;
-
-			for (int i = 0; i < n; i++)
-			{
-				fvalues[i] = r.fvalues[rows[i]];
-				flens[i] = r.flens[rows[i]];
-			}
-			data->key = mm_filter_number(fvalues, flens, n, &dict);
-		}
+			filter_stream(queue, &r, rows, n, data);
 		if (r.leaves != NULL)
 		{
 			double	   *leaves = palloc_extended(sizeof(double) * Max(n, 1), MCXT_ALLOC_HUGE);
@@ -857,6 +907,104 @@ require_pairs(MMQueue *queue, const char *what)
 				 errhint("The offline optimum is a minimum-weight matching of pairs (Schlup, section 5).")));
 }
 
+/* Union-find root of x, halving the path. */
+static int32
+uf_root(int32 *parent, int32 x)
+{
+	while (parent[x] != x)
+	{
+		parent[x] = parent[parent[x]];
+		x = parent[x];
+	}
+	return x;
+}
+
+/* Join the union-find sets of a and b (the lower root stays). */
+static void
+uf_join(int32 *parent, int32 a, int32 b)
+{
+	a = uf_root(parent, a);
+	b = uf_root(parent, b);
+	if (a != b)
+		parent[Max(a, b)] = Min(a, b);
+}
+
+/* Order of keys by their values of the filters that never relax. */
+static int
+strict_cmp(const void *x, const void *y, void *arg)
+{
+	const MMStreamData *data = arg;
+	int32		a = *(const int32 *) x;
+	int32		b = *(const int32 *) y;
+
+	for (int f = 0; f < data->nfilters; f++)
+	{
+		int32		va = data->key_values[(Size) a * data->nfilters + f];
+		int32		vb = data->key_values[(Size) b * data->nfilters + f];
+
+		if (isfinite(data->relax_after[f]) || va == vb)
+			continue;
+		return va < vb ? -1 : 1;
+	}
+	return 0;
+}
+
+/*
+ * The keys by which the optimum splits a stream: with equal filters each
+ * arrival's key; with intersect filters the connected set of combined
+ * values its candidates belong to (values that one player lists together
+ * are joined), numbered from 0, so that players who could ever meet are
+ * in one part: the optimum over the parts is then a lower bound of the
+ * optimum under the filters, exact when no player lists two values.  NULL
+ * without filters.
+ */
+static const int32 *
+optimum_keys(const MMStreamData *data, int n)
+{
+	int32	   *parent;
+	int32	   *number;
+	int32	   *key;
+	int32		next = 0;
+
+	if (data->cand == NULL)
+		return data->key;
+	parent = palloc_extended(sizeof(int32) * data->ncand_keys, MCXT_ALLOC_HUGE);
+	number = palloc_extended(sizeof(int32) * data->ncand_keys, MCXT_ALLOC_HUGE);
+	key = palloc_extended(sizeof(int32) * Max(n, 1), MCXT_ALLOC_HUGE);
+	for (int32 k = 0; k < data->ncand_keys; k++)
+	{
+		parent[k] = k;
+		number[k] = -1;
+	}
+	for (int i = 0; i < n; i++)
+		for (int32 c = data->cand_start[i] + 1; c < data->cand_start[i + 1]; c++)
+			uf_join(parent, data->cand[data->cand_start[i]], data->cand[c]);
+	/* filters that relax: keys that agree on the others may meet */
+	if (data->relax_after != NULL)
+	{
+		int32	   *order = palloc_extended(sizeof(int32) * data->ncand_keys, MCXT_ALLOC_HUGE);
+
+		for (int32 k = 0; k < data->ncand_keys; k++)
+			order[k] = k;
+		qsort_arg(order, data->ncand_keys, sizeof(int32), strict_cmp, (void *) data);
+		for (int32 k = 1; k < data->ncand_keys; k++)
+			if (strict_cmp(&order[k - 1], &order[k], (void *) data) == 0)
+				uf_join(parent, order[k - 1], order[k]);
+		pfree(order);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		int32		root = uf_root(parent, data->cand[data->cand_start[i]]);
+
+		if (number[root] < 0)
+			number[root] = next++;
+		key[i] = number[root];
+	}
+	pfree(parent);
+	pfree(number);
+	return key;
+}
+
 /*
  * OPT's cost for arrivals; raises the core's failures.  The stream is
  * bounded: at MM_OPT_MAX_PLAYERS it takes under a minute at 10 arrivals per
@@ -933,7 +1081,7 @@ mm_optimal_cost(PG_FUNCTION_ARGS)
 	queue = mm_get_queue(PG_GETARG_TEXT_PP(0), MM_LOCK_NONE);
 	require_pairs(queue, "optimal_cost");
 	arr = read_arrivals(queue, query, &data, &n);
-	total = optimal_of(queue, arr, n, data.key);
+	total = optimal_of(queue, arr, n, optimum_keys(&data, n));
 	SPI_finish();
 	PG_RETURN_FLOAT8(total);
 }
@@ -1043,7 +1191,7 @@ mm_audit(PG_FUNCTION_ARGS)
 	/* The players of those matches, as an arrival stream in seconds. */
 	arr = mm_read_history(queue, PG_GETARG_TIMESTAMPTZ(1), PG_GETARG_TIMESTAMPTZ(2), 0,
 						  &data, &n);
-	opt = optimal_of(queue, arr, n, data.key);
+	opt = optimal_of(queue, arr, n, optimum_keys(&data, n));
 	SPI_finish();
 
 	values[0] = Int64GetDatum(matches);

@@ -241,8 +241,11 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	int			nf = queue->criteria.nfilters;
 	bool		read_attributes = nc > 0 || nf > 0 || queue->cfg.algorithm == MM_ALGO_OPTIMIZE;
 	double	   *criteria = NULL;
-	char	  **fvalues = NULL;		/* with filters: each row's combined value */
+	char	  **fvalues = NULL;		/* with filters: the rows' combined values */
 	int		   *flens = NULL;
+	int32	   *fstart = NULL;		/* row r's are fvalues[fstart[r] .. fstart[r + 1]) */
+	int			nfv = 0;
+	int			fcap = 1024;
 	StringInfoData fbuf;
 	double		crit[MM_MAX_CRITERIA];
 	TimestampTz clock = GetCurrentTransactionStartTimestamp();
@@ -275,8 +278,9 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 		criteria = palloc(sizeof(double) * cap * nc);
 	if (nf > 0)
 	{
-		fvalues = palloc(sizeof(char *) * cap);
-		flens = palloc(sizeof(int) * cap);
+		fvalues = palloc(sizeof(char *) * fcap);
+		flens = palloc(sizeof(int) * fcap);
+		fstart = palloc(sizeof(int32) * (cap + 1));
 		initStringInfo(&fbuf);
 	}
 	pool->ntickets = 0;
@@ -294,10 +298,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 			if (nc > 0)
 				criteria = repalloc_huge(criteria, sizeof(double) * cap * nc);
 			if (nf > 0)
-			{
-				fvalues = repalloc_huge(fvalues, sizeof(char *) * cap);
-				flens = repalloc_huge(flens, sizeof(int) * cap);
-			}
+				fstart = repalloc_huge(fstart, sizeof(int32) * (cap + 1));
 		}
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
@@ -340,12 +341,29 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 				memcpy(criteria + (Size) row * nc, crit, sizeof(double) * nc);
 			if (nf > 0)
 			{
-				/* ticket_problem accepted the attributes; keep the value at its size */
+				int			lens[MM_FILTER_COMBOS_MAX];
+				int			nc;
+				int			at = 0;
+
+				/* ticket_problem accepted the attributes; keep the values at their size */
 				resetStringInfo(&fbuf);
-				(void) mm_filter_value(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)), &fbuf);
-				fvalues[row] = palloc(Max(fbuf.len, 1));
-				memcpy(fvalues[row], fbuf.data, fbuf.len);
-				flens[row] = fbuf.len;
+				(void) mm_filter_values(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)),
+										&fbuf, lens, &nc);
+				if (nfv + nc > fcap)
+				{
+					while (nfv + nc > fcap)
+						fcap *= 2;
+					fvalues = repalloc_huge(fvalues, sizeof(char *) * fcap);
+					flens = repalloc_huge(flens, sizeof(int) * fcap);
+				}
+				fstart[row] = nfv;
+				for (int c = 0; c < nc; c++)
+				{
+					fvalues[nfv] = palloc(Max(lens[c], 1));
+					memcpy(fvalues[nfv], fbuf.data + at, lens[c]);
+					flens[nfv++] = lens[c];
+					at += lens[c];
+				}
 			}
 		}
 		SPI_freetuptable(SPI_tuptable);
@@ -354,10 +372,36 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	qsort(pool->tickets, pool->ntickets, sizeof(MMTicket), ticket_arrival_cmp);
 	pool->criteria = criteria;
 	pool->ncrows = nc > 0 ? pool->ntickets : 0;
-	if (nf > 0)
+	if (nf > 0 && !queue->criteria.any_intersect && !queue->criteria.any_relax)
 	{
 		pool->key = mm_filter_number(fvalues, flens, pool->ntickets, dict);
 		pool->nkeys = pool->ntickets;
+	}
+	else if (nf > 0)
+	{
+		/*
+		 * Intersect filters, or filters that relax: a row's combined values
+		 * are its candidate keys (ascending: its values are, and so are the
+		 * keys of sorted values); each step assigns one, and this
+		 * assignment is the first step's.
+		 */
+		fstart[pool->ntickets] = nfv;
+		pool->cand = mm_filter_number(fvalues, flens, nfv, dict);
+		pool->cand_start = fstart;
+		pool->ncand_rows = pool->ntickets;
+		pool->ncand_keys = Max(dict->n, 1);
+		pool->cand_key = palloc(sizeof(int32) * Max(pool->ntickets, 1));
+		pool->cand_count = palloc0(sizeof(int32) * pool->ncand_keys);
+		pool->key = pool->cand_key;
+		pool->nkeys = pool->ntickets;
+		if (queue->criteria.any_relax)
+		{
+			pool->nfilters = nf;
+			pool->key_values = mm_filter_key_values(queue, dict);
+			pool->relax_after = mm_filter_relax_seconds(queue);
+		}
+		if (mm_filter_assign(pool, 0.0) != MM_OK)
+			elog(ERROR, "could not assign the filter values of queue \"%s\"", queue->name);
 	}
 }
 
@@ -990,13 +1034,13 @@ next_match_ids(int n)
  */
 static void
 insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *match_ids,
-			   TimestampTz accept_by, char **filters)
+			   TimestampTz accept_by, char **filters, char **relaxed)
 {
 	static SPIPlanPtr plans[3];
-	Oid			argtypes[9] = {TEXTOID, TIMESTAMPTZOID, INT8ARRAYOID, INT4ARRAYOID,
-	FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TIMESTAMPTZOID, TEXTARRAYOID};
-	Datum		values[9];
-	char		nulls[9] = "         ";
+	Oid			argtypes[10] = {TEXTOID, TIMESTAMPTZOID, INT8ARRAYOID, INT4ARRAYOID,
+	FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, TIMESTAMPTZOID, TEXTARRAYOID, TEXTARRAYOID};
+	Datum		values[10];
+	char		nulls[10] = "          ";
 	int			nm = res->nmatches;
 	int		   *bots = palloc(sizeof(int) * Max(nm, 1));
 	double	   *cost = palloc(sizeof(double) * Max(nm, 1));
@@ -1015,20 +1059,22 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 	}
 	if (proposed)
 		mm_keep_plan(&plans[1],
-					 "INSERT INTO matchmaker.proposals (id, queue, created_at, bots, cost, criteria_cost, wait_cost, accept_by, filters) "
-					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost, $8, m.filters::pg_catalog.jsonb "
+					 "INSERT INTO matchmaker.proposals (id, queue, created_at, bots, cost, criteria_cost, wait_cost, accept_by, filters, relaxed) "
+					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost, $8, m.filters::pg_catalog.jsonb, "
+					 "CASE WHEN m.relaxed IS NOT NULL THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(m.relaxed::pg_catalog.jsonb)) END "
 					 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
-					 "pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($9)) "
-					 "AS m(id, bots, cost, criteria_cost, wait_cost, filters)",
-					 9, argtypes);
+					 "pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($9), pg_catalog.unnest($10)) "
+					 "AS m(id, bots, cost, criteria_cost, wait_cost, filters, relaxed)",
+					 10, argtypes);
 	else if (which == 0)
 		mm_keep_plan(&plans[0],
-					 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost, filters) "
-					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost, m.filters::pg_catalog.jsonb "
+					 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost, filters, relaxed) "
+					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost, m.filters::pg_catalog.jsonb, "
+					 "CASE WHEN m.relaxed IS NOT NULL THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(m.relaxed::pg_catalog.jsonb)) END "
 					 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
-					 "pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($9)) "
-					 "AS m(id, bots, cost, criteria_cost, wait_cost, filters)",
-					 9, argtypes);
+					 "pg_catalog.unnest($6), pg_catalog.unnest($7), pg_catalog.unnest($9), pg_catalog.unnest($10)) "
+					 "AS m(id, bots, cost, criteria_cost, wait_cost, filters, relaxed)",
+					 10, argtypes);
 	else
 		mm_keep_plan(&plans[2],
 					 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost) "
@@ -1058,6 +1104,26 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 		for (int j = 0; j < nm; j++)
 			d[j] = j > 0 && filters[j] == filters[j - 1] ? d[j - 1] : CStringGetTextDatum(filters[j]);
 		values[8] = PointerGetDatum(construct_array(d, nm, TEXTOID, -1, false, TYPALIGN_INT));
+	}
+	/* the filters each match's players waived, null for none */
+	if (relaxed == NULL)
+	{
+		values[9] = (Datum) 0;
+		nulls[9] = 'n';
+	}
+	else
+	{
+		Datum	   *d = palloc(sizeof(Datum) * Max(nm, 1));
+		bool	   *dn = palloc(sizeof(bool) * Max(nm, 1));
+		int			dims[1] = {nm};
+		int			lbs[1] = {1};
+
+		for (int j = 0; j < nm; j++)
+		{
+			dn[j] = relaxed[j] == NULL;
+			d[j] = dn[j] ? (Datum) 0 : CStringGetTextDatum(relaxed[j]);
+		}
+		values[9] = PointerGetDatum(construct_md_array(d, dn, 1, dims, lbs, TEXTOID, -1, false, TYPALIGN_INT));
 	}
 	if (SPI_execute_plan(plans[which], values, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not insert matches");
@@ -1124,11 +1190,12 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
  * One event per match, sent when the transaction commits:
  * {"event": "matched", "queue": q, "match": id, "tickets": [...]}, or
  * "proposed" with "accept_by" when the match awaits its ready check; with
- * filters (params.filters), "filters": the values its players share.
+ * filters (params.filters), "filters": the values its players share, and
+ * "relaxed": the filters some of them waived (optional_after), if any.
  */
 static void
 notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int64 *member_ids,
-			   TimestampTz accept_by, char **filters)
+			   TimestampTz accept_by, char **filters, char **relaxed)
 {
 	StringInfoData payload;
 	char		when[MAXDATELEN + 1];
@@ -1151,6 +1218,8 @@ notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int6
 					 res->matches[j].nmembers);
 		if (filters != NULL)
 			appendStringInfo(&payload, ", \"filters\": %s", filters[j]);
+		if (relaxed != NULL && relaxed[j] != NULL)
+			appendStringInfo(&payload, ", \"relaxed\": %s", relaxed[j]);
 		mm_event_finish(&payload, head, queue->channel);
 	}
 }
@@ -1168,6 +1237,7 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 	int64	   *member_ids;
 	TimestampTz accept_by = 0;
 	char	  **filters = NULL;
+	char	  **relaxed = NULL;
 
 	if (res->nmatches == 0)
 		return;
@@ -1193,10 +1263,25 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 			filters[j] = of_key[key];
 		}
 	}
+	/* with filters that relax, those each match's players waived */
+	if (queue->criteria.any_relax && mm_ready_available())
+	{
+		relaxed = palloc(sizeof(char *) * res->nmatches);
+		for (int j = 0; j < res->nmatches; j++)
+		{
+			const MMMatch *m = &res->matches[j];
+			int32		key = pool->key[pool->tickets[res->members[m->first]].crow];
+			uint32		mask = 0;
+
+			for (int i = 0; i < m->nmembers; i++)
+				mask |= mm_filter_waived(pool, pool->tickets[res->members[m->first + i]].crow, key);
+			relaxed[j] = mm_filter_mask_array(queue, mask);
+		}
+	}
 	match_ids = next_match_ids(res->nmatches);
-	insert_matches(queue, now, res, match_ids, accept_by, filters);
+	insert_matches(queue, now, res, match_ids, accept_by, filters, relaxed);
 	member_ids = mark_matched(now, pool, res, match_ids, accept_by != 0);
-	notify_matches(queue, res, match_ids, member_ids, accept_by, filters);
+	notify_matches(queue, res, match_ids, member_ids, accept_by, filters, relaxed);
 }
 
 /*
@@ -1531,7 +1616,8 @@ load_pool(MMQueue *queue, TimestampTz now, TimestampTz prev_step, MMPool *pool,
 	if (queue->cfg.algorithm == MM_ALGO_AUTO)
 	{
 		queue->cfg.arrival_rate = measure_recent_rate(queue, now, pool);
-		if (pool->key != NULL && dict->n > 0 && mm_ready_available())
+		/* each equal filter value's own rate (see simulate's sim_key_rates) */
+		if (pool->key != NULL && pool->cand == NULL && dict->n > 0 && mm_ready_available())
 			measure_key_rates(queue, now, pool, dict);
 	}
 	if (queue->cfg.algorithm == MM_ALGO_CLUSTER && queue->cfg.cluster.shift_auto)

@@ -309,3 +309,207 @@ mm_keyed_deadline(const MMConfig *cfg, const MMPool *pool, MMDeadlineFn deadline
 	mm_free(starts);
 	return d;
 }
+
+/* The filters of pool that have relaxed for a ticket of this arrival at now. */
+static uint32_t
+relaxed_mask(const MMPool *pool, double arrival, double now)
+{
+	uint32_t	mask = 0;
+
+	if (pool->relax_after == NULL)
+		return 0;
+	for (int f = 0; f < pool->nfilters; f++)
+		if (arrival + pool->relax_after[f] <= now)
+			mask |= (uint32_t) 1 << f;
+	return mask;
+}
+
+/*
+ * Whether key agrees with one of row crow's candidates on every filter
+ * outside mask (with the values of a candidate of its own, each filter
+ * apart: candidates are every way of taking one value of each filter).
+ */
+static bool
+agrees(const MMPool *pool, int crow, int32_t key, uint32_t mask)
+{
+	int			nf = pool->nfilters;
+
+	for (int f = 0; f < nf; f++)
+	{
+		bool		found = false;
+
+		if (mask & ((uint32_t) 1 << f))
+			continue;
+		for (int32_t c = pool->cand_start[crow]; c < pool->cand_start[crow + 1] && !found; c++)
+			found = pool->key_values[(size_t) pool->cand[c] * nf + f] ==
+				pool->key_values[(size_t) key * nf + f];
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* A key of the pool with its count, for relaxed tickets. */
+typedef struct Present
+{
+	int32_t		count;
+	int32_t		key;
+} Present;
+
+/* Most tickets first, then the lower key. */
+static int
+present_cmp(const void *l, const void *r)
+{
+	const Present *a = l;
+	const Present *b = r;
+
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return (a->key > b->key) - (a->key < b->key);
+}
+
+/* Assign each pool ticket one of its candidate keys; see mm_core.h. */
+MMStatus
+mm_filter_assign(const MMPool *pool, double now)
+{
+	Present    *present = NULL;
+	int			npresent = 0;
+	bool		any_relaxed = false;
+
+	if (pool->cand == NULL)
+		return MM_OK;
+	if (pool->cand_start == NULL || pool->cand_key == NULL || pool->cand_count == NULL ||
+		pool->ncand_keys < 1 ||
+		(pool->relax_after != NULL &&
+		 (pool->key_values == NULL || pool->nfilters < 1 || pool->nfilters > MM_MAX_FILTER_BITS)))
+		return MM_ERR_ARGUMENT;
+	/* check every row first, so that an error leaves the counts at zero */
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		int			crow = pool->tickets[i].crow;
+
+		if (crow < 0 || crow >= pool->ncand_rows ||
+			pool->cand_start[crow] >= pool->cand_start[crow + 1] ||
+			pool->cand_start[crow] < 0)
+			return MM_ERR_ARGUMENT;
+		for (int32_t c = pool->cand_start[crow]; c < pool->cand_start[crow + 1]; c++)
+			if (pool->cand[c] < 0 || pool->cand[c] >= pool->ncand_keys)
+				return MM_ERR_ARGUMENT;
+		any_relaxed |= relaxed_mask(pool, pool->tickets[i].arrival, now) != 0;
+	}
+	if (any_relaxed)
+	{
+		size_t		total = 0;
+
+		for (int i = 0; i < pool->ntickets; i++)
+			total += (size_t) (pool->cand_start[pool->tickets[i].crow + 1] -
+							   pool->cand_start[pool->tickets[i].crow]);
+		present = mm_malloc_array(total > 0 ? total : 1, sizeof(Present));
+		if (present == NULL)
+			return MM_ERR_NOMEM;
+	}
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		int			crow = pool->tickets[i].crow;
+
+		for (int32_t c = pool->cand_start[crow]; c < pool->cand_start[crow + 1]; c++)
+			if (pool->cand_count[pool->cand[c]]++ == 0 && present != NULL)
+				present[npresent++].key = pool->cand[c];
+	}
+	if (present != NULL)
+	{
+		for (int p = 0; p < npresent; p++)
+			present[p].count = pool->cand_count[present[p].key];
+		qsort(present, npresent, sizeof(Present), present_cmp);
+	}
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		int			crow = pool->tickets[i].crow;
+		int32_t		best = pool->cand[pool->cand_start[crow]];
+		uint32_t	mask = present != NULL ? relaxed_mask(pool, pool->tickets[i].arrival, now) : 0;
+
+		if (mask != 0)
+		{
+			/* the first agreeing key; its own candidates agree, so there is one */
+			for (int p = 0; p < npresent; p++)
+				if (agrees(pool, crow, present[p].key, mask))
+				{
+					best = present[p].key;
+					break;
+				}
+			pool->cand_key[crow] = best;
+			continue;
+		}
+		for (int32_t c = pool->cand_start[crow] + 1; c < pool->cand_start[crow + 1]; c++)
+		{
+			int32_t		k = pool->cand[c];
+
+			if (pool->cand_count[k] > pool->cand_count[best] ||
+				(pool->cand_count[k] == pool->cand_count[best] && k < best))
+				best = k;
+		}
+		pool->cand_key[crow] = best;
+	}
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		int			crow = pool->tickets[i].crow;
+
+		for (int32_t c = pool->cand_start[crow]; c < pool->cand_start[crow + 1]; c++)
+			pool->cand_count[pool->cand[c]] = 0;
+	}
+	mm_free(present);
+	return MM_OK;
+}
+
+/* Whether row crow may play under key; see mm_core.h. */
+bool
+mm_filter_may_play(const MMPool *pool, int crow, double arrival, int32_t key, double now)
+{
+	if (pool->cand != NULL)
+	{
+		uint32_t	mask;
+
+		if (crow < 0 || crow >= pool->ncand_rows || key < 0 || key >= pool->ncand_keys)
+			return false;
+		for (int32_t c = pool->cand_start[crow]; c < pool->cand_start[crow + 1]; c++)
+			if (pool->cand[c] == key)
+				return true;
+		mask = pool->key_values != NULL ? relaxed_mask(pool, arrival, now) : 0;
+		return mask != 0 && agrees(pool, crow, key, mask);
+	}
+	return pool->key == NULL || (crow >= 0 && crow < pool->nkeys && pool->key[crow] == key);
+}
+
+/* The filters row crow waived to play under key; see mm_core.h. */
+uint32_t
+mm_filter_waived(const MMPool *pool, int crow, int32_t key)
+{
+	uint32_t	waived = 0;
+
+	if (pool->cand == NULL || pool->relax_after == NULL || pool->key_values == NULL ||
+		crow < 0 || crow >= pool->ncand_rows || key < 0 || key >= pool->ncand_keys)
+		return 0;
+	for (int f = 0; f < pool->nfilters; f++)
+		if (!agrees(pool, crow, key, ~((uint32_t) 1 << f)))
+			waived |= (uint32_t) 1 << f;
+	return waived;
+}
+
+/* The next instant a filter relaxes; see mm_core.h. */
+double
+mm_filter_relax_deadline(const MMPool *pool)
+{
+	double		d = INFINITY;
+
+	if (pool->cand == NULL || pool->relax_after == NULL)
+		return INFINITY;
+	for (int i = 0; i < pool->ntickets; i++)
+		for (int f = 0; f < pool->nfilters; f++)
+		{
+			double		at = pool->tickets[i].arrival + pool->relax_after[f];
+
+			if (at > pool->stepped_at && at < d)
+				d = at;
+		}
+	return d;
+}

@@ -435,7 +435,69 @@ typedef struct MMPool
 	 */
 	const double *key_rate;
 	int			nkey_rates;
+	/*
+	 * Intersect filters: a ticket may play under any of several keys (a
+	 * list of maps, of regions).  Row crow may play under the keys
+	 * cand[cand_start[crow] .. cand_start[crow + 1]) (at least one, each
+	 * below ncand_keys).  mm_step and mm_next_deadline first assign each
+	 * ticket one of them (mm_filter_assign) into cand_key, which key must
+	 * then be (nkeys = ncand_rows), and run as with key.  cand_count is
+	 * scratch of ncand_keys zeros, left zeroed.  NULL cand: key as given.
+	 */
+	const int32_t *cand_start;
+	const int32_t *cand;
+	int			ncand_rows;
+	int			ncand_keys;
+	int32_t    *cand_key;
+	int32_t    *cand_count;
+	/*
+	 * Filters that relax after a wait (optional_after), with cand: there
+	 * are nfilters filters (at most MM_MAX_FILTER_BITS), key k has the
+	 * value key_values[k * nfilters + f] of filter f (ids of any order),
+	 * and a ticket that has waited relax_after[f] seconds (arrival +
+	 * relax_after[f] <= now; INFINITY: never) may play under a key of
+	 * another value of f, if it agrees with one of its candidates on every
+	 * filter that has not relaxed.  NULL relax_after: none relaxes.
+	 */
+	int			nfilters;
+	const int32_t *key_values;
+	const double *relax_after;
 } MMPool;
+
+#define MM_MAX_FILTER_BITS 16
+
+/*
+ * With pool->cand: give each ticket of the pool, at time now, the key
+ * among its candidates that the most tickets of the pool have among theirs
+ * (the lowest among equals), into pool->cand_key[crow].  A ticket with
+ * relaxed filters takes, among the keys some ticket of the pool has, the
+ * one of most tickets that agrees with one of its candidates on the
+ * filters that have not relaxed.  O(candidates of the pool), plus with
+ * relaxed tickets sorting the pool's keys and O(keys x filters x
+ * candidates) per relaxed ticket at worst.  MM_ERR_ARGUMENT for a row or
+ * key out of range, or a row without one; MM_ERR_NOMEM.
+ */
+extern MMStatus mm_filter_assign(const MMPool *pool, double now);
+
+/*
+ * Whether pool row crow, with arrival time arrival, may play under key at
+ * time now (its candidates, relaxed filters waived, or pool->key).
+ */
+extern bool mm_filter_may_play(const MMPool *pool, int crow, double arrival,
+							   int32_t key, double now);
+
+/*
+ * The filters (bit f for filter f) on which key's value is none of row
+ * crow's: those the row's player waived to play under key.  0 without
+ * relaxing filters.
+ */
+extern uint32_t mm_filter_waived(const MMPool *pool, int crow, int32_t key);
+
+/*
+ * The earliest instant after pool->stepped_at at which a waiting ticket's
+ * filter relaxes, INFINITY when none will.
+ */
+extern double mm_filter_relax_deadline(const MMPool *pool);
 
 /* The order of MMPool.met: by a, then b (for qsort). */
 extern int	mm_met_pair_cmp(const void *l, const void *r);
@@ -499,11 +561,12 @@ extern void mm_pool_compact(MMPool *pool, const MMResult *result);
  * none are left): slot by slot the ticket that widens the span least (eq.
  * 1's spread over the completed game), the first in pool order among
  * equals, never one in a provisional group nor one taken[] already
- * marks, and with equal filters (pool->key) only tickets of key.  Marks and writes the picked pool indices into out; returns how
- * many (fewer when the pool runs out).
+ * marks, and with filters only tickets that may play under key at time
+ * now (mm_filter_may_play).  Marks and writes the picked pool indices into
+ * out; returns how many (fewer when the pool runs out).
  */
 extern int	mm_backfill_pick(const MMPool *pool, bool *taken, double lo, double hi,
-							 int32_t key, int want, int *out);
+							 int32_t key, double now, int want, int *out);
 
 /*
  * Split a match's members into cfg->teams teams of cfg->team_size,
@@ -593,6 +656,17 @@ typedef struct MMStreamData
 	const double *leaves_after;
 	/* equal filters: each arrival's key (as MMPool.key); NULL: one pool */
 	const int32_t *key;
+	/*
+	 * intersect filters, instead of key: each arrival's candidate keys,
+	 * as MMPool.cand (rows are arrivals); a step assigns them
+	 */
+	const int32_t *cand_start;
+	const int32_t *cand;
+	int			ncand_keys;
+	/* filters that relax after a wait, as MMPool's (keys of cand) */
+	int			nfilters;
+	const int32_t *key_values;
+	const double *relax_after;
 } MMStreamData;
 
 /* Seconds a simulated backfill request stays open (backfill()'s default). */

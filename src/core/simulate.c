@@ -165,6 +165,13 @@ sim_key_rates(Sim *s, const int32_t *key, int n)
 
 	if (key == NULL || s->cfg.algorithm != MM_ALGO_AUTO || n == 0)
 		return MM_OK;
+	/*
+	 * Intersect filters and filters that relax: a player's key is only
+	 * given as it waits, so every sub-pool uses the queue's rate, as a tick
+	 * does.
+	 */
+	if (s->pool.cand != NULL)
+		return MM_OK;
 	for (int i = 0; i < n; i++)
 	{
 		if (key[i] < 0)
@@ -385,7 +392,7 @@ sim_backfill(Sim *s, double now)
 		if (st != MM_OK)
 			return st;
 		if (mm_backfill_pick(&s->pool, s->taken, span[0], span[1],
-							 s->match_key[q->match_no - 1], 1, &idx) == 0)
+							 s->match_key[q->match_no - 1], now, 1, &idx) == 0)
 		{
 			s->reqs[w++] = *q;	/* stays open */
 			continue;
@@ -484,6 +491,8 @@ sim_step(Sim *s, double now)
 static MMStatus
 sim_drain(Sim *s, double t, double *last)
 {
+	bool		again = false;
+
 	for (;;)
 	{
 		double		d;
@@ -502,7 +511,19 @@ sim_drain(Sim *s, double t, double *last)
 			return MM_OK;
 		}
 		if (!(d > *last))
-			return MM_ERR_ARGUMENT; /* cannot happen: a step moves on */
+		{
+			/*
+			 * Only with intersect filters: a ticket the step left over may be
+			 * given another key, where it was due already; a tick would run
+			 * at once, so step again at the same instant, once.
+			 */
+			if (s->pool.cand == NULL || again)
+				return MM_ERR_ARGUMENT; /* cannot happen: a step moves on */
+			d = *last;
+			again = true;
+		}
+		else
+			again = false;
 		st = sim_step(s, d);
 		if (st != MM_OK)
 			return st;
@@ -540,6 +561,30 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	s.pool.ncrows = cfg->criteria.n > 0 ? n : 0;
 	s.pool.key = data != NULL ? data->key : NULL;
 	s.pool.nkeys = s.pool.key != NULL ? n : 0;
+	if (data != NULL && data->cand != NULL)
+	{
+		if (data->cand_start == NULL || data->ncand_keys < 1)
+			return MM_ERR_ARGUMENT;
+		s.pool.cand_start = data->cand_start;
+		s.pool.cand = data->cand;
+		s.pool.ncand_rows = n;
+		s.pool.ncand_keys = data->ncand_keys;
+		s.pool.nfilters = data->nfilters;
+		s.pool.key_values = data->key_values;
+		s.pool.relax_after = data->relax_after;
+		s.pool.cand_key = mm_malloc_array((size_t) (n > 0 ? n : 1), sizeof(int32_t));
+		s.pool.cand_count = mm_calloc((size_t) data->ncand_keys, sizeof(int32_t));
+		if (s.pool.cand_key == NULL || s.pool.cand_count == NULL)
+		{
+			mm_free(s.pool.cand_key);
+			mm_free(s.pool.cand_count);
+			return MM_ERR_NOMEM;
+		}
+		for (int j = 0; j < n; j++)
+			s.pool.cand_key[j] = -1;
+		s.pool.key = s.pool.cand_key;
+		s.pool.nkeys = n;
+	}
 	s.pool.ping = nregions > 0 ? ping : NULL;
 	s.pool.nregions = nregions > 0 ? nregions : 0;
 	s.outcomes = outcomes;
@@ -600,6 +645,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	mm_free(s.res.expired);
 	mm_free(s.taken);
 	mm_free(s.span);
+	mm_free(s.pool.cand_key);
+	mm_free(s.pool.cand_count);
 	mm_free(s.match_key);
 	mm_free(s.key_rate);
 	mm_free(s.key_last);

@@ -260,6 +260,10 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	if (mm_config_check(cfg) != MM_OK || pool == NULL || result == NULL ||
 		!isfinite(now))
 		return MM_ERR_ARGUMENT;
+	if (pool->cand != NULL &&
+		(pool->key != pool->cand_key || pool->nkeys != pool->ncand_rows ||
+		 mm_filter_assign(pool, now) != MM_OK))
+		return MM_ERR_ARGUMENT;
 	st = check_pool(cfg, pool, result, now);
 	if (st != MM_OK)
 		return st;
@@ -299,9 +303,17 @@ mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 		return INFINITY;
 	if ((int) cfg->algorithm < 0 || (int) cfg->algorithm >= NUM_ALGORITHMS)
 		return mm_timeout_deadline(cfg, pool);
+	/* intersect filters: the keys a step now would assign */
+	if (pool->cand != NULL &&
+		(pool->key != pool->cand_key || pool->nkeys != pool->ncand_rows ||
+		 mm_filter_assign(pool, pool->stepped_at) != MM_OK))
+		return mm_timeout_deadline(cfg, pool);
+	/* and a filter that relaxes may give a ticket another key */
 	if (mm_pool_keyed(pool))
-		return mm_keyed_deadline(cfg, pool, algorithms[cfg->algorithm].next_deadline);
-	return algorithms[cfg->algorithm].next_deadline(mm_key_config(cfg, pool, &local), pool);
+		return fmin(mm_keyed_deadline(cfg, pool, algorithms[cfg->algorithm].next_deadline),
+					mm_filter_relax_deadline(pool));
+	return fmin(algorithms[cfg->algorithm].next_deadline(mm_key_config(cfg, pool, &local), pool),
+				mm_filter_relax_deadline(pool));
 }
 
 /*

@@ -181,3 +181,302 @@ test_filters_mixed_group(void)
 	CHECK_INT(t[0].group, -1);
 	CHECK_INT(t[1].group, -1);
 }
+
+/*
+ * Intersect filters: each ticket plays under the candidate key that the
+ * most tickets of the pool may play under (the lowest among equals), and
+ * a step meets only tickets given one key.
+ */
+void
+test_filters_intersect_assign(void)
+{
+	MMConfig	cfg;
+	MMTicket	t[5];
+	/* keys: 0 = "dust", 1 = "inferno", 2 = "nuke" */
+	int32_t		start[6] = {0, 2, 3, 5, 6, 7};
+	int32_t		cand[7] = {0, 1, 1, 0, 2, 2, 1};
+	int32_t		ckey[5];
+	int32_t		count[3] = {0, 0, 0};
+	double		ratings[5] = {0.10, 0.12, 0.50, 0.52, 0.90};
+	MMMatch		matches[5];
+	int			members[5];
+	int			teams[5];
+	int			expired[5];
+	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMPool		pool;
+
+	keyed_pool(&pool, t, ratings, 5, -1, NULL);
+	pool.cand_start = start;
+	pool.cand = cand;
+	pool.ncand_rows = 5;
+	pool.ncand_keys = 3;
+	pool.cand_key = ckey;
+	pool.cand_count = count;
+	pool.key = ckey;
+	pool.nkeys = 5;
+	/* counts: dust 2, inferno 3, nuke 2 */
+	CHECK_INT(mm_filter_assign(&pool, 5.0), MM_OK);
+	CHECK_INT(ckey[0], 1);		/* dust or inferno: inferno, more may play it */
+	CHECK_INT(ckey[1], 1);
+	CHECK_INT(ckey[2], 0);		/* dust or nuke, 2 each: the lower */
+	CHECK_INT(ckey[3], 2);
+	CHECK_INT(ckey[4], 1);
+	CHECK_INT(count[0] + count[1] + count[2], 0);	/* scratch left zeroed */
+	CHECK(mm_filter_may_play(&pool, 2, 2.0, 2, 5.0));
+	CHECK(!mm_filter_may_play(&pool, 1, 1.0, 0, 5.0));
+
+	/* greedy pairs 0 with 1 (inferno); 2, 3 and 4 have no one of their key */
+	mm_config_init(&cfg, MM_ALGO_GREEDY);
+	cfg.max_wait = 100.0;
+	CHECK_INT(mm_step(&cfg, &pool, 5.0, &res), MM_OK);
+	CHECK_INT(res.nmatches, 1);
+	CHECK_INT(members[0], 0);
+	CHECK_INT(members[1], 1);
+
+	/* key must be the assignment buffer; a candidate out of range is refused */
+	pool.key = NULL;
+	CHECK_INT(mm_step(&cfg, &pool, 5.0, &res), MM_ERR_ARGUMENT);
+	pool.key = ckey;
+	cand[6] = 3;
+	CHECK_INT(mm_step(&cfg, &pool, 5.0, &res), MM_ERR_ARGUMENT);
+	CHECK_INT(count[0] + count[1] + count[2], 0);
+	cand[6] = 1;
+	start[2] = 2;				/* row 1 without a candidate */
+	CHECK_INT(mm_filter_assign(&pool, 5.0), MM_ERR_ARGUMENT);
+}
+
+/*
+ * A stream whose every ticket has one candidate simulates exactly as the
+ * same keys given as MMStreamData.key (auto aside, which measures each
+ * key's rate only then); with lists, every match's players
+ * share a candidate, and list players meet those of each of their values.
+ */
+void
+test_filters_intersect_sim(void)
+{
+	enum
+	{
+		N = 600
+	};
+	MMAlgorithm algos[6] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
+	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_WINDOW, MM_ALGO_AUTO};
+	MMArrival  *arr = calloc(N, sizeof(MMArrival));
+	int32_t    *key = calloc(N, sizeof(int32_t));
+	int32_t    *start = calloc(N + 1, sizeof(int32_t));
+	int32_t    *cand = calloc(3 * N, sizeof(int32_t));
+	int32_t    *one_start = calloc(N + 1, sizeof(int32_t));
+	MMOutcome  *a = calloc(N, sizeof(MMOutcome));
+	MMOutcome  *b = calloc(N, sizeof(MMOutcome));
+	double		t = 0;
+	int			c = 0;
+
+	srand(12);
+	for (int i = 0; i < N; i++)
+	{
+		int			mask;
+
+		t += (rand() % 1000) / 2000.0;
+		arr[i].id = i;
+		arr[i].rating = (rand() % 10001) / 10000.0;
+		arr[i].arrival = t;
+		key[i] = rand() % 3;
+		one_start[i + 1] = i + 1;
+		/* a non-empty subset of the three keys */
+		mask = 1 + rand() % 7;
+		start[i] = c;
+		for (int k = 0; k < 3; k++)
+			if (mask & (1 << k))
+				cand[c++] = k;
+	}
+	start[N] = c;
+	for (int x = 0; x < 6; x++)
+	{
+		MMConfig	cfg;
+		MMStreamData data = {0};
+		MMSimSummary s1;
+		MMSimSummary s2;
+		int			differ = 0;
+		int			mixed = 0;
+
+		mm_config_init(&cfg, algos[x]);
+		mm_config_set_max_wait(&cfg, 3.0);
+		cfg.team_size = x == 1 ? 2 : 1;
+		cfg.periodic.batch = 8;
+		cfg.multi_queue.ranges = 4;
+		cfg.difference_wait.wait_factor = 1.0;
+		data.key = key;
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, a, &s1), MM_OK);
+		data.key = NULL;
+		data.cand_start = one_start;
+		data.cand = key;
+		data.ncand_keys = 3;
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, b, &s2), MM_OK);
+		for (int i = 0; i < N; i++)
+			if (a[i].match_no != b[i].match_no || a[i].team != b[i].team ||
+				a[i].matched_at != b[i].matched_at)
+				differ++;
+		/* but auto: each key's own rate is measured only for data.key */
+		if (algos[x] != MM_ALGO_AUTO)
+		{
+			CHECK_INT(differ, 0);
+			CHECK_NEAR(s1.cost, s2.cost, 1e-9 * (1 + s1.cost));
+		}
+
+		data.cand_start = start;
+		data.cand = cand;
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, b, &s2), MM_OK);
+		/* a player of several keys finds a near partner sooner: it costs less */
+		CHECK(s2.cost < s1.cost);
+		for (int i = 0; i < N; i++)
+		{
+			int			shared = 7;
+
+			if (b[i].match_no == 0)
+				continue;
+			for (int j = 0; j < N; j++)
+				if (b[j].match_no == b[i].match_no)
+				{
+					int			m = 0;
+
+					for (int32_t q = start[j]; q < start[j + 1]; q++)
+						m |= 1 << cand[q];
+					shared &= m;
+				}
+			if (shared == 0)
+				mixed++;
+		}
+		CHECK_INT(mixed, 0);
+	}
+	free(arr);
+	free(key);
+	free(start);
+	free(cand);
+	free(one_start);
+	free(a);
+	free(b);
+}
+
+/*
+ * optional_after: a ticket that has waited relax_after[f] plays under the
+ * pool's busiest key that agrees with it on the other filters, and the
+ * next deadline includes the instant its filter relaxes.
+ */
+void
+test_filters_relax(void)
+{
+	MMConfig	cfg;
+	MMTicket	t[3];
+	/* keys (mode, map): 0 = (casual, dust), 1 = (casual, nuke), 2 = (ranked, dust) */
+	int32_t		values[6] = {0, 0, 0, 1, 1, 0};
+	int32_t		start[4] = {0, 1, 2, 3};
+	int32_t		cand[3] = {2, 1, 0};	/* A ranked/dust, B casual/nuke, C casual/dust */
+	double		relax[2] = {10.0, INFINITY};
+	int32_t		ckey[3];
+	int32_t		count[3] = {0, 0, 0};
+	double		ratings[3] = {0.50, 0.51, 0.90};
+	MMMatch		matches[3];
+	int			members[3];
+	int			teams[3];
+	int			expired[3];
+	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMPool		pool;
+
+	keyed_pool(&pool, t, ratings, 3, -1, NULL);
+	pool.cand_start = start;
+	pool.cand = cand;
+	pool.ncand_rows = 3;
+	pool.ncand_keys = 3;
+	pool.cand_key = ckey;
+	pool.cand_count = count;
+	pool.key = ckey;
+	pool.nkeys = 3;
+	pool.nfilters = 2;
+	pool.key_values = values;
+	pool.relax_after = relax;
+	mm_config_init(&cfg, MM_ALGO_GREEDY);
+	cfg.max_wait = 100.0;
+
+	/* before 10 s nobody meets; the deadline is A's relaxation */
+	CHECK_INT(mm_step(&cfg, &pool, 9.0, &res), MM_OK);
+	CHECK_INT(res.nmatches, 0);
+	CHECK_NEAR(mm_next_deadline(&cfg, &pool), 10.0, 1e-12);
+	CHECK(!mm_filter_may_play(&pool, 0, 0.0, 0, 9.0));
+	CHECK(mm_filter_may_play(&pool, 0, 0.0, 0, 10.0));
+	CHECK(!mm_filter_may_play(&pool, 0, 0.0, 1, 10.0));	/* the map never relaxes */
+	/* at 10 s A's mode relaxes: it plays C's key (its map), not B's (nearer) */
+	CHECK_INT(mm_step(&cfg, &pool, 10.0, &res), MM_OK);
+	CHECK_INT(res.nmatches, 1);
+	CHECK_INT(members[0], 0);
+	CHECK_INT(members[1], 2);
+	CHECK_INT(ckey[0], 0);
+	CHECK_INT(mm_filter_waived(&pool, 0, 0), 1);	/* A waived its mode */
+	CHECK_INT(mm_filter_waived(&pool, 2, 0), 0);
+	CHECK_INT(count[0] + count[1] + count[2], 0);
+	/* after the step, the next relaxations are B's (11 s) and C's (12 s) */
+	CHECK_NEAR(mm_filter_relax_deadline(&pool), 11.0, 1e-12);
+}
+
+/*
+ * A simulated stream of two modes that relax after 1 s: players of
+ * different modes meet only once one of them has waited 1 s, and fewer
+ * computer players are needed than without relaxing.
+ */
+void
+test_filters_relax_sim(void)
+{
+	enum
+	{
+		N = 400
+	};
+	MMArrival  *arr = calloc(N, sizeof(MMArrival));
+	int32_t    *start = calloc(N + 1, sizeof(int32_t));
+	int32_t    *cand = calloc(N, sizeof(int32_t));
+	int32_t		values[2] = {0, 1};
+	double		relax[1] = {1.0};
+	MMOutcome  *o = calloc(N, sizeof(MMOutcome));
+	double		t = 0;
+	MMAlgorithm algos[3] = {MM_ALGO_GREEDY, MM_ALGO_AUTO, MM_ALGO_DIFFERENCE_WAIT};
+
+	srand(13);
+	for (int i = 0; i < N; i++)
+	{
+		t += (rand() % 1000) / 500.0;
+		arr[i].id = i;
+		arr[i].rating = (rand() % 10001) / 10000.0;
+		arr[i].arrival = t;
+		start[i] = i;
+		cand[i] = rand() % 2;
+	}
+	start[N] = N;
+	for (int x = 0; x < 3; x++)
+	{
+		MMConfig	cfg;
+		MMStreamData data = {0};
+		MMSimSummary strict;
+		MMSimSummary relaxed;
+		int			early = 0;
+
+		mm_config_init(&cfg, algos[x]);
+		mm_config_set_max_wait(&cfg, 3.0);
+		cfg.difference_wait.wait_factor = 1.0;
+		data.cand_start = start;
+		data.cand = cand;
+		data.ncand_keys = 2;
+		data.nfilters = 1;
+		data.key_values = values;
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, o, &strict), MM_OK);
+		data.relax_after = relax;
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, o, &relaxed), MM_OK);
+		CHECK(relaxed.bots < strict.bots);
+		for (int i = 0; i < N; i++)
+			for (int j = i + 1; j < N && j < i + 50; j++)
+				if (o[i].match_no != 0 && o[i].match_no == o[j].match_no && cand[i] != cand[j] &&
+					o[i].matched_at - arr[i].arrival < 1.0)
+					early++;
+		CHECK_INT(early, 0);
+	}
+	free(arr);
+	free(start);
+	free(cand);
+	free(o);
+}

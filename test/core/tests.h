@@ -39,6 +39,10 @@ extern void test_step_invalid(void);
 /* test_filters.c */
 extern void test_filters_step(void);
 extern void test_filters_equivalence(void);
+extern void test_filters_intersect_assign(void);
+extern void test_filters_intersect_sim(void);
+extern void test_filters_relax(void);
+extern void test_filters_relax_sim(void);
 extern void test_filters_mixed_group(void);
 
 /* test_backfill.c */
