@@ -6,7 +6,9 @@
 # batch takes all of its tickets, so every tick matches every ticket.  Also
 # simulate_summary of the same N arrivals (auto, the default) with and
 # without the filters, and auto's cost with filters against a queue per
-# mode and the optimum on a skewed stream.
+# mode and the optimum on a skewed stream; the same tickets with region an
+# intersect filter (two regions each), and the skewed stream with the mode
+# filter relaxing after 2 s and 5 s (optional_after).
 #
 # Usage: bench/filters.sh [N]        (default: 100000)
 # Writes bench/results/filters.md.  Needs the extension built; starts its
@@ -106,9 +108,50 @@ tick_ms() {
 r_one=$(tick_ms rate_f)
 r_none=$(tick_ms rate_n)
 
+# intersect: the same tickets, each accepting two regions (its own and the
+# next), one periodic tick with {"mode", "build": equal, "region": intersect}
+q "SELECT matchmaker.create_queue('i40', algorithm => 'periodic', max_wait => '1 hour',
+     params => jsonb_build_object('batch', $per, 'filters', '{\"mode\": \"equal\", \"region\": \"intersect\", \"build\": \"equal\"}'::jsonb))" >/dev/null
+q "INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at, attributes, enqueued_by, enqueued_by_name)
+   SELECT 'i40', 'p' || i, rating, now() - interval '10 seconds' + arrival * interval '1 second',
+          attrs || jsonb_build_object('region', jsonb_build_array('r' || (i / 4 % 5), 'r' || ((i / 4 + 1) % 5))),
+          current_user::text::regrole, current_user FROM players"
+q "VACUUM ANALYZE matchmaker.tickets"
+r=$(run "SELECT matchmaker.tick('i40')"); read -r t_int m_int <<<"$r"
+made_int=$(q "SELECT count(*) FROM matchmaker.matches WHERE queue = 'i40'")
+q "SELECT matchmaker.create_queue('iauto', max_wait => '30 s',
+     params => '{\"filters\": {\"mode\": \"equal\", \"region\": \"intersect\", \"build\": \"equal\"}}')" >/dev/null
+istream="SELECT i, rating, arrival * 10, attrs || jsonb_build_object(''region'', jsonb_build_array(''r'' || (i / 4 % 5), ''r'' || ((i / 4 + 1) % 5))) FROM players"
+r=$(run "SELECT * FROM matchmaker.simulate_summary('iauto', '$istream')"); read -r s_int _ <<<"$r"
+
+# optional_after: the skewed stream with the mode filter relaxing after
+# 2 s and 5 s, against the strict filter (auto, 1v1, max_wait 10 s)
+relax_row() {
+	local qn=$1 label=$2
+	q "WITH s AS (SELECT s.*, k.arrival, k.attrs->>'mode' AS mode
+                  FROM matchmaker.simulate('$qn', 'SELECT id, rating, arrival, attrs FROM skewed') s JOIN skewed k USING (id)),
+            m AS (SELECT match_no, count(DISTINCT mode) > 1 AS mixed FROM s WHERE match_no IS NOT NULL GROUP BY match_no)
+       SELECT format('| %s | %s | %s | %s | %s | %s | %s |', '$label',
+                     (SELECT round(cost::numeric, 1) FROM matchmaker.simulate_summary('$qn', 'SELECT id, rating, arrival, attrs FROM skewed')),
+                     (SELECT bots FROM matchmaker.simulate_summary('$qn', 'SELECT id, rating, arrival, attrs FROM skewed')),
+                     round(avg(matched_at - arrival)::numeric, 2),
+                     round(percentile_cont(0.95) WITHIN GROUP (ORDER BY matched_at - arrival)::numeric, 2),
+                     (SELECT round(100.0 * count(*) FILTER (WHERE mixed) / count(*), 1) FROM m),
+                     round(avg(matched_at - arrival) FILTER (WHERE mode <> 'm0')::numeric, 2))
+       FROM s"
+}
+q "SELECT matchmaker.create_queue('skew_r2', max_wait => '10 s',
+     params => '{\"filters\": {\"mode\": {\"kind\": \"equal\", \"optional_after\": 2}}}')" >/dev/null
+q "SELECT matchmaker.create_queue('skew_r5', max_wait => '10 s',
+     params => '{\"filters\": {\"mode\": {\"kind\": \"equal\", \"optional_after\": 5}}}')" >/dev/null
+relax_rows="$(relax_row skew_f 'strict')
+$(relax_row skew_r5 'optional after 5 s')
+$(relax_row skew_r2 'optional after 2 s')
+$(relax_row skew_n 'no filter')"
+
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 {
-	echo "# Equal filters benchmark"
+	echo "# Filters benchmark"
 	echo
 	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr), PostgreSQL $(q 'SHOW server_version')."
 	echo "Command: \`bench/filters.sh $n\`, run $(date -u +%Y-%m-%d)."
@@ -122,14 +165,24 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 	echo "| one queue with filters, one tick | $t_one | $(mib "$m_one") | $made_one |"
 	echo "| 40 queues without filters, 40 ticks (sum; largest peak) | $t_split | $(mib "$m_split") | $made_split |"
 	echo
+	echo "| one queue, region an intersect filter (each ticket lists 2 regions), one tick | $t_int | $(mib "$m_int") | $made_int |"
+	echo
 	echo "Matches of the filtered queue mixing combinations: $mixed."
 	echo
 	echo "simulate_summary of the same $n arrivals over 100 s (with their attributes), algorithm auto,"
-	echo "1v1, max_wait 30 s: $s_one ms with the filters, $s_none ms in a queue without them."
+	echo "1v1, max_wait 30 s: $s_one ms with the filters, $s_none ms in a queue without them, $s_int ms with"
+	echo "region an intersect filter (each arrival listing 2 regions)."
 	echo
 	echo "Quality of auto with filters: 6,000 players at 8 per second, 70 % in one mode and 5 % in each of"
 	echo "six others, 1v1, max_wait 10 s (simulate_summary, eq. 1 cost): one queue with the filter $k_one,"
 	echo "a queue per mode $k_split (sum), the offline optimum of each mode $k_opt (sum)."
+	echo
+	echo "optional_after on the same stream (simulate; waits in seconds; mixed: share of matches whose"
+	echo "players' modes differ, each recorded as relaxed live):"
+	echo
+	echo "| mode filter | cost | computer players | mean wait | p95 wait | mixed (%) | mean wait, small modes |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	echo "$relax_rows"
 	echo
 	echo "auto's rate per combination: a tick of an auto queue with 200 waiting tickets in 200 modes and"
 	echo "200,000 matches of history took $r_one ms (median of 5 in one session after a first, client-side \\timing), one without"

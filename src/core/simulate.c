@@ -491,7 +491,7 @@ sim_step(Sim *s, double now)
 static MMStatus
 sim_drain(Sim *s, double t, double *last)
 {
-	bool		again = false;
+	int			again = -1;		/* the pool's size at a step repeated at *last */
 
 	for (;;)
 	{
@@ -513,17 +513,18 @@ sim_drain(Sim *s, double t, double *last)
 		if (!(d > *last))
 		{
 			/*
-			 * Only with intersect filters: a ticket the step left over may be
+			 * Only with candidate keys: a ticket the step left over may be
 			 * given another key, where it was due already; a tick would run
-			 * at once, so step again at the same instant, once.
+			 * at once, so step again at the same instant, as long as each
+			 * such step matches someone.
 			 */
-			if (s->pool.cand == NULL || again)
+			if (s->pool.cand == NULL || again == s->pool.ntickets)
 				return MM_ERR_ARGUMENT; /* cannot happen: a step moves on */
 			d = *last;
-			again = true;
+			again = s->pool.ntickets;
 		}
 		else
-			again = false;
+			again = -1;
 		st = sim_step(s, d);
 		if (st != MM_OK)
 			return st;

@@ -480,3 +480,63 @@ test_filters_relax_sim(void)
 	free(cand);
 	free(o);
 }
+
+/*
+ * auto over lists of two of ten keys: after a step a ticket may be given
+ * a key where a pair with it was due already (the next deadline lies in
+ * the past); the simulator steps again at once, as a tick would, until
+ * nothing is due, instead of failing.
+ */
+void
+test_filters_intersect_due(void)
+{
+	enum
+	{
+		N = 500,
+		K = 10
+	};
+	MMArrival  *arr = calloc(N, sizeof(MMArrival));
+	int32_t    *start = calloc(N + 1, sizeof(int32_t));
+	int32_t    *cand = calloc(2 * N, sizeof(int32_t));
+	MMOutcome  *o = calloc(N, sizeof(MMOutcome));
+	double		t = 0;
+	int			c = 0;
+	int			unshared = 0;
+	MMConfig	cfg;
+	MMStreamData data = {0};
+	MMSimSummary sum;
+
+	srand(1);
+	for (int i = 0; i < N; i++)
+	{
+		int			a;
+
+		t += (rand() % 1000) / 1000.0;
+		arr[i].id = i;
+		arr[i].rating = (rand() % 10001) / 10000.0;
+		arr[i].arrival = t;
+		start[i] = c;
+		a = rand() % K;
+		cand[c++] = a < K - 1 ? a : 0;
+		cand[c++] = a < K - 1 ? a + 1 : K - 1;
+	}
+	start[N] = c;
+	mm_config_init(&cfg, MM_ALGO_AUTO);
+	mm_config_set_max_wait(&cfg, 30.0);
+	data.cand_start = start;
+	data.cand = cand;
+	data.ncand_keys = K;
+	CHECK_INT(mm_simulate(&cfg, arr, &data, N, o, &sum), MM_OK);
+	CHECK_INT(sum.players, N);
+	for (int i = 0; i < N; i++)
+		for (int j = i + 1; j < N; j++)
+			if (o[i].match_no != 0 && o[i].match_no == o[j].match_no &&
+				cand[start[i]] != cand[start[j]] && cand[start[i]] != cand[start[j] + 1] &&
+				cand[start[i] + 1] != cand[start[j]] && cand[start[i] + 1] != cand[start[j] + 1])
+				unshared++;
+	CHECK_INT(unshared, 0);
+	free(arr);
+	free(start);
+	free(cand);
+	free(o);
+}

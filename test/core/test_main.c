@@ -96,6 +96,7 @@ static const MMTestCase tests[] = {
 	{"filters_intersect_assign", test_filters_intersect_assign},
 	{"filters_intersect_sim", test_filters_intersect_sim},
 	{"filters_relax", test_filters_relax},
+	{"filters_intersect_due", test_filters_intersect_due},
 	{"filters_relax_sim", test_filters_relax_sim},
 	{"backfill_pick", test_backfill_pick},
 	{"backfill_simulate", test_backfill_simulate},
