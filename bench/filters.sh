@@ -164,7 +164,6 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 	echo "|---|---:|---:|---:|"
 	echo "| one queue with filters, one tick | $t_one | $(mib "$m_one") | $made_one |"
 	echo "| 40 queues without filters, 40 ticks (sum; largest peak) | $t_split | $(mib "$m_split") | $made_split |"
-	echo
 	echo "| one queue, region an intersect filter (each ticket lists 2 regions), one tick | $t_int | $(mib "$m_int") | $made_int |"
 	echo
 	echo "Matches of the filtered queue mixing combinations: $mixed."
