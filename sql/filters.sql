@@ -227,6 +227,12 @@ SELECT count(*) AS tickets FROM matchmaker.tickets WHERE queue IN ('maps', 'maps
 SELECT matchmaker.enqueue('maps2', 'x', 0.5, jsonb_build_object(
            'map', (SELECT jsonb_agg('m' || i) FROM generate_series(1, 13) i),
            'region', '["eu", "us", "asia", "sa", "eu"]'::jsonb)) > 0 AS accepted;
+-- Combinations that take more than 4,096 bytes written out are refused
+-- (16 maps of 250 bytes in 4 regions), as is an optional_after under 1 ms.
+SELECT matchmaker.enqueue('maps2', 'y', 0.5, jsonb_build_object(
+           'map', (SELECT jsonb_agg(repeat('m', 248) || i) FROM generate_series(10, 25) i),
+           'region', '["eu", "us", "asia", "sa"]'::jsonb));
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": {"kind": "equal", "optional_after": 0.0005}}}');
 -- inferno is accepted by three, nuke by two: r1, r2 and r3 play under
 -- inferno (r1 with r2, the nearest), r4 waits under nuke, r5 alone
 -- under vertigo, c1 alone in its mode.
@@ -326,6 +332,35 @@ SELECT filters, relaxed FROM matchmaker.proposals WHERE queue = 'relax_ready';
 SELECT player, matchmaker.accept(id) FROM matchmaker.tickets WHERE queue = 'relax_ready' ORDER BY id;
 SELECT filters, relaxed FROM matchmaker.matches WHERE queue = 'relax_ready';
 SELECT * FROM matchmaker.check();
+-- A relaxed filter does not apply to backfill: the match keeps its values.
+-- c (casual, waited 30 s) does not fill the ranked match's place, a
+-- ranked newcomer far in rating does.
+SELECT matchmaker.create_queue('relax_bf', algorithm => 'greedy', max_wait => '10 min',
+    params => '{"filters": {"mode": {"kind": "equal", "optional_after": 1}}}');
+SELECT matchmaker.enqueue('relax_bf', p, 0.5, '{"mode": "ranked"}') > 0 AS enqueued FROM (VALUES ('a'), ('b')) v(p);
+SELECT matchmaker.tick('relax_bf', now()) AS made;
+SELECT matchmaker.backfill((SELECT id FROM matchmaker.matches WHERE queue = 'relax_bf'), 1) AS bf_req \gset
+SELECT matchmaker.enqueue('relax_bf', 'c', 0.5, '{"mode": "casual"}') AS bf_c \gset
+UPDATE matchmaker.tickets SET enqueued_at = now() - interval '30 s' WHERE id = :bf_c;
+SELECT matchmaker.tick('relax_bf', now()) AS made;
+SELECT matchmaker.enqueue('relax_bf', 'd', 0.99, '{"mode": "ranked"}') > 0 AS enqueued;
+SELECT matchmaker.tick('relax_bf', now()) AS made;
+SELECT player, state, match_id IS NOT NULL AS in_match FROM matchmaker.tickets WHERE queue = 'relax_bf' ORDER BY player;
+SELECT state, filled FROM matchmaker.backfills WHERE id = :bf_req;
+SELECT filters, relaxed FROM matchmaker.matches WHERE queue = 'relax_bf';
+SELECT * FROM matchmaker.check();
+-- simulate of auto over lists: a leftover ticket given a key where a pair
+-- was due already is stepped again at once (it used to fail).
+SELECT matchmaker.create_queue('rep_auto', max_wait => '6 s', params => '{"filters": {"map": "intersect"}}');
+SELECT count(*) AS players, count(DISTINCT match_no) AS matches FROM matchmaker.simulate('rep_auto', $$VALUES
+    (0, 0.223::float8, 0.971::float8, '{"map": ["m1"]}'::jsonb), (1, 0.972, 1.304, '{"map": ["m0","m1"]}'),
+    (2, 0.656, 1.771, '{"map": ["m2","m3"]}'), (3, 0.421, 1.771, '{"map": ["m0","m3"]}'),
+    (4, 0.005, 1.982, '{"map": ["m0","m1","m2","m3"]}'), (5, 0.789, 2.973, '{"map": ["m0","m2"]}'),
+    (6, 0.366, 3.425, '{"map": ["m1"]}'), (7, 0.282, 4.398, '{"map": ["m3"]}'),
+    (8, 0.443, 4.51, '{"map": ["m2","m3"]}'), (9, 0.935, 4.51, '{"map": ["m0","m1","m2"]}'),
+    (10, 0.657, 4.51, '{"map": ["m0","m1","m2","m3"]}'), (11, 0.81, 5.412, '{"map": ["m0","m2"]}'),
+    (12, 0.177, 5.412, '{"map": ["m0","m1","m3"]}'), (13, 0.641, 5.412, '{"map": ["m1","m2","m3"]}'),
+    (14, 0.311, 6.106, '{"map": ["m1","m3"]}'), (15, 0.1, 7.036, '{"map": ["m2","m3"]}')$$);
 -- every match's players accept its map (check), and the lists were used:
 -- some players of a two-map list played each of its maps
 SELECT * FROM matchmaker.check();

@@ -617,7 +617,7 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 			nskipped = 0;
 			for (int attempt = 0; attempt < MM_BACKFILL_LOCK_ATTEMPTS && nfilled < want; attempt++)
 			{
-				int			n = mm_backfill_pick(pool, taken, lo, hi, key, 0.0, want - nfilled, idx);
+				int			n = mm_backfill_pick(pool, taken, lo, hi, key, want - nfilled, idx);
 				int64	   *ids;
 
 				if (n == 0)

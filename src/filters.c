@@ -131,6 +131,22 @@ mm_filter_values(const MMQueue *queue, Jsonb *attributes, StringInfo out, int *l
 							MM_FILTER_COMBOS_MAX, mm_filter_names(queue));
 		pick[f] = 0;
 	}
+	/* what the combinations take when written out: each filter's values, total / nvals times each */
+	{
+		int64		bytes = 0;
+
+		for (int f = 0; f < nf; f++)
+		{
+			int64		sum = 0;
+
+			for (int i = 0; i < nvals[f]; i++)
+				sum += 4 + vals[f][i].val.string.len;
+			bytes += sum * (total / nvals[f]);
+		}
+		if (bytes > MM_FILTER_BYTES_MAX)
+			return psprintf("attributes' combinations of the values of %s take more than %d bytes",
+							mm_filter_names(queue), MM_FILTER_BYTES_MAX);
+	}
 	for (int c = 0; c < total; c++)
 	{
 		int			from = out->len;
@@ -210,9 +226,9 @@ mm_filter_detail(const MMQueue *queue)
 		return psprintf("The queue matches only players with equal values of %s, each a string of at most %d bytes.",
 						mm_filter_names(queue), MM_FILTER_VALUE_MAX);
 	return psprintf("The queue filters on %s: each a string of at most %d bytes, an intersect filter "
-					"also a list of at most %d of them, at most %d combinations in all.",
+					"also a list of at most %d of them, at most %d combinations in all, taking at most %d bytes.",
 					mm_filter_names(queue), MM_FILTER_VALUE_MAX, MM_FILTER_LIST_MAX,
-					MM_FILTER_COMBOS_MAX);
+					MM_FILTER_COMBOS_MAX, MM_FILTER_BYTES_MAX);
 }
 
 /* The queue's filters for a message: "a", "b" (quoted, shortened). */

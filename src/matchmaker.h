@@ -19,6 +19,7 @@
 #define MM_FILTER_VALUE_MAX	256
 #define MM_FILTER_LIST_MAX	16		/* values of one intersect filter */
 #define MM_FILTER_COMBOS_MAX	64	/* a ticket's combinations of them */
+#define MM_FILTER_BYTES_MAX	4096	/* its combined values, written out */
 
 /*
  * The criteria beyond the rating that a queue reads from the tickets'

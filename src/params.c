@@ -946,14 +946,15 @@ filter_object(JsonbValue *v, const char *name, const MMParamDef *def, MMCriteria
 		{
 			double		d = val.type == jbvNumeric ? param_double(&val) : NAN;
 
-			if (!(d > 0 && d <= 1e9))
+			if (!(d >= 0.001 && d <= 1e9))
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("optional_after of filter \"%s\" must be a number of seconds above 0 and at most 1e9",
+						 errmsg("optional_after of filter \"%s\" must be a number of seconds from 0.001 to 1e9",
 								mm_shorten(name)),
 						 errdetail("Got %s.", jsonb_value_text(&val)),
 						 errhint("%s", def->hint)));
-			criteria->relax_after[criteria->nfilters] = d;
+			/* whole microseconds, as the clock of a tick counts them */
+			criteria->relax_after[criteria->nfilters] = rint(d * 1e6) / 1e6;
 			criteria->any_relax = true;
 		}
 		else

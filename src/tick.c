@@ -1263,8 +1263,8 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 			filters[j] = of_key[key];
 		}
 	}
-	/* with filters that relax, those each match's players waived */
-	if (queue->criteria.any_relax && mm_ready_available())
+	/* with filters that relax, those each match's players waived (the events carry them before 0.3.0's column) */
+	if (queue->criteria.any_relax)
 	{
 		relaxed = palloc(sizeof(char *) * res->nmatches);
 		for (int j = 0; j < res->nmatches; j++)

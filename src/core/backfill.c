@@ -10,7 +10,7 @@
 /* Pick tickets for a backfill request; see mm_core.h. */
 int
 mm_backfill_pick(const MMPool *pool, bool *taken, double lo, double hi, int32_t key,
-				 double now, int want, int *out)
+				 int want, int *out)
 {
 	int			got = 0;
 
@@ -24,7 +24,7 @@ mm_backfill_pick(const MMPool *pool, bool *taken, double lo, double hi, int32_t 
 			const MMTicket *t = &pool->tickets[i];
 			double		add;
 
-			if (taken[i] || t->group >= 0 || !mm_filter_may_play(pool, t->crow, t->arrival, key, now))
+			if (taken[i] || t->group >= 0 || !mm_filter_may_play(pool, t->crow, t->arrival, key, -INFINITY))
 				continue;
 			add = isfinite(lo) ? fmax(fmax(lo - t->rating, t->rating - hi), 0.0) : 0.0;
 			if (add < best_add)

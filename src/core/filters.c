@@ -349,32 +349,121 @@ agrees(const MMPool *pool, int crow, int32_t key, uint32_t mask)
 	return true;
 }
 
-/* A key of the pool with its count, for relaxed tickets. */
-typedef struct Present
+/*
+ * A key of the pool for tickets whose filters in some mask have relaxed:
+ * its values of the other filters (-1 for the relaxed ones), and how many
+ * tickets of the pool have it among theirs.
+ */
+typedef struct Entry
 {
+	int32_t		proj[MM_MAX_FILTER_BITS];
 	int32_t		count;
 	int32_t		key;
-} Present;
+} Entry;
 
-/* Most tickets first, then the lower key. */
+/* By projection, then most tickets first, then the lower key. */
 static int
-present_cmp(const void *l, const void *r)
+entry_cmp(const void *l, const void *r)
 {
-	const Present *a = l;
-	const Present *b = r;
+	const Entry *a = l;
+	const Entry *b = r;
+	int			c = memcmp(a->proj, b->proj, sizeof(a->proj));
 
+	if (c != 0)
+		return c;
 	if (a->count != b->count)
 		return a->count > b->count ? -1 : 1;
 	return (a->key > b->key) - (a->key < b->key);
+}
+
+/* key's values of the filters outside mask into proj, -1 for those in it. */
+static void
+project(const MMPool *pool, int32_t key, uint32_t mask, int32_t *proj)
+{
+	for (int f = 0; f < MM_MAX_FILTER_BITS; f++)
+		proj[f] = f < pool->nfilters && !(mask & ((uint32_t) 1 << f))
+			? pool->key_values[(size_t) key * pool->nfilters + f] : -1;
+}
+
+/*
+ * Give every relaxed ticket of mask (rel[0 .. nrel), pool indices) the key
+ * of most tickets among those that agree with one of its candidates on
+ * the filters outside mask: the pool's keys (present, npresent; counts in
+ * cand_count) sorted by their values of those filters, so that each
+ * candidate finds its best by a binary search.  O(P log P + r c log P).
+ */
+static void
+assign_relaxed(const MMPool *pool, uint32_t mask, const int *rel, int nrel,
+			   const int32_t *present, int npresent, Entry *e)
+{
+	for (int p = 0; p < npresent; p++)
+	{
+		project(pool, present[p], mask, e[p].proj);
+		e[p].count = pool->cand_count[present[p]];
+		e[p].key = present[p];
+	}
+	qsort(e, npresent, sizeof(Entry), entry_cmp);
+	for (int r = 0; r < nrel; r++)
+	{
+		int			crow = pool->tickets[rel[r]].crow;
+		const Entry *best = NULL;
+
+		for (int32_t c = pool->cand_start[crow]; c < pool->cand_start[crow + 1]; c++)
+		{
+			Entry		want;
+			int			lo = 0;
+			int			hi = npresent;
+
+			/* the first entry of this projection: its best key */
+			project(pool, pool->cand[c], mask, want.proj);
+			while (lo < hi)
+			{
+				int			mid = lo + (hi - lo) / 2;
+
+				if (memcmp(e[mid].proj, want.proj, sizeof(want.proj)) < 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			/* its own candidate is there, so the projection is */
+			if (lo < npresent && memcmp(e[lo].proj, want.proj, sizeof(want.proj)) == 0 &&
+				(best == NULL || e[lo].count > best->count ||
+				 (e[lo].count == best->count && e[lo].key < best->key)))
+				best = &e[lo];
+		}
+		if (best != NULL)
+			pool->cand_key[crow] = best->key;
+	}
+}
+
+/* Order of relaxed tickets: by mask. */
+typedef struct Relaxed
+{
+	uint32_t	mask;
+	int			index;
+} Relaxed;
+
+static int
+relaxed_cmp(const void *l, const void *r)
+{
+	const Relaxed *a = l;
+	const Relaxed *b = r;
+
+	if (a->mask != b->mask)
+		return a->mask < b->mask ? -1 : 1;
+	return (a->index > b->index) - (a->index < b->index);
 }
 
 /* Assign each pool ticket one of its candidate keys; see mm_core.h. */
 MMStatus
 mm_filter_assign(const MMPool *pool, double now)
 {
-	Present    *present = NULL;
+	int32_t    *present = NULL;
+	Relaxed    *rel = NULL;
+	int		   *idx = NULL;
+	Entry	   *entries = NULL;
 	int			npresent = 0;
-	bool		any_relaxed = false;
+	int			nrel = 0;
 
 	if (pool->cand == NULL)
 		return MM_OK;
@@ -395,18 +484,26 @@ mm_filter_assign(const MMPool *pool, double now)
 		for (int32_t c = pool->cand_start[crow]; c < pool->cand_start[crow + 1]; c++)
 			if (pool->cand[c] < 0 || pool->cand[c] >= pool->ncand_keys)
 				return MM_ERR_ARGUMENT;
-		any_relaxed |= relaxed_mask(pool, pool->tickets[i].arrival, now) != 0;
+		if (relaxed_mask(pool, pool->tickets[i].arrival, now) != 0)
+			nrel++;
 	}
-	if (any_relaxed)
+	if (nrel > 0)
 	{
 		size_t		total = 0;
 
 		for (int i = 0; i < pool->ntickets; i++)
 			total += (size_t) (pool->cand_start[pool->tickets[i].crow + 1] -
 							   pool->cand_start[pool->tickets[i].crow]);
-		present = mm_malloc_array(total > 0 ? total : 1, sizeof(Present));
-		if (present == NULL)
+		present = mm_malloc_array(total > 0 ? total : 1, sizeof(int32_t));
+		rel = mm_malloc_array((size_t) nrel, sizeof(Relaxed));
+		idx = mm_malloc_array((size_t) nrel, sizeof(int));
+		if (present == NULL || rel == NULL || idx == NULL)
+		{
+			mm_free(present);
+			mm_free(rel);
+			mm_free(idx);
 			return MM_ERR_NOMEM;
+		}
 	}
 	for (int i = 0; i < pool->ntickets; i++)
 	{
@@ -414,32 +511,15 @@ mm_filter_assign(const MMPool *pool, double now)
 
 		for (int32_t c = pool->cand_start[crow]; c < pool->cand_start[crow + 1]; c++)
 			if (pool->cand_count[pool->cand[c]]++ == 0 && present != NULL)
-				present[npresent++].key = pool->cand[c];
+				present[npresent++] = pool->cand[c];
 	}
-	if (present != NULL)
-	{
-		for (int p = 0; p < npresent; p++)
-			present[p].count = pool->cand_count[present[p].key];
-		qsort(present, npresent, sizeof(Present), present_cmp);
-	}
+	nrel = 0;
 	for (int i = 0; i < pool->ntickets; i++)
 	{
 		int			crow = pool->tickets[i].crow;
 		int32_t		best = pool->cand[pool->cand_start[crow]];
 		uint32_t	mask = present != NULL ? relaxed_mask(pool, pool->tickets[i].arrival, now) : 0;
 
-		if (mask != 0)
-		{
-			/* the first agreeing key; its own candidates agree, so there is one */
-			for (int p = 0; p < npresent; p++)
-				if (agrees(pool, crow, present[p].key, mask))
-				{
-					best = present[p].key;
-					break;
-				}
-			pool->cand_key[crow] = best;
-			continue;
-		}
 		for (int32_t c = pool->cand_start[crow] + 1; c < pool->cand_start[crow + 1]; c++)
 		{
 			int32_t		k = pool->cand[c];
@@ -449,6 +529,43 @@ mm_filter_assign(const MMPool *pool, double now)
 				best = k;
 		}
 		pool->cand_key[crow] = best;
+		if (mask != 0)
+		{
+			rel[nrel].mask = mask;
+			rel[nrel++].index = i;
+		}
+	}
+	/* relaxed tickets, a mask at a time (waits nest: few masks) */
+	if (nrel > 0)
+	{
+		entries = mm_malloc_array((size_t) (npresent > 0 ? npresent : 1), sizeof(Entry));
+		if (entries == NULL)
+		{
+			for (int i = 0; i < pool->ntickets; i++)
+			{
+				int			crow = pool->tickets[i].crow;
+
+				for (int32_t c = pool->cand_start[crow]; c < pool->cand_start[crow + 1]; c++)
+					pool->cand_count[pool->cand[c]] = 0;
+			}
+			mm_free(present);
+			mm_free(rel);
+			mm_free(idx);
+			return MM_ERR_NOMEM;
+		}
+		qsort(rel, nrel, sizeof(Relaxed), relaxed_cmp);
+		for (int from = 0; from < nrel;)
+		{
+			int			to = from;
+
+			while (to < nrel && rel[to].mask == rel[from].mask)
+			{
+				idx[to - from] = rel[to].index;
+				to++;
+			}
+			assign_relaxed(pool, rel[from].mask, idx, to - from, present, npresent, entries);
+			from = to;
+		}
 	}
 	for (int i = 0; i < pool->ntickets; i++)
 	{
@@ -458,6 +575,9 @@ mm_filter_assign(const MMPool *pool, double now)
 			pool->cand_count[pool->cand[c]] = 0;
 	}
 	mm_free(present);
+	mm_free(rel);
+	mm_free(idx);
+	mm_free(entries);
 	return MM_OK;
 }
 

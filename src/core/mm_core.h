@@ -464,7 +464,7 @@ typedef struct MMPool
 	const double *relax_after;
 } MMPool;
 
-#define MM_MAX_FILTER_BITS 16
+#define MM_MAX_FILTER_BITS 8
 
 /*
  * With pool->cand: give each ticket of the pool, at time now, the key
@@ -561,12 +561,12 @@ extern void mm_pool_compact(MMPool *pool, const MMResult *result);
  * none are left): slot by slot the ticket that widens the span least (eq.
  * 1's spread over the completed game), the first in pool order among
  * equals, never one in a provisional group nor one taken[] already
- * marks, and with filters only tickets that may play under key at time
- * now (mm_filter_may_play).  Marks and writes the picked pool indices into
+ * marks, and with filters only tickets whose own values (lists included)
+ * hold key's: relaxed filters do not apply to backfill.  Marks and writes the picked pool indices into
  * out; returns how many (fewer when the pool runs out).
  */
 extern int	mm_backfill_pick(const MMPool *pool, bool *taken, double lo, double hi,
-							 int32_t key, double now, int want, int *out);
+							 int32_t key, int want, int *out);
 
 /*
  * Split a match's members into cfg->teams teams of cfg->team_size,

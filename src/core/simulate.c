@@ -392,7 +392,7 @@ sim_backfill(Sim *s, double now)
 		if (st != MM_OK)
 			return st;
 		if (mm_backfill_pick(&s->pool, s->taken, span[0], span[1],
-							 s->match_key[q->match_no - 1], now, 1, &idx) == 0)
+							 s->match_key[q->match_no - 1], 1, &idx) == 0)
 		{
 			s->reqs[w++] = *q;	/* stays open */
 			continue;

@@ -43,27 +43,27 @@ test_backfill_pick(void)
 
 	pool_of(&pool, tickets, ratings, 6);
 	/* span .45 .. .55: .48 and .52 and .47 add nothing; .48 comes first */
-	CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 0.0, 1, out), 1);
+	CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 1, out), 1);
 	CHECK_INT(out[0], 1);
 	CHECK(taken[1]);
 	/* then .52, .47 (inside), then .60 (adds .05) before .10 and .90 */
-	CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 0.0, 3, out), 3);
+	CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 3, out), 3);
 	CHECK_INT(out[0], 3);
 	CHECK_INT(out[1], 4);
 	CHECK_INT(out[2], 5);
 	/* the span widens with each pick: from .60 up, .90 (adds .30) before .10 (.35) */
 	memset(taken, 0, sizeof(taken));
 	taken[1] = taken[3] = taken[4] = true;
-	CHECK_INT(mm_backfill_pick(&pool, taken, 0.58, 0.58, 0, 0.0, 3, out), 3);
+	CHECK_INT(mm_backfill_pick(&pool, taken, 0.58, 0.58, 0, 3, out), 3);
 	CHECK_INT(out[0], 5);
 	CHECK_INT(out[1], 2);
 	CHECK_INT(out[2], 0);
 	/* nothing left: none picked */
-	CHECK_INT(mm_backfill_pick(&pool, taken, 0.5, 0.5, 0, 0.0, 1, out), 0);
+	CHECK_INT(mm_backfill_pick(&pool, taken, 0.5, 0.5, 0, 1, out), 0);
 
 	/* no fixed member left (lo infinite): the first ticket, then the nearest to it */
 	memset(taken, 0, sizeof(taken));
-	CHECK_INT(mm_backfill_pick(&pool, taken, INFINITY, -INFINITY, 0, 0.0, 2, out), 2);
+	CHECK_INT(mm_backfill_pick(&pool, taken, INFINITY, -INFINITY, 0, 2, out), 2);
 	CHECK_INT(out[0], 0);
 	CHECK_INT(out[1], 4);
 
@@ -71,7 +71,7 @@ test_backfill_pick(void)
 	memset(taken, 0, sizeof(taken));
 	tickets[1].group = 0;
 	tickets[3].group = 0;
-	CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 0.0, 1, out), 1);
+	CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 1, out), 1);
 	CHECK_INT(out[0], 4);
 	CHECK(!taken[1] && !taken[3]);
 
@@ -83,12 +83,12 @@ test_backfill_pick(void)
 		pool.key = key;
 		pool.nkeys = 6;
 		memset(taken, 0, sizeof(taken));
-		CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 0.0, 2, out), 2);
+		CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 2, out), 2);
 		CHECK_INT(out[0], 5);	/* .60, the nearest of key 0 */
 		CHECK_INT(out[1], 2);	/* then .90 before .10 */
-		CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 0.0, 1, out), 1);
+		CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 1, out), 1);
 		CHECK_INT(out[0], 0);
-		CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 0.0, 1, out), 0);
+		CHECK_INT(mm_backfill_pick(&pool, taken, 0.45, 0.55, 0, 1, out), 0);
 	}
 }
 
