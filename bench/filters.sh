@@ -124,6 +124,20 @@ q "SELECT matchmaker.create_queue('iauto', max_wait => '30 s',
 istream="SELECT i, rating, arrival * 10, attrs || jsonb_build_object(''region'', jsonb_build_array(''r'' || (i / 4 % 5), ''r'' || ((i / 4 + 1) % 5))) FROM players"
 r=$(run "SELECT * FROM matchmaker.simulate_summary('iauto', '$istream')"); read -r s_int _ <<<"$r"
 
+# relaxed tickets: N/2.5 tickets in 2 modes that relax after 1 s, each with
+# a build of its own (so only the mode can ever be shared), all waited
+# 100 s: one greedy tick (each relaxed ticket looks up the busiest key of
+# its build)
+nr=$(( n * 2 / 5 ))
+q "SELECT matchmaker.create_queue('relaxed', algorithm => 'greedy', max_wait => '1 hour',
+     params => '{\"filters\": {\"mode\": {\"kind\": \"equal\", \"optional_after\": 1}, \"build\": \"equal\"}}')" >/dev/null
+q "INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at, attributes, enqueued_by, enqueued_by_name)
+   SELECT 'relaxed', 'p' || i, random(), now() - interval '100 seconds',
+          jsonb_build_object('mode', 'm' || (i % 2), 'build', 'b' || i), current_user::text::regrole, current_user
+   FROM generate_series(1, $nr) i"
+q "VACUUM ANALYZE matchmaker.tickets"
+r=$(run "SELECT matchmaker.tick('relaxed')"); read -r t_rel m_rel <<<"$r"
+
 # optional_after: the skewed stream with the mode filter relaxing after
 # 2 s and 5 s, against the strict filter (auto, 1v1, max_wait 10 s)
 relax_row() {
@@ -165,6 +179,9 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 	echo "| one queue with filters, one tick | $t_one | $(mib "$m_one") | $made_one |"
 	echo "| 40 queues without filters, 40 ticks (sum; largest peak) | $t_split | $(mib "$m_split") | $made_split |"
 	echo "| one queue, region an intersect filter (each ticket lists 2 regions), one tick | $t_int | $(mib "$m_int") | $made_int |"
+	echo
+	echo "$nr tickets whose mode (2 values) relaxed after 1 s, each of a build of its own (greedy, one tick,"
+	echo "nothing to match): $t_rel ms, peak $(mib "$m_rel") MiB."
 	echo
 	echo "Matches of the filtered queue mixing combinations: $mixed."
 	echo

@@ -292,6 +292,22 @@ AS $$
                              AND (t.attributes OPERATOR(pg_catalog.->) f.key) OPERATOR(pg_catalog.@>) f.value)
                     AND f.key OPERATOR(pg_catalog.<>) ALL (COALESCE(m.relaxed, '{}'::text[])))
   UNION ALL
+    -- a match (or pending proposal) of a queue with an exclude filter holds
+    -- no two players of whom one lists the other in its block list
+    SELECT 'exclude', a.queue, a.id,
+           pg_catalog.format('tickets %s and %s (players %s and %s) are in match %s, and the first blocks the second',
+                             a.id, b.id, a.player, b.player, a.match_id)
+    FROM matchmaker.queues q
+    CROSS JOIN LATERAL (SELECT f.key FROM pg_catalog.jsonb_each(q.params OPERATOR(pg_catalog.->) 'filters') f
+                        WHERE f.value OPERATOR(pg_catalog.=) '"exclude"'::pg_catalog.jsonb
+                           OR (f.value OPERATOR(pg_catalog.->>) 'kind') OPERATOR(pg_catalog.=) 'exclude') x
+    JOIN matchmaker.tickets a ON a.queue OPERATOR(pg_catalog.=) q.name
+                             AND a.state OPERATOR(pg_catalog.=) ANY (ARRAY['matched', 'proposed'])
+    JOIN matchmaker.tickets b ON b.match_id OPERATOR(pg_catalog.=) a.match_id AND b.id OPERATOR(pg_catalog.<>) a.id
+                             AND b.state OPERATOR(pg_catalog.=) ANY (ARRAY['matched', 'proposed'])
+    WHERE pg_catalog.jsonb_typeof(a.attributes OPERATOR(pg_catalog.->) x.key) OPERATOR(pg_catalog.=) 'array'
+      AND pg_catalog.jsonb_exists(a.attributes OPERATOR(pg_catalog.->) x.key, b.player)
+  UNION ALL
     -- a ready proposal is a match
     SELECT 'proposal', p.queue, p.id, 'ready but not in matchmaker.matches'
     FROM matchmaker.proposals p

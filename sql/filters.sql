@@ -15,7 +15,6 @@ SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": {"optional
 SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": {"kind": "equal", "optional_after": 0}}}');
 SELECT matchmaker.create_queue('bad', params => '{"filters": {"mode": {"kind": "equal", "optional_after": "30 s"}}}');
 SELECT matchmaker.create_queue('bad', params => '{"filters": {"maps": "intersects"}}');
-SELECT matchmaker.create_queue('bad', params => '{"filters": {"blocked": "exclude"}}');
 SELECT matchmaker.create_queue('bad', params => '{"filters": {"": "equal"}}');
 SELECT matchmaker.create_queue('bad', params => jsonb_build_object('filters',
     (SELECT jsonb_object_agg('f' || i, 'equal') FROM generate_series(1, 9) i)));
@@ -368,5 +367,66 @@ SELECT m.filters->>'map' AS map, count(*) AS players
 FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id = m.id
 WHERE m.queue = 'g_greedy' AND t.attributes->'map' = '["dust", "nuke"]'
 GROUP BY 1 ORDER BY 1;
+
+-- Block lists: {"blocked": "exclude"} names the attribute in which a
+-- player lists the players (identifiers) it never meets; nor does anyone
+-- whose list names it.  At most one, never optional.
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"blocked": "exclude", "avoid": "exclude"}}');
+SELECT matchmaker.create_queue('bad', params => '{"filters": {"blocked": {"kind": "exclude", "optional_after": 5}}}');
+SELECT matchmaker.create_queue('blocks', algorithm => 'greedy', max_wait => '1 hour',
+                               params => '{"filters": {"blocked": "exclude"}}');
+-- A list is optional; when given, a list of at most 64 strings of at most 256 bytes.
+SELECT matchmaker.enqueue('blocks', 'x', 0.5, '{"blocked": "b"}');
+SELECT matchmaker.enqueue('blocks', 'x', 0.5, '{"blocked": ["b", 2]}');
+SELECT matchmaker.enqueue('blocks', 'x', 0.5, jsonb_build_object('blocked', (SELECT jsonb_agg('p' || i) FROM generate_series(1, 65) i)));
+SELECT matchmaker.enqueue('blocks', 'x', 0.5, jsonb_build_object('blocked', jsonb_build_array(repeat('p', 257))));
+SELECT count(*) AS tickets FROM matchmaker.tickets WHERE queue = 'blocks';
+-- greedy pairs the two oldest, a and b; a blocks b, so b (the younger)
+-- sits this tick out and a plays c; b then meets d, who blocks nobody.
+SELECT matchmaker.enqueue('blocks', 'a', 0.5, '{"blocked": ["b", "nobody-here"]}') AS ba \gset
+SELECT matchmaker.enqueue('blocks', 'b', 0.5) AS bb \gset
+SELECT matchmaker.enqueue('blocks', 'c', 0.9, '{"blocked": null}') AS bc \gset
+SELECT matchmaker.tick('blocks', clock_timestamp()) AS made;
+SELECT matchmaker.enqueue('blocks', 'd', 0.1, '{"blocked": []}') AS bd \gset
+SELECT matchmaker.tick('blocks', clock_timestamp()) AS made;
+SELECT string_agg(t.player, ' ' ORDER BY t.player) AS players
+FROM matchmaker.tickets t WHERE t.queue = 'blocks' AND t.match_id IS NOT NULL GROUP BY t.match_id ORDER BY players;
+-- in either direction: e lists nobody, but f lists e
+SELECT matchmaker.enqueue('blocks', 'e', 0.5) AS be \gset
+SELECT matchmaker.enqueue('blocks', 'f', 0.5, '{"blocked": ["e"]}') AS bf \gset
+SELECT matchmaker.tick('blocks', clock_timestamp()) AS made;
+SELECT player, state FROM matchmaker.tickets WHERE id IN (:be, :bf) ORDER BY player;
+-- a player held out that times out plays with a computer player alone
+SELECT matchmaker.tick('blocks', clock_timestamp() + interval '2 hours') AS made;
+SELECT player, state, (SELECT bots FROM matchmaker.matches WHERE id = match_id) AS bots
+FROM matchmaker.tickets WHERE id IN (:be, :bf) ORDER BY player;
+SELECT * FROM matchmaker.check();
+-- check() finds a match whose players block each other.
+UPDATE matchmaker.tickets SET attributes = '{"blocked": ["c"]}' WHERE id = :ba;
+SELECT problem, id = :ba AS is_a, detail LIKE '%players a and c%' AS names FROM matchmaker.check();
+UPDATE matchmaker.tickets SET attributes = '{"blocked": ["b", "nobody-here"]}' WHERE id = :ba;
+-- backfill does not check block lists, so it is refused for such a queue.
+SELECT matchmaker.backfill((SELECT match_id FROM matchmaker.tickets WHERE id = :ba), 1);
+-- Live equals simulated with block lists (simulate's player is the
+-- arrival's attributes.player, else its id): every third player blocks
+-- the next two.
+UPDATE fstream SET attrs = attrs || jsonb_build_object('player', 'p' || id)
+    || CASE WHEN id % 3 = 0 THEN jsonb_build_object('blocked', jsonb_build_array('p' || (id + 1), 'p' || (id + 2)))
+            ELSE '{}' END;
+SELECT matchmaker.create_queue('h_greedy', algorithm => 'greedy', max_wait => '2 s',
+                               params => '{"filters": {"blocked": "exclude"}}');
+SELECT matchmaker.create_queue('h_diff', algorithm => 'difference_wait', max_wait => '3 s',
+                               params => '{"wait_factor": 1, "filters": {"blocked": "exclude", "mode": "equal"}}');
+SELECT matchmaker.create_queue('h_squad', team_size => 2, algorithm => 'periodic', max_wait => '2 s',
+                               params => '{"batch": 8, "filters": {"blocked": "exclude", "map": "intersect"}}');
+SELECT f_replay(name) FROM matchmaker.queues WHERE name LIKE 'h\_%' ORDER BY name;
+SELECT name, c.live, c.simulated, c.differ FROM matchmaker.queues, f_compare(name) c WHERE name LIKE 'h\_%' ORDER BY name;
+-- no match holds a blocked pair (check), though without the lists some would
+SELECT * FROM matchmaker.check();
+SELECT count(*) > 0 AS some_blocked_pair_without_lists
+FROM matchmaker.simulate('nofilter', 'SELECT id, rating, arrival, attrs FROM fstream') s1
+JOIN matchmaker.simulate('nofilter', 'SELECT id, rating, arrival, attrs FROM fstream') s2
+  ON s1.match_no = s2.match_no AND s2.id IN (s1.id + 1, s1.id + 2)
+WHERE s1.id % 3 = 0;
 DROP FUNCTION f_replay(text), f_compare(text), f_next_due(text, float8);
 DROP TABLE fstream;

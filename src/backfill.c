@@ -185,6 +185,11 @@ mm_backfill(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("queue \"%s\" uses algorithm \"optimize\", which takes no backfill", queue_name),
 				 errhint("optimize scores parties, pings and hosts over whole rounds; enqueue the replacements in a queue of another algorithm.")));
+	if (queue->criteria.exclude != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("queue \"%s\" has an exclude filter, and backfill does not check block lists", queue_name),
+				 errhint("Enqueue the replacements in a queue without one, or start a new match.")));
 	k = mm_config_k(&queue->cfg);
 	if (slots < 1 || slots > k)
 		ereport(ERROR,
@@ -591,8 +596,11 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 			wrote = true;
 			continue;
 		}
-		/* a queue switched to optimize takes no players; its requests expire */
-		if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE)
+		/*
+		 * A queue switched to optimize, or given an exclude filter (backfill
+		 * does not check block lists), takes no players; its requests expire.
+		 */
+		if (queue->cfg.algorithm == MM_ALGO_OPTIMIZE || queue->criteria.exclude != NULL)
 			continue;
 		(void) fixed_members(queue, q->match_id, q->team, &lo, &hi, count, dict, &key);
 		if (key < 0)

@@ -119,6 +119,16 @@ mm_filter_values(const MMQueue *queue, Jsonb *attributes, StringInfo out, int *l
 	int			total = 1;
 
 	*ncombos = 0;
+	/* the block list is checked with the values, though it gives no key */
+	if (queue->criteria.exclude != NULL)
+	{
+		JsonbValue	names[MM_EXCLUDE_MAX];
+		int			n;
+		const char *problem = mm_exclude_names(queue, attributes, names, &n);
+
+		if (problem != NULL)
+			return problem;
+	}
 	for (int f = 0; f < nf; f++)
 	{
 		const char *problem = filter_strings(queue, f, attributes, vals[f], &nvals[f]);
@@ -201,7 +211,7 @@ mm_filter_require(const MMQueue *queue, Jsonb *attributes, const char *whose)
 	StringInfoData buf;
 	const char *problem;
 
-	if (queue->criteria.nfilters == 0)
+	if (!mm_filters_any(queue))
 		return;
 	initStringInfo(&buf);
 	problem = mm_filter_value(queue, attributes, &buf);
@@ -210,7 +220,10 @@ mm_filter_require(const MMQueue *queue, Jsonb *attributes, const char *whose)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s %s, for queue \"%s\"", whose, problem, queue->name),
 				 errdetail("%s", mm_filter_detail(queue)),
-				 queue->criteria.intersect[0]
+				 queue->criteria.nfilters == 0
+				 ? errhint("Send the players it blocks as a list, for example '{\"%s\": [\"player-1\"]}', or leave the key out.",
+						   mm_shorten(queue->criteria.exclude))
+				 : queue->criteria.intersect[0]
 				 ? errhint("Send them in the attributes, for example '{\"%s\": [\"first\", \"second\"]}'.",
 						   mm_shorten(queue->criteria.filter[0]))
 				 : errhint("Send them in the attributes, for example '{\"%s\": \"ranked\"}'.",
@@ -218,10 +231,58 @@ mm_filter_require(const MMQueue *queue, Jsonb *attributes, const char *whose)
 	pfree(buf.data);
 }
 
+/* Whether the queue has filters of any kind. */
+bool
+mm_filters_any(const MMQueue *queue)
+{
+	return queue->criteria.nfilters > 0 || queue->criteria.exclude != NULL;
+}
+
+/*
+ * The players a ticket's block list names (the exclude filter's attribute:
+ * none when it is missing or null, else a list of at most MM_EXCLUDE_MAX
+ * strings of at most MM_EXCLUDE_NAME_MAX bytes) into names and *n;
+ * returns NULL or the problem.
+ */
+const char *
+mm_exclude_names(const MMQueue *queue, Jsonb *attributes, JsonbValue *names, int *n)
+{
+	const char *key = queue->criteria.exclude;
+	JsonbValue *v = attributes == NULL ? NULL :
+		getKeyJsonValueFromContainer(&attributes->root, key, strlen(key), NULL);
+	JsonbIterator *it;
+	JsonbValue	e;
+	JsonbIteratorToken tok;
+
+	*n = 0;
+	if (v == NULL || v->type == jbvNull)
+		return NULL;
+	if (v->type != jbvBinary || !JsonContainerIsArray(v->val.binary.data))
+		return psprintf("attribute \"%s\" is not a list of players", mm_shorten(key));
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM)
+			continue;
+		if (e.type != jbvString)
+			return psprintf("attribute \"%s\" lists a player that is not a string", mm_shorten(key));
+		if (e.val.string.len > MM_EXCLUDE_NAME_MAX)
+			return psprintf("attribute \"%s\" lists a player longer than %d bytes", mm_shorten(key),
+							MM_EXCLUDE_NAME_MAX);
+		if (*n >= MM_EXCLUDE_MAX)
+			return psprintf("attribute \"%s\" lists more than %d players", mm_shorten(key), MM_EXCLUDE_MAX);
+		names[(*n)++] = e;
+	}
+	return NULL;
+}
+
 /* What the queue's filters ask of the attributes, for an error's detail. */
 char *
 mm_filter_detail(const MMQueue *queue)
 {
+	if (queue->criteria.nfilters == 0)
+		return psprintf("The queue's players may send in \"%s\" a list of at most %d players (identifiers of at most %d bytes) they never meet.",
+						mm_shorten(queue->criteria.exclude), MM_EXCLUDE_MAX, MM_EXCLUDE_NAME_MAX);
 	if (!queue->criteria.any_intersect)
 		return psprintf("The queue matches only players with equal values of %s, each a string of at most %d bytes.",
 						mm_filter_names(queue), MM_FILTER_VALUE_MAX);
@@ -470,4 +531,80 @@ mm_filter_mask_array(const MMQueue *queue, uint32 mask)
 		}
 	appendStringInfoChar(&buf, ']');
 	return buf.data;
+}
+
+/* Sort context of player names. */
+static int
+name_cmp(const void *x, const void *y, void *arg)
+{
+	char	  **names = arg;
+
+	return strcmp(names[*(const int *) x], names[*(const int *) y]);
+}
+
+/*
+ * Block lists for the core (MMPool.player, block_start, block): row r is
+ * player players[r] and blocks the players named in names[r][0 ..
+ * nnames[r]); names of no row's player are left out (nobody of them
+ * waits), the rest become the rows' player numbers, sorted.
+ */
+void
+mm_exclude_rows(char **players, char ***names, const int *nnames, int n,
+				int32 **player_out, int32 **start_out, int32 **block_out)
+{
+	int		   *order = palloc_array(int, Max(n, 1));
+	int32	   *player = palloc_array(int32, Max(n, 1));
+	int32	   *start = palloc_array(int32, n + 1);
+	int64		total = 0;
+	int32	   *block;
+	int32		at = 0;
+
+	for (int r = 0; r < n; r++)
+	{
+		order[r] = r;
+		total += nnames[r];
+	}
+	qsort_arg(order, n, sizeof(int), name_cmp, players);
+	for (int i = 0; i < n; i++)
+		player[order[i]] = (i > 0 && strcmp(players[order[i]], players[order[i - 1]]) == 0)
+			? player[order[i - 1]] : i;
+	block = palloc_extended(sizeof(int32) * Max(total, 1), MCXT_ALLOC_HUGE);
+	for (int r = 0; r < n; r++)
+	{
+		int32		from = at;
+
+		start[r] = at;
+		for (int j = 0; j < nnames[r]; j++)
+		{
+			int			lo = 0;
+			int			hi = n;
+
+			while (lo < hi)
+			{
+				int			mid = lo + (hi - lo) / 2;
+
+				if (strcmp(players[order[mid]], names[r][j]) < 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < n && strcmp(players[order[lo]], names[r][j]) == 0)
+				block[at++] = player[order[lo]];
+		}
+		/* sorted, each once */
+		qsort(block + from, at - from, sizeof(int32), mm_int32_cmp);
+		{
+			int32		w = from;
+
+			for (int32 j = from; j < at; j++)
+				if (j == from || block[j] != block[j - 1])
+					block[w++] = block[j];
+			at = w;
+		}
+	}
+	start[n] = at;
+	pfree(order);
+	*player_out = player;
+	*start_out = start;
+	*block_out = block;
 }

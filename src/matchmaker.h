@@ -20,6 +20,8 @@
 #define MM_FILTER_LIST_MAX	16		/* values of one intersect filter */
 #define MM_FILTER_COMBOS_MAX	64	/* a ticket's combinations of them */
 #define MM_FILTER_BYTES_MAX	4096	/* its combined values, written out */
+#define MM_EXCLUDE_MAX		64		/* players in a block list */
+#define MM_EXCLUDE_NAME_MAX	256		/* bytes of each (a player identifier's most) */
 
 /*
  * The criteria beyond the rating that a queue reads from the tickets'
@@ -38,6 +40,8 @@ typedef struct MMCriteria
 	int			nfilters;
 	bool		any_intersect;
 	bool		any_relax;
+	/* params.filters' exclude filter: the attribute of a player's block list, or NULL */
+	char	   *exclude;
 } MMCriteria;
 
 /*
@@ -209,6 +213,7 @@ extern void mm_require_read_committed(const char *function);
 extern void mm_ticket_not_found(int64 ticket) pg_attribute_noreturn();
 extern bool mm_table_exists(const char *name);
 extern int	mm_int64_cmp(const void *a, const void *b);
+extern int	mm_int32_cmp(const void *a, const void *b);
 extern Datum mm_int8_array(const int64 *ids, int n);
 extern int64 *mm_spi_ids(int col, int *n);
 extern void mm_status_error(MMStatus st, const char *doing,
@@ -227,6 +232,10 @@ extern char *mm_filter_json(const MMQueue *queue, const char *value, int len);
 extern int32 *mm_filter_key_values(const MMQueue *queue, const MMFilterDict *dict);
 extern double *mm_filter_relax_seconds(const MMQueue *queue);
 extern char *mm_filter_mask_array(const MMQueue *queue, uint32 mask);
+extern bool mm_filters_any(const MMQueue *queue);
+extern const char *mm_exclude_names(const MMQueue *queue, Jsonb *attributes, JsonbValue *names, int *n);
+extern void mm_exclude_rows(char **players, char ***names, const int *nnames, int n,
+							int32 **player_out, int32 **start_out, int32 **block_out);
 
 /*
  * retention.c: remove at most max_rows ended rows of queue from before

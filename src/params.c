@@ -287,7 +287,7 @@ static const MMParamDef params[] = {
 		"filters",
 		ALL_ALGOS, MM_PARAM_CUSTOM, 0, 0, NULL, 0, NO_FIELD,
 		NULL,
-		"filters is an object of attributes, each with its kind, for example {\"mode\": \"equal\", \"map\": \"intersect\"}: players meet only players with the same value of each equal filter (a string) and sharing a value of each intersect filter (a string or a list of strings); {\"kind\": \"equal\", \"optional_after\": 30} lets a player who waited 30 s meet players of other values.",
+		"filters is an object of attributes, each with its kind, for example {\"mode\": \"equal\", \"map\": \"intersect\"}: players meet only players with the same value of each equal filter (a string) and sharing a value of each intersect filter (a string or a list of strings), never one an exclude filter's list names (player identifiers); {\"kind\": \"equal\", \"optional_after\": 30} lets a player who waited 30 s meet players of other values.",
 		NULL, parse_filters
 	},
 	{
@@ -974,7 +974,8 @@ filter_object(JsonbValue *v, const char *name, const MMParamDef *def, MMCriteria
 
 /*
  * params.filters: an object of at most MM_MAX_FILTERS attributes keys (1
- * to 64 bytes, not a criterion's), each with its kind: "equal" or "intersect".
+ * to 64 bytes, not a criterion's), each with its kind: "equal", "intersect"
+ * or (one of them) "exclude".
  */
 static void
 parse_filters(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria)
@@ -1013,15 +1014,27 @@ parse_filters(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *c
 		if (val.type == jbvBinary && JsonContainerIsObject(val.val.binary.data))
 			filter_object(&val, name, def, criteria);
 		if (param_is_string(&val, "exclude"))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("filter kind \"exclude\" is not supported"),
-					 errdetail("Filter \"%s\" asks for it.", mm_shorten(name)),
-					 errhint("The kinds are \"equal\" and \"intersect\".")));
+		{
+			if (criteria->relax_after[criteria->nfilters] > 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("exclude filter \"%s\" cannot have an optional_after", mm_shorten(name)),
+						 errdetail("A block list holds however long a player waits."),
+						 errhint("Write it \"%s\": \"exclude\".", mm_shorten(name))));
+			if (criteria->exclude != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("params key \"filters\" can name one exclude filter"),
+						 errdetail("Filters \"%s\" and \"%s\" are both exclude filters.",
+								   mm_shorten(criteria->exclude), mm_shorten(name)),
+						 errhint("Put the players a player blocks in one attribute.")));
+			criteria->exclude = name;
+			continue;
+		}
 		if (!param_is_string(&val, "equal") && !param_is_string(&val, "intersect"))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("filter \"%s\" must have the kind \"equal\" or \"intersect\"", mm_shorten(name)),
+					 errmsg("filter \"%s\" must have the kind \"equal\", \"intersect\" or \"exclude\"", mm_shorten(name)),
 					 errdetail("Got %s.", jsonb_value_text(&val)),
 					 errhint("%s", def->hint)));
 		criteria->intersect[criteria->nfilters] = param_is_string(&val, "intersect");

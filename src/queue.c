@@ -546,7 +546,7 @@ check_waiting_filters(const char *name, const MMConfig *cfg, const MMCriteria *c
 	int64		first_id = 0;
 	const char *first_problem = NULL;
 
-	if (criteria->nfilters == 0)
+	if (criteria->nfilters == 0 && criteria->exclude == NULL)
 		return;
 	memset(&queue, 0, sizeof(queue));
 	queue.name = (char *) name;

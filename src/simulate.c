@@ -85,6 +85,9 @@ typedef struct ArrivalReceiver
 	char	  **fvalues;		/* with filters: each row's combined values, one after the other */
 	int		  **flens;			/* their lengths */
 	int		   *fcount;			/* how many: one without intersect filters */
+	char	 ***blocks;			/* with an exclude filter: the players each row blocks */
+	int		   *nblocks;
+	char	  **players;		/* and its player: attributes.player, or its id */
 	const char *bad_filter;		/* the bad row's filter problem, or NULL */
 	bool		any_leaves;		/* some row has one */
 	bool		has_bad;		/* bad holds the first invalid row */
@@ -146,6 +149,32 @@ filter_stream(MMQueue *queue, ArrivalReceiver *r, const int *rows, int n, MMStre
 		if (queue->criteria.any_relax)
 			data->relax_after = mm_filter_relax_seconds(queue);
 	}
+}
+
+/*
+ * The stream's block lists into data (an exclude filter): an arrival's
+ * player is its attributes' "player", or else its id written in decimal.
+ */
+static void
+exclude_stream(ArrivalReceiver *r, const int *rows, int n, MMStreamData *data)
+{
+	char	  **players = palloc_extended(sizeof(char *) * Max(n, 1), MCXT_ALLOC_HUGE);
+	char	 ***names = palloc_extended(sizeof(char **) * Max(n, 1), MCXT_ALLOC_HUGE);
+	int		   *nnames = palloc_extended(sizeof(int) * Max(n, 1), MCXT_ALLOC_HUGE);
+	int32	   *player;
+	int32	   *start;
+	int32	   *block;
+
+	for (int i = 0; i < n; i++)
+	{
+		players[i] = r->players[rows[i]];
+		names[i] = r->blocks[rows[i]];
+		nnames[i] = r->nblocks[rows[i]];
+	}
+	mm_exclude_rows(players, names, nnames, n, &player, &start, &block);
+	data->player = player;
+	data->block_start = start;
+	data->block = block;
 }
 
 /*
@@ -215,6 +244,12 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 			r->fvalues = repalloc_huge(r->fvalues, sizeof(char *) * r->cap);
 			r->flens = repalloc_huge(r->flens, sizeof(int *) * r->cap);
 			r->fcount = repalloc_huge(r->fcount, sizeof(int) * r->cap);
+			if (r->blocks != NULL)
+			{
+				r->blocks = repalloc_huge(r->blocks, sizeof(char **) * r->cap);
+				r->nblocks = repalloc_huge(r->nblocks, sizeof(int) * r->cap);
+				r->players = repalloc_huge(r->players, sizeof(char *) * r->cap);
+			}
 		}
 	}
 	a = &r->arr[r->n];
@@ -300,6 +335,27 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 			r->bad_filter = MemoryContextStrdup(r->cxt, problem);
 			r->has_bad = true;
 			return false;
+		}
+		if (r->blocks != NULL)
+		{
+			JsonbValue	names[MM_EXCLUDE_MAX];
+			int			nn = 0;
+
+			/* checked with the values above; none for past tickets without one */
+			if (mm_exclude_names(queue, DatumGetJsonbP(v[3]), names, &nn) != NULL)
+				nn = 0;
+			{
+				JsonbValue *pv = getKeyJsonValueFromContainer(&DatumGetJsonbP(v[3])->root, "player", 6, NULL);
+
+				r->players[r->n] = pv != NULL && pv->type == jbvString
+					? MemoryContextStrdup(r->cxt, pnstrdup(pv->val.string.val, pv->val.string.len))
+					: MemoryContextStrdup(r->cxt, psprintf(INT64_FORMAT, a->id));
+			}
+			r->nblocks[r->n] = nn;
+			r->blocks[r->n] = MemoryContextAlloc(r->cxt, sizeof(char *) * Max(nn, 1));
+			for (int j = 0; j < nn; j++)
+				r->blocks[r->n][j] = MemoryContextStrdup(r->cxt,
+														 pnstrdup(names[j].val.string.val, names[j].val.string.len));
 		}
 		r->fvalues[r->n] = MemoryContextAlloc(r->cxt, Max(buf.len, 1));
 		memcpy(r->fvalues[r->n], buf.data, buf.len);
@@ -578,11 +634,17 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 		r.attrs = palloc(sizeof(Jsonb *) * r.cap);
 	if (natts > 3 && !clamp)
 		r.leaves = palloc(sizeof(double) * r.cap);
-	if (natts > 3 && queue->criteria.nfilters > 0)
+	if (natts > 3 && mm_filters_any(queue))
 	{
 		r.fvalues = palloc(sizeof(char *) * r.cap);
 		r.flens = palloc(sizeof(int *) * r.cap);
 		r.fcount = palloc(sizeof(int) * r.cap);
+	}
+	if (natts > 3 && queue->criteria.exclude != NULL)
+	{
+		r.blocks = palloc(sizeof(char **) * r.cap);
+		r.nblocks = palloc(sizeof(int) * r.cap);
+		r.players = palloc(sizeof(char *) * r.cap);
 	}
 	opts.params = params;
 	opts.read_only = true;
@@ -644,6 +706,8 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 		}
 		if (r.fvalues != NULL)
 			filter_stream(queue, &r, rows, n, data);
+		if (r.blocks != NULL)
+			exclude_stream(&r, rows, n, data);
 		if (r.leaves != NULL)
 		{
 			double	   *leaves = palloc_extended(sizeof(double) * Max(n, 1), MCXT_ALLOC_HUGE);
@@ -805,6 +869,12 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 				 errmsg("queue \"%s\" uses algorithm \"optimize\", which takes no backfill", queue->name),
 				 errdetail("Some arrivals have leaves_after in their attributes."),
 				 errhint("Leave leaves_after out of the stream, or simulate a queue of another algorithm.")));
+	if (data.leaves_after != NULL && data.block_start != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("queue \"%s\" has an exclude filter, and backfill does not check block lists", queue->name),
+				 errdetail("Some arrivals have leaves_after in their attributes."),
+				 errhint("Leave leaves_after out of the stream, or simulate a queue without block lists.")));
 	mm_stream_rate(&queue->cfg, arr, n);
 
 	if (outcomes != NULL)
@@ -1121,7 +1191,15 @@ mm_read_history(MMQueue *queue, TimestampTz from, TimestampTz to, int limit,
 		params->params[i].pflags = PARAM_FLAG_CONST;
 		params->params[i].ptype = argtypes[i];
 	}
-	return read_arrivals_plan(queue, plans[crit], params, true, crit ? 4 : 3, data, n_out);
+	{
+		MMArrival  *arr = read_arrivals_plan(queue, plans[crit], params, true, crit ? 4 : 3, data, n_out);
+
+		/* history arrivals are tickets, not players: block lists name players, so none apply */
+		data->player = NULL;
+		data->block_start = NULL;
+		data->block = NULL;
+		return arr;
+	}
 }
 
 /*

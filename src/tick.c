@@ -175,7 +175,7 @@ ticket_problem(MMQueue *queue, double rating, Jsonb *attributes, double *crit)
 							"attribute \"%s\" is not a number", key);
 		}
 	}
-	if (queue->criteria.nfilters > 0)
+	if (mm_filters_any(queue))
 	{
 		StringInfoData buf;
 		const char *problem;
@@ -239,7 +239,12 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	int			cap = 1024;
 	int			nc = queue->cfg.criteria.n;
 	int			nf = queue->criteria.nfilters;
-	bool		read_attributes = nc > 0 || nf > 0 || queue->cfg.algorithm == MM_ALGO_OPTIMIZE;
+	bool		read_attributes = nc > 0 || nf > 0 || queue->criteria.exclude != NULL ||
+		queue->cfg.algorithm == MM_ALGO_OPTIMIZE;
+	bool		excl = queue->criteria.exclude != NULL;
+	char	  **players = NULL;		/* with a block list: each row's player */
+	char	 ***blocks = NULL;		/* and the players it blocks */
+	int		   *nblocks = NULL;
 	double	   *criteria = NULL;
 	char	  **fvalues = NULL;		/* with filters: the rows' combined values */
 	int		   *flens = NULL;
@@ -265,7 +270,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 				 3, argtypes);
 	if (read_attributes)
 		mm_keep_plan(&plan_attributes,
-					 "SELECT id, rating, enqueued_at, attributes FROM matchmaker.tickets "
+					 "SELECT id, rating, enqueued_at, attributes, player FROM matchmaker.tickets "
 					 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
 					 "AND (enqueued_at OPERATOR(pg_catalog.<=) $2 OR enqueued_at OPERATOR(pg_catalog.>) $3)",
 					 3, argtypes);
@@ -283,6 +288,12 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 		fstart = palloc(sizeof(int32) * (cap + 1));
 		initStringInfo(&fbuf);
 	}
+	if (excl)
+	{
+		players = palloc(sizeof(char *) * cap);
+		blocks = palloc(sizeof(char **) * cap);
+		nblocks = palloc(sizeof(int) * cap);
+	}
 	pool->ntickets = 0;
 	portal = SPI_cursor_open(NULL, read_attributes ? plan_attributes : plan, values, NULL, false);
 	for (;;)
@@ -299,6 +310,12 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 				criteria = repalloc_huge(criteria, sizeof(double) * cap * nc);
 			if (nf > 0)
 				fstart = repalloc_huge(fstart, sizeof(int32) * (cap + 1));
+			if (excl)
+			{
+				players = repalloc_huge(players, sizeof(char *) * cap);
+				blocks = repalloc_huge(blocks, sizeof(char **) * cap);
+				nblocks = repalloc_huge(nblocks, sizeof(int) * cap);
+			}
 		}
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
@@ -365,6 +382,20 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 					at += lens[c];
 				}
 			}
+			if (excl)
+			{
+				/* ticket_problem accepted the block list */
+				JsonbValue	names[MM_EXCLUDE_MAX];
+				int			nn;
+
+				players[row] = TextDatumGetCString(SPI_getbinval(tup, desc, 5, &isnull));
+				(void) mm_exclude_names(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)),
+										names, &nn);
+				nblocks[row] = nn;
+				blocks[row] = palloc(sizeof(char *) * Max(nn, 1));
+				for (int j = 0; j < nn; j++)
+					blocks[row][j] = pnstrdup(names[j].val.string.val, names[j].val.string.len);
+			}
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
@@ -372,6 +403,20 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	qsort(pool->tickets, pool->ntickets, sizeof(MMTicket), ticket_arrival_cmp);
 	pool->criteria = criteria;
 	pool->ncrows = nc > 0 ? pool->ntickets : 0;
+	if (excl)
+	{
+		int32	   *player;
+		int32	   *start;
+		int32	   *block;
+
+		mm_exclude_rows(players, blocks, nblocks, pool->ntickets, &player, &start, &block);
+		pool->player = player;
+		pool->block_start = start;
+		pool->block = block;
+		pool->nblock_rows = pool->ntickets;
+		pool->block_key = palloc(sizeof(int32) * Max(pool->ntickets, 1));
+		pool->held = palloc0(sizeof(uint8) * Max(pool->ntickets, 1));
+	}
 	if (nf > 0 && !queue->criteria.any_intersect && !queue->criteria.any_relax)
 	{
 		pool->key = mm_filter_number(fvalues, flens, pool->ntickets, dict);

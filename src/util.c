@@ -160,6 +160,16 @@ mm_int64_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Ascending order of int32s (for qsort). */
+int
+mm_int32_cmp(const void *a, const void *b)
+{
+	int32		x = *(const int32 *) a;
+	int32		y = *(const int32 *) b;
+
+	return (x > y) - (x < y);
+}
+
 /* ids[0 .. n) as a bigint[] datum. */
 Datum
 mm_int8_array(const int64 *ids, int n)

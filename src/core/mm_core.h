@@ -462,7 +462,26 @@ typedef struct MMPool
 	int			nfilters;
 	const int32_t *key_values;
 	const double *relax_after;
+	/*
+	 * Block lists (an exclude filter): row crow is player player[crow] (ids
+	 * of any numbering, nblock_rows rows), who never meets the players
+	 * block[block_start[crow] .. block_start[crow + 1]) (ascending), nor
+	 * one whose list names it.  mm_step holds out of the step the younger
+	 * player of a blocked pair that a match would join (see step.c),
+	 * marking it in held (scratch of nblock_rows entries, which
+	 * mm_next_deadline reads); block_key is scratch of nblock_rows
+	 * entries.  NULL block: no block lists.
+	 */
+	const int32_t *player;
+	const int32_t *block_start;
+	const int32_t *block;
+	int			nblock_rows;
+	int32_t    *block_key;
+	uint8_t    *held;
 } MMPool;
+
+/* Whether the players of pool rows a and b may not meet (block lists). */
+extern bool mm_blocked(const MMPool *pool, int a, int b);
 
 #define MM_MAX_FILTER_BITS 8
 
@@ -667,6 +686,10 @@ typedef struct MMStreamData
 	int			nfilters;
 	const int32_t *key_values;
 	const double *relax_after;
+	/* block lists, as MMPool's (rows are arrivals) */
+	const int32_t *player;
+	const int32_t *block_start;
+	const int32_t *block;
 } MMStreamData;
 
 /* Seconds a simulated backfill request stays open (backfill()'s default). */

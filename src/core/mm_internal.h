@@ -170,6 +170,24 @@ extern MMStatus mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev,
 extern const MMConfig *mm_key_config(const MMConfig *cfg, const MMPool *pool,
 									 MMConfig *local);
 
+/* A step over a whole pool (keyed or not), as mm_step runs it. */
+typedef MMStatus (*MMRunFn) (const MMConfig *cfg, MMPool *pool, double prev,
+							 double now, MMResult *result);
+
+/* Block lists (exclude.c): the rows are usable (MM_OK) or not. */
+extern MMStatus mm_exclude_check(const MMPool *pool);
+
+/* Block lists: each ticket's key with held-out tickets apart, into block_key. */
+extern void mm_exclude_keys(const MMPool *pool);
+
+/* Block lists: run until no match holds a blocked pair (exclude.c). */
+extern MMStatus mm_exclude_step(const MMConfig *cfg, MMPool *pool, double prev,
+								double now, MMResult *res, MMRunFn run);
+
+/* Block lists: deadline over the keys of the last step's held-out tickets. */
+extern double mm_exclude_deadline(const MMConfig *cfg, const MMPool *pool,
+								  MMDeadlineFn deadline);
+
 /* The earliest of deadline over the key's sub-pools. */
 extern double mm_keyed_deadline(const MMConfig *cfg, const MMPool *pool,
 								MMDeadlineFn deadline);

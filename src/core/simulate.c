@@ -513,12 +513,12 @@ sim_drain(Sim *s, double t, double *last)
 		if (!(d > *last))
 		{
 			/*
-			 * Only with candidate keys: a ticket the step left over may be
+			 * Only with candidate keys or block lists: a ticket the step left over may be
 			 * given another key, where it was due already; a tick would run
 			 * at once, so step again at the same instant, as long as each
 			 * such step matches someone.
 			 */
-			if (s->pool.cand == NULL || again == s->pool.ntickets)
+			if ((s->pool.cand == NULL && s->pool.block == NULL) || again == s->pool.ntickets)
 				return MM_ERR_ARGUMENT; /* cannot happen: a step moves on */
 			d = *last;
 			again = s->pool.ntickets;
@@ -562,6 +562,24 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	s.pool.ncrows = cfg->criteria.n > 0 ? n : 0;
 	s.pool.key = data != NULL ? data->key : NULL;
 	s.pool.nkeys = s.pool.key != NULL ? n : 0;
+	if (data != NULL && data->block_start != NULL)
+	{
+		/* backfill does not check block lists */
+		if (data->player == NULL || data->leaves_after != NULL)
+			return MM_ERR_ARGUMENT;
+		s.pool.player = data->player;
+		s.pool.block_start = data->block_start;
+		s.pool.block = data->block;
+		s.pool.nblock_rows = n;
+		s.pool.block_key = mm_malloc_array((size_t) (n > 0 ? n : 1), sizeof(int32_t));
+		s.pool.held = mm_calloc((size_t) (n > 0 ? n : 1), sizeof(uint8_t));
+		if (s.pool.block_key == NULL || s.pool.held == NULL)
+		{
+			mm_free(s.pool.block_key);
+			mm_free(s.pool.held);
+			return MM_ERR_NOMEM;
+		}
+	}
 	if (data != NULL && data->cand != NULL)
 	{
 		if (data->cand_start == NULL || data->ncand_keys < 1)
@@ -579,6 +597,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		{
 			mm_free(s.pool.cand_key);
 			mm_free(s.pool.cand_count);
+			mm_free(s.pool.block_key);
+			mm_free(s.pool.held);
 			return MM_ERR_NOMEM;
 		}
 		for (int j = 0; j < n; j++)
@@ -648,6 +668,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	mm_free(s.span);
 	mm_free(s.pool.cand_key);
 	mm_free(s.pool.cand_count);
+	mm_free(s.pool.block_key);
+	mm_free(s.pool.held);
 	mm_free(s.match_key);
 	mm_free(s.key_rate);
 	mm_free(s.key_last);

@@ -244,13 +244,36 @@ step_pool(const MMConfig *cfg, MMPool *pool, double prev, double now, MMResult *
 	return st;
 }
 
+/* The step over the whole pool: each key's sub-pool apart, or the pool. */
+static MMStatus
+run_step(const MMConfig *cfg, MMPool *pool, double prev, double now, MMResult *result)
+{
+	MMConfig	local;
+
+	if (mm_pool_keyed(pool))
+		return mm_keyed_step(cfg, pool, prev, now, result, step_pool);
+	return step_pool(mm_key_config(cfg, pool, &local), pool, prev, now, result);
+}
+
+/* The next deadline over the whole pool, and the instants filters relax. */
+static double
+pool_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	MMConfig	local;
+
+	if (mm_pool_keyed(pool))
+		return fmin(mm_keyed_deadline(cfg, pool, algorithms[cfg->algorithm].next_deadline),
+					mm_filter_relax_deadline(pool));
+	return fmin(algorithms[cfg->algorithm].next_deadline(mm_key_config(cfg, pool, &local), pool),
+				mm_filter_relax_deadline(pool));
+}
+
 /* Run the configured algorithm on the pool at time now. */
 MMStatus
 mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 {
 	MMStatus	st;
 	double		prev;
-	MMConfig	local;
 
 	if (result != NULL)
 	{
@@ -276,10 +299,11 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 		return MM_OK;
 	}
 
-	if (mm_pool_keyed(pool))
-		st = mm_keyed_step(cfg, pool, prev, now, result, step_pool);
+	if (pool->block != NULL)
+		st = mm_exclude_check(pool) == MM_OK
+			? mm_exclude_step(cfg, pool, prev, now, result, run_step) : MM_ERR_ARGUMENT;
 	else
-		st = step_pool(mm_key_config(cfg, pool, &local), pool, prev, now, result);
+		st = run_step(cfg, pool, prev, now, result);
 	if (st != MM_OK)
 	{
 		result->nmatches = 0;
@@ -296,8 +320,6 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 double
 mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 {
-	MMConfig	local;
-
 	if (cfg == NULL || pool == NULL || pool->ntickets <= 0 ||
 		pool->tickets == NULL)
 		return INFINITY;
@@ -308,12 +330,11 @@ mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 		(pool->key != pool->cand_key || pool->nkeys != pool->ncand_rows ||
 		 mm_filter_assign(pool, pool->stepped_at) != MM_OK))
 		return mm_timeout_deadline(cfg, pool);
-	/* and a filter that relaxes may give a ticket another key */
-	if (mm_pool_keyed(pool))
-		return fmin(mm_keyed_deadline(cfg, pool, algorithms[cfg->algorithm].next_deadline),
-					mm_filter_relax_deadline(pool));
-	return fmin(algorithms[cfg->algorithm].next_deadline(mm_key_config(cfg, pool, &local), pool),
-				mm_filter_relax_deadline(pool));
+	/* block lists: the held-out tickets of the last step apart */
+	if (pool->block != NULL)
+		return mm_exclude_check(pool) == MM_OK
+			? mm_exclude_deadline(cfg, pool, pool_deadline) : mm_timeout_deadline(cfg, pool);
+	return pool_deadline(cfg, pool);
 }
 
 /*

@@ -540,3 +540,100 @@ test_filters_intersect_due(void)
 	free(cand);
 	free(o);
 }
+
+/*
+ * Block lists: in every algorithm no match holds two players of whom one
+ * blocks the other, every player is matched or expired once, and with
+ * empty lists a stream decides exactly what it decides without them.
+ */
+void
+test_filters_exclude(void)
+{
+	enum
+	{
+		N = 400
+	};
+	MMAlgorithm algos[8] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
+		MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_WINDOW, MM_ALGO_CLUSTER, MM_ALGO_AUTO, MM_ALGO_OPTIMIZE};
+	MMArrival  *arr = calloc(N, sizeof(MMArrival));
+	int32_t    *player = calloc(N, sizeof(int32_t));
+	int32_t    *start = calloc(N + 1, sizeof(int32_t));
+	int32_t    *empty = calloc(N + 1, sizeof(int32_t));
+	int32_t    *block = calloc(4 * N, sizeof(int32_t));
+	MMOutcome  *a = calloc(N, sizeof(MMOutcome));
+	MMOutcome  *b = calloc(N, sizeof(MMOutcome));
+	double		t = 0;
+	int			c = 0;
+
+	srand(14);
+	for (int i = 0; i < N; i++)
+	{
+		t += (rand() % 1000) / 2000.0;
+		arr[i].id = i;
+		arr[i].rating = (rand() % 10001) / 10000.0;
+		arr[i].arrival = t;
+		player[i] = 1000 + i;
+		start[i] = c;
+		/* block a few players who arrive near: 1000 + i + 1 .. i + 3, some */
+		for (int d = 1; d <= 3; d++)
+			if (rand() % 2 == 0)
+				block[c++] = 1000 + i + d;
+	}
+	start[N] = c;
+	for (int x = 0; x < 8; x++)
+	{
+		MMConfig	cfg;
+		MMStreamData data = {0};
+		MMSimSummary s1;
+		MMSimSummary s2;
+		int			blocked = 0;
+		int			differ = 0;
+
+		mm_config_init(&cfg, algos[x]);
+		mm_config_set_max_wait(&cfg, 3.0);
+		cfg.team_size = x == 1 ? 2 : 1;
+		cfg.periodic.batch = 8;
+		cfg.multi_queue.ranges = 4;
+		cfg.difference_wait.wait_factor = 1.0;
+		data.player = player;
+		data.block_start = empty;
+		data.block = block;
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, a, &s1), MM_OK);
+		CHECK_INT(mm_simulate(&cfg, arr, NULL, N, b, &s2), MM_OK);
+		for (int i = 0; i < N; i++)
+			if (a[i].match_no != b[i].match_no || a[i].matched_at != b[i].matched_at)
+				differ++;
+		CHECK_INT(differ, 0);
+
+		data.block_start = start;
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, a, &s1), MM_OK);
+		CHECK_INT(s1.players, N);
+		for (int i = 0; i < N; i++)
+			for (int32_t j = start[i]; j < start[i + 1]; j++)
+			{
+				int			o = block[j] - 1000;
+
+				if (o < N && a[i].match_no != 0 && a[i].match_no == a[o].match_no)
+					blocked++;
+			}
+		CHECK_INT(blocked, 0);
+		/* the pairs were there to block: without the lists some play together */
+		blocked = 0;
+		for (int i = 0; i < N; i++)
+			for (int32_t j = start[i]; j < start[i + 1]; j++)
+			{
+				int			o = block[j] - 1000;
+
+				if (o < N && b[i].match_no != 0 && b[i].match_no == b[o].match_no)
+					blocked++;
+			}
+		CHECK(blocked > 0);
+	}
+	free(arr);
+	free(player);
+	free(start);
+	free(empty);
+	free(block);
+	free(a);
+	free(b);
+}
