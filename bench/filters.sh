@@ -138,6 +138,26 @@ q "INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at, attribute
 q "VACUUM ANALYZE matchmaker.tickets"
 r=$(run "SELECT matchmaker.tick('relaxed')"); read -r t_rel m_rel <<<"$r"
 
+# block lists: the f40 tickets again in a periodic queue with an exclude
+# filter besides, each player blocking the 3 players after it (who are
+# of other combinations but one in 40, so few matches hold a blocked pair)
+# and, in a second queue, the 3 players 40 after it (of its combination:
+# every batch holds blocked pairs and is stepped again)
+for b in 1 40; do
+	q "SELECT matchmaker.create_queue('x$b', algorithm => 'periodic', max_wait => '1 hour',
+	     params => jsonb_build_object('batch', $per, 'filters', '{\"mode\": \"equal\", \"region\": \"equal\", \"build\": \"equal\", \"blocked\": \"exclude\"}'::jsonb))" >/dev/null
+	q "INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at, attributes, enqueued_by, enqueued_by_name)
+	   SELECT 'x$b', 'p' || i, rating, now() - interval '10 seconds' + arrival * interval '1 second',
+	          attrs || jsonb_build_object('blocked', jsonb_build_array('p' || (i + $b), 'p' || (i + 2 * $b), 'p' || (i + 3 * $b))),
+	          current_user::text::regrole, current_user FROM players"
+done
+q "VACUUM ANALYZE matchmaker.tickets"
+r=$(run "SELECT matchmaker.tick('x1')"); read -r t_x1 m_x1 <<<"$r"
+r=$(run "SELECT matchmaker.tick('x40')"); read -r t_x40 m_x40 <<<"$r"
+made_x1=$(q "SELECT count(*) FROM matchmaker.matches WHERE queue = 'x1'")
+made_x40=$(q "SELECT count(*) FROM matchmaker.matches WHERE queue = 'x40'")
+bad_x=$(q "SELECT count(*) FROM matchmaker.check() WHERE problem = 'exclude'")
+
 # optional_after: the skewed stream with the mode filter relaxing after
 # 2 s and 5 s, against the strict filter (auto, 1v1, max_wait 10 s)
 relax_row() {
@@ -179,6 +199,11 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 	echo "| one queue with filters, one tick | $t_one | $(mib "$m_one") | $made_one |"
 	echo "| 40 queues without filters, 40 ticks (sum; largest peak) | $t_split | $(mib "$m_split") | $made_split |"
 	echo "| one queue, region an intersect filter (each ticket lists 2 regions), one tick | $t_int | $(mib "$m_int") | $made_int |"
+	echo
+	echo "| the equal filters and a block list (each player blocks 3 of other combinations but 1 in 40), one tick | $t_x1 | $(mib "$m_x1") | $made_x1 |"
+	echo "| the equal filters and a block list (each player blocks 3 of its own combination), one tick | $t_x40 | $(mib "$m_x40") | $made_x40 |"
+	echo
+	echo "Matches holding a blocked pair (check()): $bad_x."
 	echo
 	echo "$nr tickets whose mode (2 values) relaxed after 1 s, each of a build of its own (greedy, one tick,"
 	echo "nothing to match): $t_rel ms, peak $(mib "$m_rel") MiB."

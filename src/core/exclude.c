@@ -3,8 +3,9 @@
  *		Block lists (an exclude filter): a player never meets a player its
  *		list names, nor one whose list names it, in every algorithm.
  *
- * A step runs the algorithm as usual; when a match it formed holds a
- * blocked pair, the step is run again from the same state with one player
+ * A step runs the algorithm on each key's sub-pool as usual; when a match
+ * it formed holds a blocked pair, that sub-pool's step is run again from
+ * the same state with one player
  * of each such pair held out (its own sub-pool for this step: a key of its
  * own), the younger one unless only it has timed out, until no match
  * holds a blocked pair.  A held-out player waits for the next step (or,

@@ -255,6 +255,17 @@ run_step(const MMConfig *cfg, MMPool *pool, double prev, double now, MMResult *r
 	return step_pool(mm_key_config(cfg, pool, &local), pool, prev, now, result);
 }
 
+/*
+ * Block lists: one key's sub-pool, run again with players held out until
+ * no match holds a blocked pair (exclude.c), so that a blocked pair in
+ * one sub-pool does not make the others' steps run again.
+ */
+static MMStatus
+exclude_part(const MMConfig *cfg, MMPool *pool, double prev, double now, MMResult *result)
+{
+	return mm_exclude_step(cfg, pool, prev, now, result, run_step);
+}
+
 /* The next deadline over the whole pool, and the instants filters relax. */
 static double
 pool_deadline(const MMConfig *cfg, const MMPool *pool)
@@ -274,6 +285,7 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 {
 	MMStatus	st;
 	double		prev;
+	MMConfig	local;
 
 	if (result != NULL)
 	{
@@ -299,9 +311,12 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 		return MM_OK;
 	}
 
-	if (pool->block != NULL)
-		st = mm_exclude_check(pool) == MM_OK
-			? mm_exclude_step(cfg, pool, prev, now, result, run_step) : MM_ERR_ARGUMENT;
+	if (pool->block != NULL && mm_exclude_check(pool) != MM_OK)
+		st = MM_ERR_ARGUMENT;
+	else if (pool->block != NULL && mm_pool_keyed(pool))
+		st = mm_keyed_step(cfg, pool, prev, now, result, exclude_part);
+	else if (pool->block != NULL)
+		st = exclude_part(mm_key_config(cfg, pool, &local), pool, prev, now, result);
 	else
 		st = run_step(cfg, pool, prev, now, result);
 	if (st != MM_OK)
