@@ -373,6 +373,7 @@ GROUP BY 1 ORDER BY 1;
 -- whose list names it.  At most one, never optional.
 SELECT matchmaker.create_queue('bad', params => '{"filters": {"blocked": "exclude", "avoid": "exclude"}}');
 SELECT matchmaker.create_queue('bad', params => '{"filters": {"blocked": {"kind": "exclude", "optional_after": 5}}}');
+SELECT matchmaker.create_queue('bad', algorithm => 'optimize', params => '{"filters": {"blocked": "exclude"}}');
 SELECT matchmaker.create_queue('blocks', algorithm => 'greedy', max_wait => '1 hour',
                                params => '{"filters": {"blocked": "exclude"}}');
 -- A list is optional; when given, a list of at most 64 strings of at most 256 bytes.
@@ -400,6 +401,14 @@ SELECT player, state FROM matchmaker.tickets WHERE id IN (:be, :bf) ORDER BY pla
 SELECT matchmaker.tick('blocks', clock_timestamp() + interval '2 hours') AS made;
 SELECT player, state, (SELECT bots FROM matchmaker.matches WHERE id = match_id) AS bots
 FROM matchmaker.tickets WHERE id IN (:be, :bf) ORDER BY player;
+SELECT * FROM matchmaker.check();
+-- One player blocking many keeps only itself waiting: g blocks h1 .. h6
+-- (all of a rating, g the oldest); the six play each other.
+SELECT matchmaker.enqueue('blocks', 'g', 0.3, jsonb_build_object('blocked',
+           (SELECT jsonb_agg('h' || i) FROM generate_series(1, 6) i))) AS bg \gset
+SELECT count(matchmaker.enqueue('blocks', 'h' || i, 0.3)) AS enqueued FROM generate_series(1, 6) i;
+SELECT matchmaker.tick('blocks', clock_timestamp()) AS made;
+SELECT player, state FROM matchmaker.tickets WHERE id = :bg;
 SELECT * FROM matchmaker.check();
 -- check() finds a match whose players block each other.
 UPDATE matchmaker.tickets SET attributes = '{"blocked": ["c"]}' WHERE id = :ba;

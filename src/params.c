@@ -1028,6 +1028,12 @@ parse_filters(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *c
 						 errdetail("Filters \"%s\" and \"%s\" are both exclude filters.",
 								   mm_shorten(criteria->exclude), mm_shorten(name)),
 						 errhint("Put the players a player blocks in one attribute.")));
+			if (cfg->algorithm == MM_ALGO_OPTIMIZE)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("algorithm \"optimize\" takes no exclude filter"),
+						 errdetail("Holding a player out of a round would split its party."),
+						 errhint("Use another algorithm for a queue with block lists.")));
 			criteria->exclude = name;
 			continue;
 		}

@@ -5,15 +5,16 @@
  *
  * A step runs the algorithm on each key's sub-pool as usual; when a match
  * it formed holds a blocked pair, that sub-pool's step is run again from
- * the same state with one player
- * of each such pair held out (its own sub-pool for this step: a key of its
- * own), the younger one unless only it has timed out, until no match
- * holds a blocked pair.  A held-out player waits for the next step (or,
- * timed out, plays with computer players or expires alone).  Every round
- * holds out at least one more player; after MM_EXCLUDE_ROUNDS rounds every
- * player of a blocked pair in the pool is held out at once, so a step runs
- * at most MM_EXCLUDE_ROUNDS + 2 times.  The next deadline is the one of
- * the step's last round (the held-out players apart).
+ * the same state with one player of each such pair moved a level up (see
+ * hold_blocked for which): players of one level meet only each other
+ * (a key per level), so players moved away from a partner may still play
+ * together.  Every round moves at least one player; after
+ * MM_EXCLUDE_ROUNDS rounds every player of a blocked pair is held apart
+ * (a key of its own: it waits, or timed out plays alone), so a pass runs
+ * at most MM_EXCLUDE_ROUNDS + 2 rounds.  When a pass moved players and
+ * matched someone, the tickets left are passed over again at the same
+ * instant (mm_exclude_step), as a step right after would.  The next
+ * deadline is the one of the last pass's levels.
  */
 #include "mm_internal.h"
 
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #define MM_EXCLUDE_ROUNDS 8
+#define MM_EXCLUDE_PASSES 8
 
 /* Whether sorted list[0 .. n) holds x. */
 static bool
@@ -75,72 +77,45 @@ mm_exclude_check(const MMPool *pool)
 }
 
 /*
- * Into pool->block_key each ticket's key for a step: its own (pool->key,
- * or 0), or for a held-out ticket a key above every ticket's own, one per
- * held-out ticket in pool order.
+ * A ticket's standing in a step (pool->held): 0 plays with everyone of its
+ * key; a level from 1 plays only with the tickets held out to the same
+ * level (a player who blocked its partner moves one level up, away from
+ * it, and may still meet others moved up); HELD_APART plays alone.
+ */
+#define HELD_APART		255
+#define HELD_LEVEL_MAX	32
+
+/*
+ * Into pool->block_key the key of each ticket of a pool of one key for a
+ * round: its level, or for a ticket held apart a key of its own above
+ * every level.
  */
 void
 mm_exclude_keys(const MMPool *pool)
 {
-	int32_t		next = 0;
+	int32_t		next = HELD_APART;
 
-	for (int i = 0; i < pool->ntickets; i++)
-	{
-		int32_t		k = pool->key != NULL ? pool->key[pool->tickets[i].crow] : 0;
-
-		next = k + 1 > next ? k + 1 : next;
-	}
 	for (int i = 0; i < pool->ntickets; i++)
 	{
 		int			crow = pool->tickets[i].crow;
 
-		pool->block_key[crow] = pool->held[crow] ? next++
-			: pool->key != NULL ? pool->key[crow] : 0;
+		pool->block_key[crow] = pool->held[crow] == HELD_APART ? next++ : pool->held[crow];
 	}
 }
 
-/* The pool with block_key as its key (after mm_exclude_keys). */
+/*
+ * The pool with block_key as its key (after mm_exclude_keys); the caller
+ * already chose the key's rate, which the levels must not look up.
+ */
 static void
 keyed_view(const MMPool *pool, MMPool *view)
 {
 	*view = *pool;
 	view->key = pool->block_key;
 	view->nkeys = pool->nblock_rows;
+	view->key_rate = NULL;
+	view->nkey_rates = 0;
 	view->block = NULL;
-}
-
-/*
- * Hold out one player of each blocked pair of res's matches: the younger
- * (later in pool order), unless only it has timed out.  Returns how many
- * it held out.
- */
-static int
-hold_blocked(const MMConfig *cfg, const MMPool *pool, const MMResult *res, double now)
-{
-	int			held = 0;
-
-	for (int j = 0; j < res->nmatches; j++)
-	{
-		const MMMatch *m = &res->matches[j];
-
-		for (int x = 0; x < m->nmembers; x++)
-			for (int y = x + 1; y < m->nmembers; y++)
-			{
-				int			a = res->members[m->first + x];
-				int			b = res->members[m->first + y];
-				const MMTicket *ta = &pool->tickets[a < b ? a : b];
-				const MMTicket *tb = &pool->tickets[a < b ? b : a];
-				const MMTicket *out;
-
-				if (!mm_blocked(pool, ta->crow, tb->crow) || pool->held[ta->crow] || pool->held[tb->crow])
-					continue;
-				out = mm_timed_out(tb, now, cfg->max_wait) && !mm_timed_out(ta, now, cfg->max_wait)
-					? ta : tb;
-				pool->held[out->crow] = 1;
-				held++;
-			}
-	}
-	return held;
 }
 
 /* Row and player of a pool ticket, sorted by player. */
@@ -161,9 +136,12 @@ who_cmp(const void *l, const void *r)
 	return (a->crow > b->crow) - (a->crow < b->crow);
 }
 
-/* Hold out every ticket of the pool that is in a blocked pair with another. */
+/*
+ * Call visit(pool, a, b, arg) for every blocked pair (rows a, b: a lists
+ * b's player) of the pool's tickets.  O(n log n + list entries x log n).
+ */
 static MMStatus
-hold_all_blocked(const MMPool *pool)
+each_blocked(const MMPool *pool, void (*visit) (const MMPool *, int, int, void *), void *arg)
 {
 	int			n = pool->ntickets;
 	Who		   *who = mm_malloc_array((size_t) (n > 0 ? n : 1), sizeof(Who));
@@ -196,27 +174,97 @@ hold_all_blocked(const MMPool *pool)
 			}
 			for (; lo < n && who[lo].player == pool->block[j]; lo++)
 				if (who[lo].crow != crow)
-				{
-					pool->held[crow] = 1;
-					pool->held[who[lo].crow] = 1;
-				}
+					visit(pool, crow, who[lo].crow, arg);
 		}
 	}
 	mm_free(who);
 	return MM_OK;
 }
 
-/* A step with block lists; see the header comment. */
-MMStatus
-mm_exclude_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
-				MMResult *res, MMRunFn run)
+/* each_blocked: count both rows' blocked pairs (degree, by row). */
+static void
+count_pair(const MMPool *pool, int a, int b, void *arg)
+{
+	int32_t    *degree = arg;
+
+	(void) pool;
+	degree[a]++;
+	degree[b]++;
+}
+
+/* each_blocked: hold both rows apart. */
+static void
+apart_pair(const MMPool *pool, int a, int b, void *arg)
+{
+	(void) arg;
+	pool->held[a] = HELD_APART;
+	pool->held[b] = HELD_APART;
+}
+
+/*
+ * Move one player of each blocked pair of res's matches a level up: the
+ * one not timed out when only the other has; else the one in more blocked
+ * pairs of the pool (who blocks many, or is blocked by many, waits rather
+ * than those it names); else the younger (later in pool order).  A player
+ * past HELD_LEVEL_MAX is held apart.  Returns how many moved.
+ */
+static int
+hold_blocked(const MMConfig *cfg, const MMPool *pool, const MMResult *res, double now,
+			 const int32_t *degree)
+{
+	int			moved = 0;
+
+	for (int j = 0; j < res->nmatches; j++)
+	{
+		const MMMatch *m = &res->matches[j];
+
+		for (int x = 0; x < m->nmembers; x++)
+			for (int y = x + 1; y < m->nmembers; y++)
+			{
+				int			a = res->members[m->first + x];
+				int			b = res->members[m->first + y];
+				const MMTicket *ta = &pool->tickets[a < b ? a : b];
+				const MMTicket *tb = &pool->tickets[a < b ? b : a];
+				bool		oa = mm_timed_out(ta, now, cfg->max_wait);
+				bool		ob = mm_timed_out(tb, now, cfg->max_wait);
+				const MMTicket *out;
+				int			level;
+
+				/* matched together, they stood level; one already moved this round */
+				if (pool->held[ta->crow] != pool->held[tb->crow] || !mm_blocked(pool, ta->crow, tb->crow))
+					continue;
+				if (oa != ob)
+					out = oa ? tb : ta;
+				else if (degree[ta->crow] != degree[tb->crow])
+					out = degree[ta->crow] > degree[tb->crow] ? ta : tb;
+				else
+					out = tb;
+				level = pool->held[out->crow] + 1;
+				pool->held[out->crow] = level > HELD_LEVEL_MAX ? HELD_APART : (uint8_t) level;
+				moved++;
+			}
+	}
+	return moved;
+}
+
+/*
+ * One pass over a pool of one key: run, and while a match holds a blocked
+ * pair run again from the same state with players moved; after
+ * MM_EXCLUDE_ROUNDS rounds every player of a blocked pair is held apart.
+ * *any_held tells whether some player was moved.
+ */
+static MMStatus
+exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
+			 MMResult *res, MMRunFn run, bool *any_held)
 {
 	int			n = pool->ntickets;
 	int			ngroups = pool->ngroups;
 	int32_t    *group = mm_malloc_array((size_t) (n > 0 ? n : 1), sizeof(int32_t));
 	MMGroup    *groups = mm_malloc_array((size_t) (ngroups > 0 ? ngroups : 1), sizeof(MMGroup));
+	int32_t    *degree = NULL;
 	MMStatus	st = MM_OK;
 
+	*any_held = false;
 	if (group == NULL || groups == NULL)
 	{
 		mm_free(group);
@@ -244,11 +292,31 @@ mm_exclude_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		pool->ngroups = view.ngroups;
 		if (st != MM_OK)
 			break;
-		if (hold_blocked(cfg, pool, res, now) == 0)
+		if (degree == NULL)
+		{
+			bool		blocked = false;
+
+			/* the pool's blocked pairs are counted at the first that matters */
+			for (int j = 0; j < res->nmatches && !blocked; j++)
+				for (int x = 0; x < res->matches[j].nmembers && !blocked; x++)
+					for (int y = x + 1; y < res->matches[j].nmembers && !blocked; y++)
+						blocked = mm_blocked(pool, pool->tickets[res->members[res->matches[j].first + x]].crow,
+											 pool->tickets[res->members[res->matches[j].first + y]].crow);
+			if (!blocked)
+				break;
+			degree = mm_calloc((size_t) (pool->nblock_rows > 0 ? pool->nblock_rows : 1), sizeof(int32_t));
+			if (degree == NULL || each_blocked(pool, count_pair, degree) != MM_OK)
+			{
+				st = MM_ERR_NOMEM;
+				break;
+			}
+		}
+		if (hold_blocked(cfg, pool, res, now, degree) == 0)
 			break;
+		*any_held = true;
 		if (round == MM_EXCLUDE_ROUNDS)
 		{
-			st = hold_all_blocked(pool);
+			st = each_blocked(pool, apart_pair, NULL);
 			if (st != MM_OK)
 				break;
 		}
@@ -264,12 +332,110 @@ mm_exclude_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		if (ngroups > 0)
 			memcpy(pool->groups, groups, sizeof(MMGroup) * ngroups);
 	}
+	if (degree != NULL)
+	{
+		/* degree is by row: clear only what this pool used */
+		mm_free(degree);
+	}
 	mm_free(group);
 	mm_free(groups);
 	return st;
 }
 
-/* The next deadline with block lists: that of the last step's keys. */
+/*
+ * A step with block lists over a pool of one key; see the header comment.
+ * When a pass moved players and matched someone, the tickets left are
+ * passed over again at the same instant (levels reset), as a step right
+ * after would: a player moved away from a partner who has played since
+ * may meet the others left.  At most MM_EXCLUDE_PASSES passes.
+ */
+MMStatus
+mm_exclude_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
+				MMResult *res, MMRunFn run)
+{
+	int			n = pool->ntickets;
+	bool		any_held;
+	MMStatus	st;
+	MMPool		sub;
+	MMResult	sres = {0};
+	int		   *idx = NULL;
+	bool	   *done = NULL;
+	int			nmembers = 0;
+
+	st = exclude_pass(cfg, pool, prev, now, res, run, &any_held);
+	if (st != MM_OK || !any_held || (res->nmatches == 0 && res->nexpired == 0))
+		return st;
+
+	idx = mm_malloc_array((size_t) n, sizeof(int));
+	done = mm_calloc((size_t) n, sizeof(bool));
+	sub = *pool;
+	sub.tickets = mm_malloc_array((size_t) n, sizeof(MMTicket));
+	sres.matches = mm_malloc_array((size_t) n, sizeof(MMMatch));
+	sres.members = mm_malloc_array((size_t) n, sizeof(int));
+	sres.teams = mm_malloc_array((size_t) n, sizeof(int));
+	sres.expired = mm_malloc_array((size_t) n, sizeof(int));
+	if (idx == NULL || done == NULL || sub.tickets == NULL || sres.matches == NULL ||
+		sres.members == NULL || sres.teams == NULL || sres.expired == NULL)
+		st = MM_ERR_NOMEM;
+	for (int j = 0; j < res->nmatches; j++)
+		nmembers += res->matches[j].nmembers;
+
+	for (int pass = 1; st == MM_OK && pass < MM_EXCLUDE_PASSES && any_held; pass++)
+	{
+		int			m = 0;
+
+		for (int j = 0; j < res->nmatches; j++)
+			for (int i = 0; i < res->matches[j].nmembers; i++)
+				done[res->members[res->matches[j].first + i]] = true;
+		for (int j = 0; j < res->nexpired; j++)
+			done[res->expired[j]] = true;
+		for (int i = 0; i < n; i++)
+			if (!done[i])
+			{
+				idx[m] = i;
+				sub.tickets[m++] = pool->tickets[i];
+			}
+		if (m == 0)
+			break;
+		/* the provisional groups as the last pass left them, in place */
+		sub.ntickets = m;
+		sub.groups = pool->groups;
+		sub.ngroups = pool->ngroups;
+		st = exclude_pass(cfg, &sub, now, now, &sres, run, &any_held);
+		if (st != MM_OK)
+			break;
+		pool->ngroups = sub.ngroups;
+		for (int i = 0; i < m; i++)
+			pool->tickets[idx[i]].group = sub.tickets[i].group;
+		for (int j = 0; j < sres.nmatches; j++)
+		{
+			MMMatch    *mt = &res->matches[res->nmatches++];
+
+			*mt = sres.matches[j];
+			for (int i = 0; i < mt->nmembers; i++)
+			{
+				res->members[nmembers + i] = idx[sres.members[mt->first + i]];
+				res->teams[nmembers + i] = sres.teams[mt->first + i];
+			}
+			mt->first = nmembers;
+			nmembers += mt->nmembers;
+		}
+		for (int j = 0; j < sres.nexpired; j++)
+			res->expired[res->nexpired++] = idx[sres.expired[j]];
+		if (sres.nmatches == 0 && sres.nexpired == 0)
+			break;
+	}
+	mm_free(idx);
+	mm_free(done);
+	mm_free(sub.tickets);
+	mm_free(sres.matches);
+	mm_free(sres.members);
+	mm_free(sres.teams);
+	mm_free(sres.expired);
+	return st;
+}
+
+/* The next deadline of a pool of one key with block lists: over the last step's levels. */
 double
 mm_exclude_deadline(const MMConfig *cfg, const MMPool *pool, MMDeadlineFn deadline)
 {

@@ -279,6 +279,13 @@ pool_deadline(const MMConfig *cfg, const MMPool *pool)
 				mm_filter_relax_deadline(pool));
 }
 
+/* Block lists: the next deadline of one key's sub-pool (exclude.c). */
+static double
+exclude_part_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	return mm_exclude_deadline(cfg, pool, pool_deadline);
+}
+
 /* Run the configured algorithm on the pool at time now. */
 MMStatus
 mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
@@ -335,6 +342,8 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 double
 mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 {
+	MMConfig	local;
+
 	if (cfg == NULL || pool == NULL || pool->ntickets <= 0 ||
 		pool->tickets == NULL)
 		return INFINITY;
@@ -345,10 +354,13 @@ mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 		(pool->key != pool->cand_key || pool->nkeys != pool->ncand_rows ||
 		 mm_filter_assign(pool, pool->stepped_at) != MM_OK))
 		return mm_timeout_deadline(cfg, pool);
-	/* block lists: the held-out tickets of the last step apart */
+	/* block lists: each key's sub-pool with the levels of the last step */
+	if (pool->block != NULL && mm_exclude_check(pool) != MM_OK)
+		return mm_timeout_deadline(cfg, pool);
+	if (pool->block != NULL && mm_pool_keyed(pool))
+		return mm_keyed_deadline(cfg, pool, exclude_part_deadline);
 	if (pool->block != NULL)
-		return mm_exclude_check(pool) == MM_OK
-			? mm_exclude_deadline(cfg, pool, pool_deadline) : mm_timeout_deadline(cfg, pool);
+		return exclude_part_deadline(mm_key_config(cfg, pool, &local), pool);
 	return pool_deadline(cfg, pool);
 }
 

@@ -637,3 +637,107 @@ test_filters_exclude(void)
 	free(a);
 	free(b);
 }
+
+/* A pool of n tickets of equal rating, one a millisecond, for block lists. */
+static void
+block_pool(MMPool *pool, MMTicket *t, int n, int32_t *player, int32_t *start,
+		   int32_t *block, int32_t *bkey, uint8_t *held)
+{
+	memset(pool, 0, sizeof(*pool));
+	memset(t, 0, sizeof(MMTicket) * n);
+	for (int i = 0; i < n; i++)
+	{
+		t[i].id = i + 1;
+		t[i].rating = 0.5;
+		t[i].arrival = i * 0.001;
+		t[i].group = -1;
+		t[i].party = -1;
+		t[i].attr = -1;
+		t[i].crow = i;
+		player[i] = 100 + i;
+	}
+	pool->tickets = t;
+	pool->ntickets = n;
+	pool->player = player;
+	pool->block_start = start;
+	pool->block = block;
+	pool->nblock_rows = n;
+	pool->block_key = bkey;
+	pool->held = held;
+}
+
+/*
+ * One player blocking twenty others keeps nobody but itself waiting: the
+ * player in more blocked pairs moves away, the twenty play each other.
+ * And a player moved away from its partner meets another left over in the
+ * same step (A blocks B; A, B, C, D: A-C and B-D).
+ */
+void
+test_filters_exclude_griefer(void)
+{
+	enum
+	{
+		N = 21
+	};
+	MMConfig	cfg;
+	MMTicket	t[N];
+	int32_t		player[N];
+	int32_t		start[N + 1];
+	int32_t		block[N];
+	int32_t		bkey[N];
+	uint8_t		held[N];
+	MMMatch		matches[N];
+	int			members[N];
+	int			teams[N];
+	int			expired[N];
+	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMPool		pool;
+	int			h_matched = 0;
+
+	/* the oldest ticket (player 100) blocks all the others */
+	start[0] = 0;
+	for (int j = 1; j < N; j++)
+		block[j - 1] = 100 + j;
+	for (int i = 1; i <= N; i++)
+		start[i] = N - 1;
+	block_pool(&pool, t, N, player, start, block, bkey, held);
+	mm_config_init(&cfg, MM_ALGO_GREEDY);
+	cfg.max_wait = 100.0;
+	CHECK_INT(mm_step(&cfg, &pool, 1.0, &res), MM_OK);
+	CHECK_INT(res.nmatches, 10);
+	for (int j = 0; j < res.nmatches; j++)
+		for (int i = 0; i < matches[j].nmembers; i++)
+			h_matched += members[matches[j].first + i] == 0;
+	CHECK_INT(h_matched, 0);
+	/* nothing is due before the timeouts */
+	{
+		MMPool		left = pool;
+		MMTicket	one = t[0];
+
+		left.tickets = &one;
+		left.ntickets = 1;
+		CHECK_NEAR(mm_next_deadline(&cfg, &left), 100.0, 1e-9);	/* its timeout */
+	}
+
+	/* A (0) blocks B (1); C (2), D (3) */
+	{
+		int32_t		s4[5] = {0, 1, 1, 1, 1};
+		int32_t		b4[1] = {101};
+		bool		ac = false;
+		bool		bd = false;
+
+		block_pool(&pool, t, 4, player, s4, b4, bkey, held);
+		CHECK_INT(mm_step(&cfg, &pool, 1.0, &res), MM_OK);
+		CHECK_INT(res.nmatches, 2);
+		for (int j = 0; j < res.nmatches; j++)
+		{
+			int			a = members[matches[j].first];
+			int			b = members[matches[j].first + 1];
+
+			ac |= (a == 0 && b == 2) || (a == 2 && b == 0);
+			bd |= (a == 1 && b == 3) || (a == 3 && b == 1);
+		}
+		CHECK(ac);
+		CHECK(bd);
+	}
+}

@@ -98,6 +98,7 @@ static const MMTestCase tests[] = {
 	{"filters_relax", test_filters_relax},
 	{"filters_intersect_due", test_filters_intersect_due},
 	{"filters_exclude", test_filters_exclude},
+	{"filters_exclude_griefer", test_filters_exclude_griefer},
 	{"filters_relax_sim", test_filters_relax_sim},
 	{"backfill_pick", test_backfill_pick},
 	{"backfill_simulate", test_backfill_simulate},

@@ -44,6 +44,7 @@ extern void test_filters_intersect_sim(void);
 extern void test_filters_relax(void);
 extern void test_filters_intersect_due(void);
 extern void test_filters_exclude(void);
+extern void test_filters_exclude_griefer(void);
 extern void test_filters_relax_sim(void);
 extern void test_filters_mixed_group(void);
 
