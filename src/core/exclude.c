@@ -262,6 +262,7 @@ exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	int32_t    *group = mm_malloc_array((size_t) (n > 0 ? n : 1), sizeof(int32_t));
 	MMGroup    *groups = mm_malloc_array((size_t) (ngroups > 0 ? ngroups : 1), sizeof(MMGroup));
 	int32_t    *degree = NULL;
+	int			moved = 0;
 	MMStatus	st = MM_OK;
 
 	*any_held = false;
@@ -283,12 +284,25 @@ exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	for (int round = 0;; round++)
 	{
 		MMPool		view;
+		MMConfig	local = *cfg;
 
+		/*
+		 * periodic: the batch the moved players left plays without them
+		 * (it counts them), rather than wait for as many newcomers
+		 */
+		if (cfg->algorithm == MM_ALGO_PERIODIC && moved > 0)
+		{
+			int			k = mm_config_k(cfg);
+			int			nb = cfg->periodic.batch > 0 ? cfg->periodic.batch : mm_auto_batch(cfg);
+
+			nb = (nb - moved) / k * k;
+			local.periodic.batch = nb > k ? nb : k;
+		}
 		mm_exclude_keys(pool);
 		keyed_view(pool, &view);
 		res->nmatches = 0;
 		res->nexpired = 0;
-		st = run(cfg, &view, prev, now, res);
+		st = run(&local, &view, prev, now, res);
 		pool->ngroups = view.ngroups;
 		if (st != MM_OK)
 			break;
@@ -311,8 +325,13 @@ exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
 				break;
 			}
 		}
-		if (hold_blocked(cfg, pool, res, now, degree) == 0)
-			break;
+		{
+			int			m = hold_blocked(cfg, pool, res, now, degree);
+
+			if (m == 0)
+				break;
+			moved += m;
+		}
 		*any_held = true;
 		if (round == MM_EXCLUDE_ROUNDS)
 		{

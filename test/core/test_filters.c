@@ -719,6 +719,30 @@ test_filters_exclude_griefer(void)
 		CHECK_NEAR(mm_next_deadline(&cfg, &left), 100.0, 1e-9);	/* its timeout */
 	}
 
+	/*
+	 * periodic, a batch of 8: 0 blocks 1, the nearest in rating; the batch
+	 * plays without the one moved away (3 matches), not waiting for 8 again
+	 */
+	{
+		int32_t		s8[9] = {0, 1, 1, 1, 1, 1, 1, 1, 1};
+		int32_t		b8[1] = {101};
+		double		r8[8] = {0.10, 0.11, 0.30, 0.31, 0.50, 0.51, 0.70, 0.71};
+		MMConfig	pcfg;
+		int			together = 0;
+
+		block_pool(&pool, t, 8, player, s8, b8, bkey, held);
+		for (int i = 0; i < 8; i++)
+			t[i].rating = r8[i];
+		mm_config_init(&pcfg, MM_ALGO_PERIODIC);
+		pcfg.max_wait = 100.0;
+		pcfg.periodic.batch = 8;
+		CHECK_INT(mm_step(&pcfg, &pool, 1.0, &res), MM_OK);
+		CHECK_INT(res.nmatches, 3);
+		for (int j = 0; j < res.nmatches; j++)
+			together += (members[matches[j].first] <= 1) && (members[matches[j].first + 1] <= 1);
+		CHECK_INT(together, 0);
+	}
+
 	/* A (0) blocks B (1); C (2), D (3) */
 	{
 		int32_t		s4[5] = {0, 1, 1, 1, 1};
