@@ -199,7 +199,6 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 	echo "| one queue with filters, one tick | $t_one | $(mib "$m_one") | $made_one |"
 	echo "| 40 queues without filters, 40 ticks (sum; largest peak) | $t_split | $(mib "$m_split") | $made_split |"
 	echo "| one queue, region an intersect filter (each ticket lists 2 regions), one tick | $t_int | $(mib "$m_int") | $made_int |"
-	echo
 	echo "| the equal filters and a block list (each player blocks 3 of other combinations but 1 in 40), one tick | $t_x1 | $(mib "$m_x1") | $made_x1 |"
 	echo "| the equal filters and a block list (each player blocks 3 of its own combination), one tick | $t_x40 | $(mib "$m_x40") | $made_x40 |"
 	echo
