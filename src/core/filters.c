@@ -464,6 +464,7 @@ mm_filter_assign(const MMPool *pool, double now)
 	Entry	   *entries = NULL;
 	int			npresent = 0;
 	int			nrel = 0;
+	MMStatus	st = MM_OK;
 
 	if (pool->cand == NULL)
 		return MM_OK;
@@ -537,22 +538,11 @@ mm_filter_assign(const MMPool *pool, double now)
 	}
 	/* relaxed tickets, a mask at a time (waits nest: few masks) */
 	if (nrel > 0)
-	{
 		entries = mm_malloc_array((size_t) (npresent > 0 ? npresent : 1), sizeof(Entry));
-		if (entries == NULL)
-		{
-			for (int i = 0; i < pool->ntickets; i++)
-			{
-				int			crow = pool->tickets[i].crow;
-
-				for (int32_t c = pool->cand_start[crow]; c < pool->cand_start[crow + 1]; c++)
-					pool->cand_count[pool->cand[c]] = 0;
-			}
-			mm_free(present);
-			mm_free(rel);
-			mm_free(idx);
-			return MM_ERR_NOMEM;
-		}
+	if (nrel > 0 && entries == NULL)
+		st = MM_ERR_NOMEM;
+	else if (nrel > 0)
+	{
 		qsort(rel, nrel, sizeof(Relaxed), relaxed_cmp);
 		for (int from = 0; from < nrel;)
 		{
@@ -578,7 +568,7 @@ mm_filter_assign(const MMPool *pool, double now)
 	mm_free(rel);
 	mm_free(idx);
 	mm_free(entries);
-	return MM_OK;
+	return st;
 }
 
 /* Whether row crow may play under key; see mm_core.h. */
