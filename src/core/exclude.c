@@ -90,8 +90,8 @@ mm_exclude_check(const MMPool *pool)
  * round: its level, or for a ticket held apart a key of its own above
  * every level.
  */
-void
-mm_exclude_keys(const MMPool *pool)
+static void
+exclude_keys(const MMPool *pool)
 {
 	int32_t		next = HELD_APART;
 
@@ -104,7 +104,7 @@ mm_exclude_keys(const MMPool *pool)
 }
 
 /*
- * The pool with block_key as its key (after mm_exclude_keys); the caller
+ * The pool with block_key as its key (after exclude_keys); the caller
  * already chose the key's rate, which the levels must not look up.
  */
 static void
@@ -298,7 +298,7 @@ exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
 			nb = (nb - moved) / k * k;
 			local.periodic.batch = nb > k ? nb : k;
 		}
-		mm_exclude_keys(pool);
+		exclude_keys(pool);
 		keyed_view(pool, &view);
 		res->nmatches = 0;
 		res->nexpired = 0;
@@ -351,11 +351,7 @@ exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		if (ngroups > 0)
 			memcpy(pool->groups, groups, sizeof(MMGroup) * ngroups);
 	}
-	if (degree != NULL)
-	{
-		/* degree is by row: clear only what this pool used */
-		mm_free(degree);
-	}
+	mm_free(degree);
 	mm_free(group);
 	mm_free(groups);
 	return st;
@@ -460,7 +456,7 @@ mm_exclude_deadline(const MMConfig *cfg, const MMPool *pool, MMDeadlineFn deadli
 {
 	MMPool		view;
 
-	mm_exclude_keys(pool);
+	exclude_keys(pool);
 	keyed_view(pool, &view);
 	return deadline(cfg, &view);
 }

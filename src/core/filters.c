@@ -573,19 +573,16 @@ mm_filter_assign(const MMPool *pool, double now)
 
 /* Whether row crow may play under key; see mm_core.h. */
 bool
-mm_filter_may_play(const MMPool *pool, int crow, double arrival, int32_t key, double now)
+mm_filter_may_play(const MMPool *pool, int crow, int32_t key)
 {
 	if (pool->cand != NULL)
 	{
-		uint32_t	mask;
-
-		if (crow < 0 || crow >= pool->ncand_rows || key < 0 || key >= pool->ncand_keys)
+		if (crow < 0 || crow >= pool->ncand_rows)
 			return false;
 		for (int32_t c = pool->cand_start[crow]; c < pool->cand_start[crow + 1]; c++)
 			if (pool->cand[c] == key)
 				return true;
-		mask = pool->key_values != NULL ? relaxed_mask(pool, arrival, now) : 0;
-		return mask != 0 && agrees(pool, crow, key, mask);
+		return false;
 	}
 	return pool->key == NULL || (crow >= 0 && crow < pool->nkeys && pool->key[crow] == key);
 }

@@ -499,11 +499,10 @@ extern bool mm_blocked(const MMPool *pool, int a, int b);
 extern MMStatus mm_filter_assign(const MMPool *pool, double now);
 
 /*
- * Whether pool row crow, with arrival time arrival, may play under key at
- * time now (its candidates, relaxed filters waived, or pool->key).
+ * Whether pool row crow may play under key: it is among its candidates
+ * (pool->cand; relaxed filters do not count), or its key (pool->key).
  */
-extern bool mm_filter_may_play(const MMPool *pool, int crow, double arrival,
-							   int32_t key, double now);
+extern bool mm_filter_may_play(const MMPool *pool, int crow, int32_t key);
 
 /*
  * The filters (bit f for filter f) on which key's value is none of row

@@ -177,9 +177,6 @@ typedef MMStatus (*MMRunFn) (const MMConfig *cfg, MMPool *pool, double prev,
 /* Block lists (exclude.c): the rows are usable (MM_OK) or not. */
 extern MMStatus mm_exclude_check(const MMPool *pool);
 
-/* Block lists: each ticket's key with held-out tickets apart, into block_key. */
-extern void mm_exclude_keys(const MMPool *pool);
-
 /* Block lists: run until no match holds a blocked pair (exclude.c). */
 extern MMStatus mm_exclude_step(const MMConfig *cfg, MMPool *pool, double prev,
 								double now, MMResult *res, MMRunFn run);
