@@ -24,7 +24,7 @@ mm_backfill_pick(const MMPool *pool, bool *taken, double lo, double hi, int32_t 
 			const MMTicket *t = &pool->tickets[i];
 			double		add;
 
-			if (taken[i] || t->group >= 0 || !mm_filter_may_play(pool, t->crow, key))
+			if (taken[i] || t->group >= 0 || t->party >= 0 || !mm_filter_may_play(pool, t->crow, key))
 				continue;
 			add = isfinite(lo) ? fmax(fmax(lo - t->rating, t->rating - hi), 0.0) : 0.0;
 			if (add < best_add)

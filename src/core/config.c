@@ -165,6 +165,23 @@ mm_config_check_shared(const MMConfig *cfg)
 	/* the cells a multi_queue step numbers must fit its counters */
 	if (mm_criteria_cells(cfg) > MM_MAX_CELLS)
 		return MM_ERR_ARGUMENT;
+	/* roles: places of every role, as many as a team's; optimize splits its own teams */
+	if (cfg->roles.n < 0 || cfg->roles.n > MM_MAX_ROLES ||
+		(cfg->roles.n > 0 && cfg->algorithm == MM_ALGO_OPTIMIZE))
+		return MM_ERR_ARGUMENT;
+	if (cfg->roles.n > 0)
+	{
+		int			places = 0;
+
+		for (int r = 0; r < cfg->roles.n; r++)
+		{
+			if (cfg->roles.slots[r] < 1 || cfg->roles.slots[r] > cfg->team_size)
+				return MM_ERR_ARGUMENT;
+			places += cfg->roles.slots[r];
+		}
+		if (places != cfg->team_size)
+			return MM_ERR_ARGUMENT;
+	}
 	return MM_OK;
 }
 

@@ -98,8 +98,66 @@ exclude_keys(const MMPool *pool)
 	for (int i = 0; i < pool->ntickets; i++)
 	{
 		int			crow = pool->tickets[i].crow;
+		int32_t		party = pool->tickets[i].party;
 
-		pool->block_key[crow] = pool->held[crow] == HELD_APART ? next++ : pool->held[crow];
+		if (pool->held[crow] != HELD_APART)
+		{
+			pool->block_key[crow] = pool->held[crow];
+			continue;
+		}
+		/* a party held apart is one key (an earlier member's, when one is) */
+		pool->block_key[crow] = -1;
+		for (int j = 0; party >= 0 && j < i; j++)
+			if (pool->tickets[j].party == party)
+			{
+				pool->block_key[crow] = pool->block_key[pool->tickets[j].crow];
+				break;
+			}
+		if (pool->block_key[crow] < 0)
+			pool->block_key[crow] = next++;
+	}
+}
+
+/* Pool indices with their party, to find a party's members. */
+typedef struct Member
+{
+	int32_t		party;
+	int			idx;
+} Member;
+
+static int
+member_cmp(const void *l, const void *r)
+{
+	const Member *a = l;
+	const Member *b = r;
+
+	if (a->party != b->party)
+		return (a->party > b->party) - (a->party < b->party);
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/*
+ * A party moves as one: every member takes the highest level (or apart)
+ * of its members.  members: the m party tickets sorted by party.
+ */
+static void
+party_levels(const MMPool *pool, const Member *members, int m)
+{
+	for (int b = 0; b < m;)
+	{
+		int			e = b + 1;
+		uint8_t		level = pool->held[pool->tickets[members[b].idx].crow];
+
+		while (e < m && members[e].party == members[b].party)
+		{
+			uint8_t		l = pool->held[pool->tickets[members[e].idx].crow];
+
+			level = l > level ? l : level;
+			e++;
+		}
+		for (int i = b; i < e; i++)
+			pool->held[pool->tickets[members[i].idx].crow] = level;
+		b = e;
 	}
 }
 
@@ -230,8 +288,13 @@ hold_blocked(const MMConfig *cfg, const MMPool *pool, const MMResult *res, doubl
 				const MMTicket *out;
 				int			level;
 
-				/* matched together, they stood level; one already moved this round */
-				if (pool->held[ta->crow] != pool->held[tb->crow] || !mm_blocked(pool, ta->crow, tb->crow))
+				/*
+				 * matched together, they stood level; one already moved
+				 * this round; a party's members do not block each other
+				 */
+				if (pool->held[ta->crow] != pool->held[tb->crow] ||
+					(ta->party >= 0 && ta->party == tb->party) ||
+					!mm_blocked(pool, ta->crow, tb->crow))
 					continue;
 				if (oa != ob)
 					out = oa ? tb : ta;
@@ -264,14 +327,24 @@ exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	int32_t    *degree = NULL;
 	int			moved = 0;
 	MMStatus	st = MM_OK;
+	Member	   *members = mm_malloc_array((size_t) (n > 0 ? n : 1), sizeof(Member));
+	int			nparty = 0;
 
 	*any_held = false;
-	if (group == NULL || groups == NULL)
+	if (group == NULL || groups == NULL || members == NULL)
 	{
 		mm_free(group);
 		mm_free(groups);
+		mm_free(members);
 		return MM_ERR_NOMEM;
 	}
+	for (int i = 0; i < n; i++)
+		if (pool->tickets[i].party >= 0)
+		{
+			members[nparty].party = pool->tickets[i].party;
+			members[nparty++].idx = i;
+		}
+	qsort(members, nparty, sizeof(Member), member_cmp);
 	/* the state every round starts from */
 	for (int i = 0; i < n; i++)
 	{
@@ -314,8 +387,13 @@ exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
 			for (int j = 0; j < res->nmatches && !blocked; j++)
 				for (int x = 0; x < res->matches[j].nmembers && !blocked; x++)
 					for (int y = x + 1; y < res->matches[j].nmembers && !blocked; y++)
-						blocked = mm_blocked(pool, pool->tickets[res->members[res->matches[j].first + x]].crow,
-											 pool->tickets[res->members[res->matches[j].first + y]].crow);
+					{
+						const MMTicket *tx = &pool->tickets[res->members[res->matches[j].first + x]];
+						const MMTicket *ty = &pool->tickets[res->members[res->matches[j].first + y]];
+
+						blocked = !(tx->party >= 0 && tx->party == ty->party) &&
+							mm_blocked(pool, tx->crow, ty->crow);
+					}
 			if (!blocked)
 				break;
 			degree = mm_calloc((size_t) (pool->nblock_rows > 0 ? pool->nblock_rows : 1), sizeof(int32_t));
@@ -344,6 +422,7 @@ exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
 			st = MM_ERR_ARGUMENT;	/* cannot happen: nobody blocked is left together */
 			break;
 		}
+		party_levels(pool, members, nparty);
 		/* again from the state before the step */
 		for (int i = 0; i < n; i++)
 			pool->tickets[i].group = group[i];
@@ -354,6 +433,7 @@ exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	mm_free(degree);
 	mm_free(group);
 	mm_free(groups);
+	mm_free(members);
 	return st;
 }
 

@@ -116,6 +116,9 @@ typedef enum MMTeamPolicy
 /* Criteria per ticket at most: the rating and seven more. */
 #define MM_MAX_CRITERIA 8
 
+/* Roles per queue at most (MMRolesParams). */
+#define MM_MAX_ROLES 8
+
 /* multi_queue keeps at most this many cells (the product of the criteria's ranges). */
 #define MM_MAX_CELLS 1e12
 
@@ -133,6 +136,19 @@ typedef struct MMCriteriaParams
 											 * d >= 1, 0 to follow
 											 * multi_queue.ranges ([0] unused) */
 } MMCriteriaParams;
+
+/*
+ * Roles (every algorithm but optimize): each team has slots[r] places of
+ * role r (n roles, each at least 1 place, summing to team_size); a ticket
+ * lists the roles it can play as a bit mask (MMPool.roles), and a match
+ * forms only when every team can give each of its players one role it
+ * lists, no role above its places (compose.c).  n = 0: no roles.
+ */
+typedef struct MMRolesParams
+{
+	int			n;
+	int			slots[MM_MAX_ROLES];
+} MMRolesParams;
 
 /* greedy */
 typedef struct MMGreedyParams
@@ -249,6 +265,7 @@ typedef struct MMConfig
 								 * optimize: its rounds are held there,
 								 * 0.001 to 86400 */
 	MMCriteriaParams criteria;	/* greedy, multi_queue, auto */
+	MMRolesParams roles;		/* every algorithm but optimize */
 	MMGreedyParams greedy;
 	MMPeriodicParams periodic;
 	MMMultiQueueParams multi_queue;
@@ -352,7 +369,9 @@ typedef struct MMTicket
 	double		rating;			/* normalised to [0, 1] */
 	double		arrival;		/* seconds */
 	int32_t		group;			/* difference_wait: index into MMPool.groups, or -1 */
-	int32_t		party;			/* optimize: premade number (>= 0) shared by its members, -1 solo */
+	int32_t		party;			/* premade number (>= 0) shared by its members, -1 solo:
+								 * a party plays whole, in one team (compose.c; optimize
+								 * forms its units itself) */
 	int32_t		attr;			/* optimize: row of MMPool.ping, or -1 without ping data */
 	int32_t		crow;			/* with criteria: row of MMPool.criteria */
 } MMTicket;
@@ -478,6 +497,12 @@ typedef struct MMPool
 	int			nblock_rows;
 	int32_t    *block_key;
 	uint8_t    *held;
+	/*
+	 * With cfg->roles.n > 0: roles[crow] (nrole_rows rows) is the mask of
+	 * the roles the ticket's player can play (bit r for role r), not 0.
+	 */
+	const uint8_t *roles;
+	int			nrole_rows;
 } MMPool;
 
 /* Whether the players of pool rows a and b may not meet (block lists). */
@@ -578,13 +603,31 @@ extern void mm_pool_compact(MMPool *pool, const MMResult *result);
  * match whose fixed members' ratings span [lo, hi] (lo = INFINITY when
  * none are left): slot by slot the ticket that widens the span least (eq.
  * 1's spread over the completed game), the first in pool order among
- * equals, never one in a provisional group nor one taken[] already
- * marks, and with filters only tickets whose own values (lists included)
+ * equals, never one in a provisional group, nor a party's (a party
+ * never backfills), nor one taken[] already marks, and with filters only tickets whose own values (lists included)
  * hold key's: relaxed filters do not apply to backfill.  Marks and writes the picked pool indices into
  * out; returns how many (fewer when the pool runs out).
  */
 extern int	mm_backfill_pick(const MMPool *pool, bool *taken, double lo, double hi,
 							 int32_t key, int want, int *out);
+
+/*
+ * With roles (cfg->roles.n > 0): the role of each member of res's
+ * matches, parallel to res->members (roles_out[i] for res->members[i], a
+ * role number below roles.n), each team filling no role above its places.
+ * The teams are those of the step that decided res (mm_step keeps only
+ * matches whose teams can be given roles).  MM_ERR_ARGUMENT when a team
+ * cannot (a result of another configuration or pool).
+ */
+extern MMStatus mm_assign_roles(const MMConfig *cfg, const MMPool *pool,
+								const MMResult *res, int *roles_out);
+
+/*
+ * Whether a party of n players with the role masks roles[0 .. n) (NULL
+ * without roles) fits in one team: n <= team_size and, with roles, its
+ * players can take n different places of one team.
+ */
+extern bool mm_party_fits(const MMConfig *cfg, int n, const uint8_t *roles);
 
 /*
  * Split a match's members into cfg->teams teams of cfg->team_size,
@@ -661,7 +704,9 @@ typedef struct MMStreamData
 {
 	const double *criteria;		/* cfg->criteria.n values per arrival, in [0, 1];
 								 * required when cfg->criteria.n > 0 */
-	const int32_t *party;		/* optimize: premade number (>= 0), -1 solo */
+	const int32_t *party;		/* premade number (>= 0), -1 solo; members of a party
+								 * arrive at the same time, at the party's rating
+								 * (optimize: any time, each at its own) */
 	const float *ping;			/* optimize: nregions pings in ms per arrival
 								 * (0 to 1e9, NAN unknown), as MMPool.ping */
 	int			nregions;
@@ -689,6 +734,7 @@ typedef struct MMStreamData
 	const int32_t *player;
 	const int32_t *block_start;
 	const int32_t *block;
+	const uint8_t *roles;		/* with cfg->roles.n > 0: each arrival's role mask */
 } MMStreamData;
 
 /* Seconds a simulated backfill request stays open (backfill()'s default). */

@@ -93,6 +93,19 @@ extern MMStatus mm_teams_split_even(const MMConfig *cfg, int n,
  */
 extern MMStatus mm_smaller_matches(const MMConfig *cfg, MMPool *pool, MMResult *res);
 
+/*
+ * compose.c: parties and roles.  Whether a step of cfg on pool needs them
+ * (roles, or a party outside optimize); the rewriting of a step's decision
+ * so that parties stay whole and every team's roles fill (after smaller
+ * matches, before finish_matches); and the team split of a match it
+ * formed, mem[0 .. n) its members (pool indices), 1-based teams into tm.
+ */
+#define MM_COMPOSE_RETRY 50
+extern bool mm_compose_active(const MMConfig *cfg, const MMPool *pool);
+extern MMStatus mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res);
+extern MMStatus mm_compose_split(const MMConfig *cfg, const MMPool *pool, const int *mem,
+								 int n, int *tm);
+
 /* match.c: order ints ascending (for qsort). */
 extern int	mm_int_cmp(const void *a, const void *b);
 

@@ -562,6 +562,11 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	s.pool.ncrows = cfg->criteria.n > 0 ? n : 0;
 	s.pool.key = data != NULL ? data->key : NULL;
 	s.pool.nkeys = s.pool.key != NULL ? n : 0;
+	/* roles: every step checks the masks; backfill does not fill roles */
+	s.pool.roles = cfg->roles.n > 0 && data != NULL ? data->roles : NULL;
+	s.pool.nrole_rows = s.pool.roles != NULL ? n : 0;
+	if (cfg->roles.n > 0 && (s.pool.roles == NULL || data->leaves_after != NULL))
+		return MM_ERR_ARGUMENT;
 	if (data != NULL && data->block_start != NULL)
 	{
 		/* backfill does not check block lists */

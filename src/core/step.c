@@ -83,6 +83,7 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 	double		waits[MM_MAX_K];
 	double		f[MM_MAX_CRITERIA];
 	double	   *crit = ratings; /* player by player, every criterion */
+	bool		compose = mm_compose_active(cfg, pool);
 
 	mm_criteria_factors(cfg, f);
 	if (dims > 1 && res->nmatches > 0)
@@ -150,14 +151,17 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 
 			for (int d = 0; d < dims; d++)
 				fs[d] = f[d] * m->nmembers / k;
-			st = mm_teams_split_even(cfg, m->nmembers, ratings, tm);
+			st = compose ? mm_compose_split(cfg, pool, mem, m->nmembers, tm)
+				: mm_teams_split_even(cfg, m->nmembers, ratings, tm);
 			if (st == MM_OK)
 				st = mm_game_cost(m->nmembers, m->nmembers, dims, crit, fs, waits,
 								  cfg->max_wait, &m->cost);
 		}
 		else
 		{
-			if (cfg->algorithm != MM_ALGO_OPTIMIZE)
+			if (compose)
+				st = mm_compose_split(cfg, pool, mem, m->nmembers, tm);
+			else if (cfg->algorithm != MM_ALGO_OPTIMIZE)
 				st = mm_teams_split(cfg, m->nmembers, ratings, tm);
 			if (st == MM_OK)
 				st = mm_game_cost(k, m->nmembers, dims, crit, f, waits,
@@ -203,6 +207,8 @@ check_pool(const MMConfig *cfg, const MMPool *pool, const MMResult *res,
 			return MM_ERR_ARGUMENT;
 		if (pool->key != NULL && (t->crow < 0 || t->crow >= pool->nkeys))
 			return MM_ERR_ARGUMENT;
+		if (t->party < -1)
+			return MM_ERR_ARGUMENT;
 		if (cfg->criteria.n > 0)
 		{
 			if (pool->criteria == NULL || t->crow < 0 || t->crow >= pool->ncrows)
@@ -239,6 +245,8 @@ step_pool(const MMConfig *cfg, MMPool *pool, double prev, double now, MMResult *
 
 	if (st == MM_OK)
 		st = mm_smaller_matches(cfg, pool, result);
+	if (st == MM_OK && mm_compose_active(cfg, pool))
+		st = mm_compose(cfg, pool, now, result);
 	if (st == MM_OK)
 		st = finish_matches(cfg, pool, now, result);
 	return st;
@@ -343,6 +351,7 @@ double
 mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 {
 	MMConfig	local;
+	double		d;
 
 	if (cfg == NULL || pool == NULL || pool->ntickets <= 0 ||
 		pool->tickets == NULL)
@@ -358,10 +367,26 @@ mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 	if (pool->block != NULL && mm_exclude_check(pool) != MM_OK)
 		return mm_timeout_deadline(cfg, pool);
 	if (pool->block != NULL && mm_pool_keyed(pool))
-		return mm_keyed_deadline(cfg, pool, exclude_part_deadline);
-	if (pool->block != NULL)
-		return exclude_part_deadline(mm_key_config(cfg, pool, &local), pool);
-	return pool_deadline(cfg, pool);
+		d = mm_keyed_deadline(cfg, pool, exclude_part_deadline);
+	else if (pool->block != NULL)
+		d = exclude_part_deadline(mm_key_config(cfg, pool, &local), pool);
+	else
+		d = pool_deadline(cfg, pool);
+
+	/*
+	 * parties and roles: a match the algorithm wants at once again (its
+	 * last one dissolved, mm_compose) is looked for again after a
+	 * fiftieth of max_wait, rather than at once over and over
+	 */
+	if (d <= pool->stepped_at && mm_compose_active(cfg, pool))
+	{
+		double		t = mm_timeout_deadline(cfg, pool);
+
+		d = pool->stepped_at + cfg->max_wait / MM_COMPOSE_RETRY;
+		if (t > pool->stepped_at && t < d)
+			d = t;
+	}
+	return d;
 }
 
 /*

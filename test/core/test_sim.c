@@ -464,7 +464,7 @@ test_step_fuzz(void)
 				MMConfig	cfg = sim_cfg((MMAlgorithm) algo, shapes[sh][0],
 										  shapes[sh][1], 6.0, (MMTimeout) tmo);
 				int			k = mm_config_k(&cfg);
-				MMPool		pool = {tickets, 0, groups, 0, CAP, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL};
+				MMPool		pool = {tickets, 0, groups, 0, CAP, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0};
 				MMResult	res = {matches, 0, members, teams, expired, 0};
 				TestRng		r = {(uint64_t) (algo * 100 + tmo * 10 + sh)};
 				double		now = 0.0;
@@ -661,7 +661,7 @@ test_sim_criteria_one_range(void)
 					MMOutcome  *o2 = malloc(sizeof(MMOutcome) * n);
 					MMSimSummary s1;
 					MMSimSummary s2;
-					MMStreamData data = {c, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL};
+					MMStreamData data = {c, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
 
 					one.multi_queue.ranges = (int) (2 + seed);
 					two = one;
@@ -712,7 +712,7 @@ test_sim_criteria_cost(void)
 	MMArrival  *a = make_stream(n, 10.0, 42);
 	double	   *c = make_criteria(n, 1, 43);
 	MMSimSummary s;
-	MMStreamData data = {c, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL};
+	MMStreamData data = {c, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
 	double		eq7 = 2.0 / 9.0 + 9.0 * 2.0 / 100.0;
 	double		fixed;
 	double		cost;
@@ -761,13 +761,13 @@ test_sim_optimize_stream_data(void)
 	MMConfig	cfg = sim_cfg(MM_ALGO_OPTIMIZE, 2, 2, 10.0, MM_TIMEOUT_BOTS);
 	MMArrival	a[4] = {{0, 0.9, 0.1}, {1, 0.9, 0.2}, {2, 0.1, 0.3}, {3, 0.1, 0.4}};
 	int32_t		party[4] = {7, 7, -1, -1};
-	MMStreamData data = {NULL, party, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL};
+	MMStreamData data = {NULL, party, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
 	MMOutcome	o[4];
 	MMSimSummary s;
 	/* 1v1, two regions: 0 and 2 are near eu, 1 and 3 near us */
 	MMArrival	b[4] = {{0, 0.5, 0.1}, {1, 0.5, 0.2}, {2, 0.5, 0.3}, {3, 0.5, 0.4}};
 	float		ping[8] = {10, 200, 200, 10, 10, 200, 200, 10};
-	MMStreamData pdata = {NULL, NULL, ping, 2, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL};
+	MMStreamData pdata = {NULL, NULL, ping, 2, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
 
 	cfg.recheck = 1.0;
 	cfg.optimize.weights.variation = cfg.optimize.weights.hosts = 0;

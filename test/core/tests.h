@@ -124,4 +124,12 @@ extern void test_optimize_memory(void);
 extern void test_optimize_ping_lists(void);
 extern void test_optimize_round_max_burst(void);
 
+/* test_compose.c */
+extern void test_compose_parties(void);
+extern void test_compose_roles(void);
+extern void test_compose_complete(void);
+extern void test_compose_roles_wait(void);
+extern void test_compose_config(void);
+extern void test_compose_sim(void);
+
 #endif							/* MM_TESTS_H */

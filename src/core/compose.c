@@ -1,0 +1,1099 @@
+/*
+ * compose.c
+ *		Parties and roles in every algorithm but optimize: a party (the
+ *		tickets sharing MMTicket.party) plays whole, in one team; with roles
+ *		(cfg->roles) every team can give each of its players one role the
+ *		player lists, no role above its places.
+ *
+ * The algorithm decides as usual, each member of a party at the party's
+ * rating (the caller's), so that rating orders keep a party together.
+ * mm_compose then rewrites what it decided, match by match in its order:
+ *  - a match keeps the units (a whole party, or a solo ticket) it holds
+ *    whole, oldest first, each while the kept units can still be placed
+ *    in teams (fits: capacities and roles, below); a party the algorithm
+ *    split over two matches leaves both;
+ *  - a full match that lost players is completed with waiting units that
+ *    fit, nearest in rating to the kept players' mean first, among those
+ *    in no match the step formed, nor in a difference_wait provisional
+ *    group (at most COMPOSE_SCAN of them looked at); when it cannot be
+ *    completed it dissolves and its units wait;
+ *  - a match with computer players keeps what fits, the computer players
+ *    taking the places left; a smaller match (min_players) what fits if
+ *    that is still min_players;
+ *  - an expiry ends its ticket's whole party;
+ *  - a unit left out that has reached max_wait then plays with computer
+ *    players (timed-out units packed together, in rating order, while
+ *    they fit), or expires.
+ *
+ * Units fit a match when a search (fit_find) places every unit in a team
+ * of team_size places so that, with roles, each team's players can take
+ * distinct places of roles they list: by Hall's theorem, when for every
+ * set X of roles the players whose roles all lie in X are no more than
+ * X's places.  The search is deterministic for a set of units (its order
+ * depends on the units only) and bounded (COMPOSE_NODES), so that
+ * finish_matches finds again the placement compose accepted; then it
+ * looks, within COMPOSE_SPLIT_NODES more, for the placement with the least
+ * spread of team rating sums.
+ */
+#include "mm_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Search nodes of one fit test at most; beyond, the units do not fit. */
+#define COMPOSE_NODES		4096
+/* Search nodes of the balancing of a formed match's teams at most. */
+#define COMPOSE_SPLIT_NODES 4096
+/* Waiting units a completion looks at, at most 64 + this times k. */
+#define COMPOSE_SCAN		16
+
+/* Teams tried lightest first when balancing up to this many teams; in order above. */
+#define COMPOSE_BALANCE_TEAMS 16
+
+#define ROLE_SETS			(1 << MM_MAX_ROLES)
+
+/* A unit: a party's tickets or a solo ticket. */
+typedef struct Unit
+{
+	int			first;			/* its tickets: c->umem[first .. first + size) */
+	int			size;
+	double		rating;			/* its players' mean */
+	double		arrival;		/* its oldest player's */
+	int			oldest;			/* pool index of its oldest player */
+	int			whole;			/* the match (index) the step put it in whole, or -1 */
+	int			state;
+	bool		grouped;		/* a member is in a provisional group */
+} Unit;
+
+#define U_FREE		0
+#define U_TAKEN		1
+#define U_EXPIRED	2
+#define U_INSET		3			/* in the set being built */
+
+/*
+ * Placing units into teams: the teams' loads, rating sums and, for each
+ * set X of roles, how many of their players list only roles of X.
+ */
+typedef struct Fit
+{
+	int			teams;
+	int			team_size;
+	int			nsets;			/* 2^roles (1 without roles) */
+	int			places[ROLE_SETS];	/* places of the roles of X in one team */
+	int		   *within;			/* teams x nsets */
+	int		   *load;
+	double	   *sum;
+	long		budget;
+	/* the units to place, in search order, and their teams */
+	int			n;
+	const int  *size;
+	const uint8_t *const *masks;	/* each unit's players' role masks */
+	const double *rsum;			/* each unit's rating sum */
+	int		   *team;
+	/* balancing: the best placement so far */
+	int		   *best;
+	double		best_spread;
+} Fit;
+
+/* A unit of a formed match for the team split and the role assignment. */
+typedef struct Piece
+{
+	int			size;
+	double		rsum;
+	int			first;			/* into the member list */
+	int			minpos;
+} Piece;
+
+/* Allocate a Fit for cfg; false when memory runs out. */
+static bool
+fit_init(Fit *f, const MMConfig *cfg, int maxunits)
+{
+	f->teams = cfg->teams;
+	f->team_size = cfg->team_size;
+	f->nsets = 1 << cfg->roles.n;
+	for (int x = 0; x < f->nsets; x++)
+	{
+		f->places[x] = cfg->roles.n == 0 ? cfg->team_size : 0;
+		for (int r = 0; r < cfg->roles.n; r++)
+			if (x & (1 << r))
+				f->places[x] += cfg->roles.slots[r];
+	}
+	f->within = mm_calloc((size_t) f->teams * f->nsets, sizeof(int));
+	f->load = mm_calloc((size_t) f->teams, sizeof(int));
+	f->sum = mm_calloc((size_t) f->teams, sizeof(double));
+	f->team = mm_malloc_array((size_t) (maxunits > 0 ? maxunits : 1), sizeof(int));
+	f->best = mm_malloc_array((size_t) (maxunits > 0 ? maxunits : 1), sizeof(int));
+	return f->within != NULL && f->load != NULL && f->sum != NULL &&
+		f->team != NULL && f->best != NULL;
+}
+
+static void
+fit_free(Fit *f)
+{
+	mm_free(f->within);
+	mm_free(f->load);
+	mm_free(f->sum);
+	mm_free(f->team);
+	mm_free(f->best);
+}
+
+/*
+ * Put unit i into team t (delta 1) or take it out (-1); returns whether
+ * the team's players can still take distinct places of their roles.
+ */
+static bool
+fit_move(Fit *f, int i, int t, int delta)
+{
+	int		   *w = f->within + (size_t) t * f->nsets;
+	int			full = f->nsets - 1;
+	bool		ok = true;
+
+	for (int p = 0; p < f->size[i]; p++)
+	{
+		int			m = f->masks[i] == NULL ? 0 : f->masks[i][p];
+
+		for (int x = m;; x = (x + 1) | m)
+		{
+			w[x] += delta;
+			if (w[x] > f->places[x])
+				ok = false;
+			if (x == full)
+				break;
+		}
+	}
+	f->load[t] += delta * f->size[i];
+	f->sum[t] += delta * f->rsum[i];
+	return ok;
+}
+
+static double
+fit_spread(const Fit *f)
+{
+	double		lo = f->sum[0];
+	double		hi = f->sum[0];
+
+	for (int t = 1; t < f->teams; t++)
+	{
+		lo = f->sum[t] < lo ? f->sum[t] : lo;
+		hi = f->sum[t] > hi ? f->sum[t] : hi;
+	}
+	return hi - lo;
+}
+
+/*
+ * Depth-first placement of units i .. n: each in a team with room, empty
+ * teams being interchangeable (only the first is tried).  balance: teams
+ * tried lightest first, every leaf compared, until the budget ends;
+ * otherwise the first placement found ends the search.
+ */
+static bool
+fit_search(Fit *f, int i, bool balance)
+{
+	bool		tried_empty = false;
+	bool		found = false;
+
+	if (i == f->n)
+	{
+		if (balance)
+		{
+			double		s = fit_spread(f);
+
+			if (s < f->best_spread)
+			{
+				f->best_spread = s;
+				memcpy(f->best, f->team, sizeof(int) * (size_t) f->n);
+			}
+		}
+		return true;
+	}
+	if (--f->budget < 0)
+		return false;
+	for (int pass = 0; pass < f->teams; pass++)
+	{
+		int			t = pass;
+
+		if (balance && f->teams <= COMPOSE_BALANCE_TEAMS)
+		{
+			/* the pass-th lightest team (ties by number), in O(teams) */
+			int			rank;
+
+			for (t = 0; t < f->teams; t++)
+			{
+				rank = 0;
+				for (int u = 0; u < f->teams; u++)
+					if (f->sum[u] < f->sum[t] || (f->sum[u] == f->sum[t] && u < t))
+						rank++;
+				if (rank == pass)
+					break;
+			}
+		}
+		if (f->load[t] == 0)
+		{
+			if (tried_empty)
+				continue;
+			tried_empty = true;
+		}
+		if (f->load[t] + f->size[i] > f->team_size)
+			continue;
+		if (fit_move(f, i, t, 1))
+		{
+			f->team[i] = t;
+			if (fit_search(f, i + 1, balance))
+			{
+				found = true;
+				if (!balance || f->best_spread <= MM_BALANCE_TOLERANCE || f->budget < 0)
+				{
+					fit_move(f, i, t, -1);
+					return true;
+				}
+			}
+		}
+		fit_move(f, i, t, -1);
+		if (f->budget < 0)
+			break;
+	}
+	return found;
+}
+
+/* Search order of units: larger first, then higher rating sum, then as given. */
+typedef struct Order
+{
+	int			size;
+	double		rsum;
+	int			tie;
+	int			at;
+} Order;
+
+static int
+order_cmp(const void *l, const void *r)
+{
+	const Order *a = l;
+	const Order *b = r;
+
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	if (a->rsum != b->rsum)
+		return a->rsum > b->rsum ? -1 : 1;
+	return (a->tie > b->tie) - (a->tie < b->tie);
+}
+
+/*
+ * Whether the n units (sizes, masks, rating sums; tie their stable order,
+ * e.g. their oldest ticket) can be placed in teams; with balance, *team
+ * (n entries, by the units as given) gets the placement of least team
+ * spread found.  A set of units gets the same answer whatever order it is
+ * given in.  order, sz, mk, rs: scratch of n entries.
+ */
+static bool
+fit_find(Fit *f, int n, const int *size, const uint8_t *const *masks, const double *rsum,
+		 const int *tie, bool balance, int *team, Order *order, int *sz,
+		 const uint8_t **mk, double *rs)
+{
+	int			total = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		order[i].size = size[i];
+		order[i].rsum = rsum[i];
+		order[i].tie = tie[i];
+		order[i].at = i;
+		total += size[i];
+	}
+	if (total > f->teams * f->team_size)
+		return false;
+	qsort(order, n, sizeof(Order), order_cmp);
+	for (int i = 0; i < n; i++)
+	{
+		sz[i] = size[order[i].at];
+		mk[i] = masks[order[i].at];
+		rs[i] = rsum[order[i].at];
+	}
+	f->n = n;
+	f->size = sz;
+	f->masks = mk;
+	f->rsum = rs;
+	f->budget = COMPOSE_NODES;
+	if (!fit_search(f, 0, false))
+		return false;
+	if (balance)
+	{
+		/* the placement a fit test finds, then better balanced ones */
+		for (int t = 0; t < f->teams; t++)
+			f->sum[t] = 0;
+		for (int i = 0; i < n; i++)
+			f->sum[f->team[i]] += rs[i];
+		f->best_spread = fit_spread(f);
+		memcpy(f->best, f->team, sizeof(int) * (size_t) n);
+		for (int t = 0; t < f->teams; t++)
+			f->sum[t] = 0;
+		f->budget = COMPOSE_SPLIT_NODES;
+		if (f->best_spread > MM_BALANCE_TOLERANCE)
+			(void) fit_search(f, 0, true);
+		for (int i = 0; i < n; i++)
+			team[order[i].at] = f->best[i];
+	}
+	return true;
+}
+
+/* ----------------------------------------------------------------
+ * Rewriting a step's decision
+ * ----------------------------------------------------------------
+ */
+
+typedef struct Compose
+{
+	const MMConfig *cfg;
+	const MMPool *pool;
+	double		now;
+	int			k;
+	int			n;
+	int			nunits;
+	Unit	   *units;
+	int		   *umem;			/* tickets grouped by unit */
+	int		   *unit_of;		/* pool index -> unit */
+	int		   *byrating;		/* units by rating, then oldest */
+	uint8_t    *mask;			/* pool index -> role mask (0 without roles) */
+	const uint8_t **umask;		/* unit -> its members' masks */
+	/* the set being built, and scratch for fit_find */
+	int		   *set;
+	int			nset;
+	int			players;
+	int		   *ssize;
+	double	   *srsum;
+	int		   *stie;
+	const uint8_t **smask;
+	Order	   *order;
+	int		   *sz;
+	const uint8_t **mk;
+	double	   *rs;
+	Fit			fit;
+	/* the rewritten decision */
+	MMMatch    *matches;
+	int			nmatches;
+	int		   *members;
+	int			nmembers;
+	int		   *expired;
+	int			nexpired;
+	int		   *count;			/* per unit, scratch (zeros) */
+} Compose;
+
+/* Whether the set with unit u added still fits; adds it when it does. */
+static bool
+set_try(Compose *c, int u)
+{
+	const Unit *un = &c->units[u];
+
+	if (c->players + un->size > c->k)
+		return false;
+	c->ssize[c->nset] = un->size;
+	c->srsum[c->nset] = un->rating * un->size;
+	c->stie[c->nset] = un->oldest;
+	c->smask[c->nset] = c->umask[u];
+	if (!fit_find(&c->fit, c->nset + 1, c->ssize, c->smask, c->srsum, c->stie, false,
+				  NULL, c->order, c->sz, c->mk, c->rs))
+		return false;
+	c->set[c->nset++] = u;
+	c->players += un->size;
+	c->units[u].state = U_INSET;
+	return true;
+}
+
+/* Start a new set; the units of one not emitted wait again. */
+static void
+set_clear(Compose *c)
+{
+	for (int s = 0; s < c->nset; s++)
+		if (c->units[c->set[s]].state == U_INSET)
+			c->units[c->set[s]].state = U_FREE;
+	c->nset = 0;
+	c->players = 0;
+}
+
+/* Emit the set as a match with bots computer players; its units are taken. */
+static void
+set_emit(Compose *c, int bots)
+{
+	MMMatch    *m = &c->matches[c->nmatches++];
+	int		   *mem = c->members + c->nmembers;
+	int			cnt = 0;
+
+	for (int s = 0; s < c->nset; s++)
+	{
+		Unit	   *un = &c->units[c->set[s]];
+
+		for (int p = 0; p < un->size; p++)
+			mem[cnt++] = c->umem[un->first + p];
+		un->state = U_TAKEN;
+	}
+	qsort(mem, cnt, sizeof(int), mm_int_cmp);
+	m->first = c->nmembers;
+	m->nmembers = cnt;
+	m->bots = bots;
+	memset(&m->cost, 0, sizeof(MMCost));
+	c->nmembers += cnt;
+}
+
+/* Whether unit u may complete match j: waiting, ungrouped, not kept for a later match. */
+static bool
+unit_free(const Compose *c, int u, int j)
+{
+	const Unit *un = &c->units[u];
+
+	return un->state == U_FREE && !un->grouped && !(un->whole > j);
+}
+
+/*
+ * Complete the set (for match j) with free units nearest in rating to
+ * center; returns whether it reached k players.
+ */
+static bool
+complete(Compose *c, int j, double center)
+{
+	int			lo;
+	int			hi;
+	int			a = 0;
+	int			b = c->nunits;
+	int			scanned = 0;
+	int			limit = 64 + COMPOSE_SCAN * c->k;
+
+	while (a < b)
+	{
+		int			mid = a + (b - a) / 2;
+
+		if (c->units[c->byrating[mid]].rating < center)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	hi = a;
+	lo = a - 1;
+	while (c->players < c->k && (lo >= 0 || hi < c->nunits) && scanned < limit)
+	{
+		int			u;
+
+		if (hi >= c->nunits ||
+			(lo >= 0 && center - c->units[c->byrating[lo]].rating <=
+			 c->units[c->byrating[hi]].rating - center))
+			u = c->byrating[lo--];
+		else
+			u = c->byrating[hi++];
+		if (!unit_free(c, u, j))
+			continue;
+		scanned++;
+		(void) set_try(c, u);
+	}
+	return c->players == c->k;
+}
+
+/* Insertion sort of a few units by age (a match holds at most k). */
+static void
+sort_by_age(const Compose *c, int *u, int n)
+{
+	for (int i = 1; i < n; i++)
+	{
+		int			v = u[i];
+		int			p = i;
+
+		for (; p > 0 && c->units[u[p - 1]].oldest > c->units[v].oldest; p--)
+			u[p] = u[p - 1];
+		u[p] = v;
+	}
+}
+
+/* Ticket indices with their party, to gather the units. */
+typedef struct PartyIdx
+{
+	int32_t		party;
+	int			idx;
+} PartyIdx;
+
+static int
+party_idx_cmp(const void *l, const void *r)
+{
+	const PartyIdx *a = l;
+	const PartyIdx *b = r;
+
+	if (a->party != b->party)
+		return (a->party > b->party) - (a->party < b->party);
+	return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* A unit with its rating and oldest ticket, to order units by rating. */
+typedef struct RatedUnit
+{
+	double		rating;
+	int			oldest;
+	int			unit;
+} RatedUnit;
+
+static int
+rated_unit_cmp(const void *l, const void *r)
+{
+	const RatedUnit *a = l;
+	const RatedUnit *b = r;
+
+	if (a->rating != b->rating)
+		return a->rating < b->rating ? -1 : 1;
+	return (a->oldest > b->oldest) - (a->oldest < b->oldest);
+}
+
+/* Whether compose rewrites the steps of cfg on pool: roles, or parties outside optimize. */
+bool
+mm_compose_active(const MMConfig *cfg, const MMPool *pool)
+{
+	if (cfg->roles.n > 0)
+		return true;
+	if (cfg->algorithm == MM_ALGO_OPTIMIZE)
+		return false;
+	for (int i = 0; i < pool->ntickets; i++)
+		if (pool->tickets[i].party >= 0)
+			return true;
+	return false;
+}
+
+/* The role mask of pool ticket i (0 without roles). */
+static uint8_t
+ticket_mask(const MMConfig *cfg, const MMPool *pool, int i)
+{
+	if (cfg->roles.n == 0)
+		return 0;
+	return pool->roles[pool->tickets[i].crow];
+}
+
+/* Gather the pool's units (c->units, umem, unit_of, umask, byrating). */
+static MMStatus
+gather_units(Compose *c)
+{
+	int			n = c->n;
+	PartyIdx   *pi = mm_malloc_array((size_t) n, sizeof(PartyIdx));
+	RatedUnit  *ru;
+
+	if (pi == NULL)
+		return MM_ERR_NOMEM;
+	for (int i = 0; i < n; i++)
+	{
+		int32_t		p = c->pool->tickets[i].party;
+
+		/* solo tickets sort after every party, one unit each */
+		pi[i].party = p >= 0 ? p : INT32_MAX;
+		pi[i].idx = i;
+		c->mask[i] = ticket_mask(c->cfg, c->pool, i);
+	}
+	qsort(pi, n, sizeof(PartyIdx), party_idx_cmp);
+	c->nunits = 0;
+	for (int b = 0; b < n;)
+	{
+		int			e = b + 1;
+		Unit	   *un = &c->units[c->nunits];
+		double		sum = 0;
+
+		if (pi[b].party != INT32_MAX)
+			while (e < n && pi[e].party == pi[b].party)
+				e++;
+		un->first = b;
+		un->size = e - b;
+		un->oldest = pi[b].idx;
+		un->arrival = c->pool->tickets[pi[b].idx].arrival;
+		un->whole = -1;
+		un->state = U_FREE;
+		un->grouped = false;
+		for (int i = b; i < e; i++)
+		{
+			const MMTicket *t = &c->pool->tickets[pi[i].idx];
+
+			c->umem[i] = pi[i].idx;
+			c->unit_of[pi[i].idx] = c->nunits;
+			c->mask[i + n] = c->mask[pi[i].idx];
+			sum += t->rating;
+			if (t->group >= 0)
+				un->grouped = true;
+		}
+		un->rating = sum / un->size;
+		c->umask[c->nunits] = c->mask + n + b;
+		c->nunits++;
+		b = e;
+	}
+	mm_free(pi);
+	ru = mm_malloc_array((size_t) (c->nunits > 0 ? c->nunits : 1), sizeof(RatedUnit));
+	if (ru == NULL)
+		return MM_ERR_NOMEM;
+	for (int u = 0; u < c->nunits; u++)
+	{
+		ru[u].rating = c->units[u].rating;
+		ru[u].oldest = c->units[u].oldest;
+		ru[u].unit = u;
+	}
+	qsort(ru, c->nunits, sizeof(RatedUnit), rated_unit_cmp);
+	for (int r = 0; r < c->nunits; r++)
+		c->byrating[r] = ru[r].unit;
+	mm_free(ru);
+	return MM_OK;
+}
+
+static void
+compose_free(Compose *c)
+{
+	mm_free(c->units);
+	mm_free(c->umem);
+	mm_free(c->unit_of);
+	mm_free(c->byrating);
+	mm_free(c->mask);
+	mm_free(c->umask);
+	mm_free(c->set);
+	mm_free(c->ssize);
+	mm_free(c->srsum);
+	mm_free(c->stie);
+	mm_free(c->smask);
+	mm_free(c->order);
+	mm_free(c->sz);
+	mm_free(c->mk);
+	mm_free(c->rs);
+	mm_free(c->matches);
+	mm_free(c->members);
+	mm_free(c->expired);
+	mm_free(c->count);
+	fit_free(&c->fit);
+}
+
+/* Expire every ticket of unit u. */
+static void
+expire_unit(Compose *c, int u)
+{
+	Unit	   *un = &c->units[u];
+
+	for (int p = 0; p < un->size; p++)
+		c->expired[c->nexpired++] = c->umem[un->first + p];
+	un->state = U_EXPIRED;
+}
+
+/* Rewrite a step's decision so that parties stay whole and roles fill; see the header. */
+MMStatus
+mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res)
+{
+	Compose		c;
+	int			n = pool->ntickets;
+	int			k = mm_config_k(cfg);
+	int			nn = n > 0 ? n : 1;
+	int			kk = k + 1;
+	MMStatus	st = MM_OK;
+
+	memset(&c, 0, sizeof(c));
+	if (n == 0)
+		return MM_OK;
+	if (cfg->roles.n > 0)
+	{
+		int			full = (1 << cfg->roles.n) - 1;
+
+		if (pool->roles == NULL)
+			return MM_ERR_ARGUMENT;
+		for (int i = 0; i < n; i++)
+		{
+			int			crow = pool->tickets[i].crow;
+
+			if (crow < 0 || crow >= pool->nrole_rows ||
+				pool->roles[crow] == 0 || (pool->roles[crow] & ~full) != 0)
+				return MM_ERR_ARGUMENT;
+		}
+	}
+	c.cfg = cfg;
+	c.pool = pool;
+	c.now = now;
+	c.k = k;
+	c.n = n;
+	c.units = mm_malloc_array((size_t) nn, sizeof(Unit));
+	c.umem = mm_malloc_array((size_t) nn, sizeof(int));
+	c.unit_of = mm_malloc_array((size_t) nn, sizeof(int));
+	c.byrating = mm_malloc_array((size_t) nn, sizeof(int));
+	c.mask = mm_calloc((size_t) nn * 2, sizeof(uint8_t));
+	c.umask = mm_malloc_array((size_t) nn, sizeof(uint8_t *));
+	c.set = mm_malloc_array((size_t) kk, sizeof(int));
+	c.ssize = mm_malloc_array((size_t) kk, sizeof(int));
+	c.srsum = mm_malloc_array((size_t) kk, sizeof(double));
+	c.stie = mm_malloc_array((size_t) kk, sizeof(int));
+	c.smask = mm_malloc_array((size_t) kk, sizeof(uint8_t *));
+	c.order = mm_malloc_array((size_t) kk, sizeof(Order));
+	c.sz = mm_malloc_array((size_t) kk, sizeof(int));
+	c.mk = mm_malloc_array((size_t) kk, sizeof(uint8_t *));
+	c.rs = mm_malloc_array((size_t) kk, sizeof(double));
+	c.matches = mm_malloc_array((size_t) nn, sizeof(MMMatch));
+	c.members = mm_malloc_array((size_t) nn, sizeof(int));
+	c.expired = mm_malloc_array((size_t) nn, sizeof(int));
+	c.count = mm_calloc((size_t) nn, sizeof(int));
+	if (!fit_init(&c.fit, cfg, kk) || c.units == NULL || c.umem == NULL ||
+		c.unit_of == NULL || c.byrating == NULL || c.mask == NULL || c.umask == NULL ||
+		c.set == NULL || c.ssize == NULL || c.srsum == NULL || c.stie == NULL ||
+		c.smask == NULL || c.order == NULL || c.sz == NULL || c.mk == NULL ||
+		c.rs == NULL || c.matches == NULL || c.members == NULL || c.expired == NULL ||
+		c.count == NULL)
+	{
+		compose_free(&c);
+		return MM_ERR_NOMEM;
+	}
+	st = gather_units(&c);
+	if (st != MM_OK)
+	{
+		compose_free(&c);
+		return st;
+	}
+
+	/* the units each match of the step holds whole */
+	for (int j = 0; j < res->nmatches; j++)
+	{
+		const MMMatch *m = &res->matches[j];
+
+		for (int i = 0; i < m->nmembers; i++)
+			c.count[c.unit_of[res->members[m->first + i]]]++;
+		for (int i = 0; i < m->nmembers; i++)
+		{
+			int			u = c.unit_of[res->members[m->first + i]];
+
+			if (c.count[u] == c.units[u].size)
+				c.units[u].whole = j;
+			c.count[u] = 0;
+		}
+	}
+
+	for (int j = 0; j < res->nmatches && st == MM_OK; j++)
+	{
+		const MMMatch *m = &res->matches[j];
+		int			kept[MM_MAX_K];
+		int			nkept = 0;
+		double		center = 0;
+
+		if (mm_interrupted())
+		{
+			st = MM_ERR_INTERRUPTED;
+			break;
+		}
+		for (int i = 0; i < m->nmembers; i++)
+		{
+			int			idx = res->members[m->first + i];
+			int			u = c.unit_of[idx];
+
+			center += pool->tickets[idx].rating;
+			if (c.units[u].whole == j && c.units[u].state == U_FREE && c.count[u]++ == 0)
+				kept[nkept++] = u;
+		}
+		for (int s = 0; s < nkept; s++)
+			c.count[kept[s]] = 0;
+		center /= m->nmembers > 0 ? m->nmembers : 1;
+		sort_by_age(&c, kept, nkept);
+		set_clear(&c);
+		for (int s = 0; s < nkept; s++)
+			(void) set_try(&c, kept[s]);
+		if (c.players > 0)
+		{
+			center = 0;
+			for (int s = 0; s < c.nset; s++)
+				center += c.units[c.set[s]].rating * c.units[c.set[s]].size;
+			center /= c.players;
+		}
+		if (m->bots == 0 && m->nmembers == k)
+		{
+			if (complete(&c, j, center))
+				set_emit(&c, 0);
+		}
+		else if (m->bots > 0)
+		{
+			if (c.players > 0)
+				set_emit(&c, k - c.players);
+		}
+		else if (c.players >= (cfg->min_players > 2 ? cfg->min_players : 2))
+			set_emit(&c, 0);
+		set_clear(&c);
+	}
+
+	/* an expiry ends its whole party */
+	for (int e = 0; e < res->nexpired && st == MM_OK; e++)
+	{
+		int			u = c.unit_of[res->expired[e]];
+
+		if (c.units[u].state == U_FREE)
+			expire_unit(&c, u);
+	}
+
+	/* units left out at max_wait: games with computer players, or expiry */
+	if (st == MM_OK)
+	{
+		set_clear(&c);
+		for (int r = 0; r < c.nunits; r++)
+		{
+			int			u = c.byrating[r];
+			Unit	   *un = &c.units[u];
+
+			if (un->state != U_FREE || !(now >= un->arrival + cfg->max_wait))
+				continue;
+			if (cfg->on_timeout == MM_TIMEOUT_EXPIRE)
+			{
+				expire_unit(&c, u);
+				continue;
+			}
+			if (set_try(&c, u))
+				continue;
+			if (c.nset > 0)
+				set_emit(&c, k - c.players);
+			set_clear(&c);
+			if (!set_try(&c, u))
+				expire_unit(&c, u); /* fits no team alone: refused on arrival */
+		}
+		if (c.nset > 0)
+			set_emit(&c, k - c.players);
+	}
+
+	if (st == MM_OK)
+	{
+		res->nmatches = c.nmatches;
+		memcpy(res->matches, c.matches, sizeof(MMMatch) * (size_t) c.nmatches);
+		memcpy(res->members, c.members, sizeof(int) * (size_t) c.nmembers);
+		res->nexpired = c.nexpired;
+		memcpy(res->expired, c.expired, sizeof(int) * (size_t) c.nexpired);
+	}
+	compose_free(&c);
+	return st;
+}
+
+/* ----------------------------------------------------------------
+ * Teams and roles of a formed match
+ * ----------------------------------------------------------------
+ */
+
+/* A match's members as units: pieces (by party, in member order) and member order. */
+typedef struct MatchUnits
+{
+	int			n;
+	int			npieces;
+	Piece		pieces[MM_MAX_K];
+	int			order[MM_MAX_K];	/* member positions grouped by piece */
+	uint8_t		masks[MM_MAX_K];	/* in order */
+	const uint8_t *pmask[MM_MAX_K];
+	int			size[MM_MAX_K];
+	double		rsum[MM_MAX_K];
+	int			tie[MM_MAX_K];
+} MatchUnits;
+
+static void
+match_units(const MMConfig *cfg, const MMPool *pool, const int *mem, int n, MatchUnits *mu)
+{
+	bool		done[MM_MAX_K] = {false};
+	int			w = 0;
+
+	mu->n = n;
+	mu->npieces = 0;
+	for (int i = 0; i < n; i++)
+	{
+		int32_t		party;
+		Piece	   *p;
+
+		if (done[i])
+			continue;
+		party = pool->tickets[mem[i]].party;
+		p = &mu->pieces[mu->npieces++];
+		p->first = w;
+		p->size = 0;
+		p->rsum = 0;
+		p->minpos = i;
+		for (int j = i; j < n; j++)
+		{
+			if (done[j] || (j != i && (party < 0 || pool->tickets[mem[j]].party != party)))
+				continue;
+			done[j] = true;
+			mu->order[w] = j;
+			mu->masks[w] = ticket_mask(cfg, pool, mem[j]);
+			w++;
+			p->size++;
+			p->rsum += pool->tickets[mem[j]].rating;
+		}
+	}
+	for (int q = 0; q < mu->npieces; q++)
+	{
+		mu->pmask[q] = mu->masks + mu->pieces[q].first;
+		mu->size[q] = mu->pieces[q].size;
+		mu->rsum[q] = mu->pieces[q].rsum;
+		mu->tie[q] = mem[mu->pieces[q].minpos];
+	}
+}
+
+/*
+ * Split a formed match (members mem[0 .. n), pool indices) into teams as
+ * compose placed its units, balanced within COMPOSE_SPLIT_NODES; 1-based
+ * team numbers into tm, teams numbered by ascending rating sum.
+ */
+MMStatus
+mm_compose_split(const MMConfig *cfg, const MMPool *pool, const int *mem, int n, int *tm)
+{
+	MatchUnits *mu = mm_malloc(sizeof(MatchUnits));
+	Fit			f;
+	int			team[MM_MAX_K];
+	Order	   *order = mm_malloc_array(MM_MAX_K, sizeof(Order));
+	int			sz[MM_MAX_K];
+	const uint8_t *mk[MM_MAX_K];
+	double		rs[MM_MAX_K];
+	int			rank[MM_MAX_K];
+	MMStatus	st = MM_OK;
+
+	memset(&f, 0, sizeof(f));
+	if (mu == NULL || order == NULL || !fit_init(&f, cfg, MM_MAX_K))
+		st = MM_ERR_NOMEM;
+	else
+	{
+		match_units(cfg, pool, mem, n, mu);
+		if (!fit_find(&f, mu->npieces, mu->size, mu->pmask, mu->rsum, mu->tie, true, team,
+					  order, sz, mk, rs))
+			st = MM_ERR_ARGUMENT;	/* compose formed only matches that fit */
+		else
+		{
+			double		sum[MM_MAX_K];
+			int			first[MM_MAX_K];
+
+			/* number teams by ascending sum, ties by their first member */
+			for (int t = 0; t < cfg->teams; t++)
+			{
+				sum[t] = 0;
+				first[t] = INT32_MAX;
+			}
+			for (int q = 0; q < mu->npieces; q++)
+			{
+				sum[team[q]] += mu->pieces[q].rsum;
+				if (mu->pieces[q].minpos < first[team[q]])
+					first[team[q]] = mu->pieces[q].minpos;
+			}
+			for (int t = 0; t < cfg->teams; t++)
+			{
+				rank[t] = 0;
+				for (int u = 0; u < cfg->teams; u++)
+					if (sum[u] < sum[t] || (sum[u] == sum[t] && first[u] < first[t]))
+						rank[t]++;
+			}
+			for (int q = 0; q < mu->npieces; q++)
+				for (int p = 0; p < mu->pieces[q].size; p++)
+					tm[mu->order[mu->pieces[q].first + p]] = rank[team[q]] + 1;
+		}
+	}
+	fit_free(&f);
+	mm_free(mu);
+	mm_free(order);
+	return st;
+}
+
+/* One team's places and who holds them, for Kuhn's augmenting paths. */
+typedef struct Places
+{
+	int			n;
+	int			role[MM_MAX_K];
+	int			holder[MM_MAX_K];
+	bool		seen[MM_MAX_K];
+	const uint8_t *masks;
+} Places;
+
+/* Find player v a place, moving holders along an augmenting path. */
+static bool
+augment(Places *pl, int v)
+{
+	for (int p = 0; p < pl->n; p++)
+	{
+		if (pl->seen[p] || !(pl->masks[v] & (1 << pl->role[p])))
+			continue;
+		pl->seen[p] = true;
+		if (pl->holder[p] < 0 || augment(pl, pl->holder[p]))
+		{
+			pl->holder[p] = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Give the players of one team (masks[0 .. n)) distinct places of roles
+ * they list; role_out gets each player's role.  False when they cannot.
+ */
+static bool
+team_roles(const MMConfig *cfg, const uint8_t *masks, int n, int *role_out)
+{
+	Places	   *pl = mm_malloc(sizeof(Places));
+	bool		ok = true;
+
+	if (pl == NULL)
+		return false;
+	pl->n = 0;
+	pl->masks = masks;
+	for (int r = 0; r < cfg->roles.n; r++)
+		for (int s = 0; s < cfg->roles.slots[r]; s++)
+			pl->role[pl->n++] = r;
+	for (int p = 0; p < pl->n; p++)
+		pl->holder[p] = -1;
+	for (int i = 0; i < n && ok; i++)
+	{
+		memset(pl->seen, 0, sizeof(pl->seen));
+		ok = augment(pl, i);
+	}
+	if (ok)
+		for (int p = 0; p < pl->n; p++)
+			if (pl->holder[p] >= 0)
+				role_out[pl->holder[p]] = pl->role[p];
+	mm_free(pl);
+	return ok;
+}
+
+/* The roles of res's members; see mm_core.h. */
+MMStatus
+mm_assign_roles(const MMConfig *cfg, const MMPool *pool, const MMResult *res, int *roles_out)
+{
+	if (cfg == NULL || pool == NULL || res == NULL || roles_out == NULL ||
+		mm_config_check(cfg) != MM_OK || cfg->roles.n == 0 || pool->roles == NULL)
+		return MM_ERR_ARGUMENT;
+	for (int j = 0; j < res->nmatches; j++)
+	{
+		const MMMatch *m = &res->matches[j];
+
+		for (int t = 1; t <= cfg->teams; t++)
+		{
+			uint8_t		masks[MM_MAX_K];
+			int			who[MM_MAX_K];
+			int			role[MM_MAX_K];
+			int			n = 0;
+
+			for (int i = 0; i < m->nmembers; i++)
+			{
+				int			idx = res->members[m->first + i];
+				int			crow;
+
+				if (res->teams[m->first + i] != t)
+					continue;
+				if (idx < 0 || idx >= pool->ntickets || n >= cfg->team_size)
+					return MM_ERR_ARGUMENT;
+				crow = pool->tickets[idx].crow;
+				if (crow < 0 || crow >= pool->nrole_rows)
+					return MM_ERR_ARGUMENT;
+				masks[n] = pool->roles[crow];
+				who[n++] = m->first + i;
+			}
+			if (!team_roles(cfg, masks, n, role))
+				return MM_ERR_ARGUMENT;
+			for (int i = 0; i < n; i++)
+				roles_out[who[i]] = role[i];
+		}
+	}
+	return MM_OK;
+}
+
+/* Whether a party fits one team; see mm_core.h. */
+bool
+mm_party_fits(const MMConfig *cfg, int n, const uint8_t *roles)
+{
+	int			role[MM_MAX_K];
+	int			full;
+
+	if (cfg == NULL || n < 1 || n > cfg->team_size || n > MM_MAX_K)
+		return false;
+	if (cfg->roles.n == 0)
+		return true;
+	if (roles == NULL)
+		return false;
+	full = (1 << cfg->roles.n) - 1;
+	for (int i = 0; i < n; i++)
+		if (roles[i] == 0 || (roles[i] & ~full) != 0)
+			return false;
+	return team_roles(cfg, roles, n, role);
+}
