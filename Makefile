@@ -2,7 +2,7 @@
 EXTENSION = matchmaker
 MODULE_big = matchmaker
 CORE_OBJS = $(patsubst %.c,%.o,$(wildcard src/core/*.c))
-OBJS = src/matchmaker.o src/settings.o src/util.o src/criteria.o src/filters.o src/params.o src/queue.o src/owner.o src/ticket.o src/cost.o src/tick.o src/events.o src/ready.o src/backfill.o src/schedule.o src/launcher.o src/worker.o src/simulate.o src/tune.o src/stats.o src/retention.o $(CORE_OBJS)
+OBJS = src/matchmaker.o src/settings.o src/util.o src/criteria.o src/filters.o src/party.o src/params.o src/queue.o src/owner.o src/ticket.o src/cost.o src/tick.o src/events.o src/ready.o src/backfill.o src/schedule.o src/launcher.o src/worker.o src/simulate.o src/tune.o src/stats.o src/retention.o $(CORE_OBJS)
 # Install and update scripts live in extension/ (sql/ and expected/ hold the
 # pg_regress tests).  The current version's install script is built from the
 # one source file extension/matchmaker.sql; older versions' full scripts and
@@ -12,7 +12,7 @@ DATA = $(filter-out extension/matchmaker--$(EXTVERSION).sql,$(wildcard extension
 DATA_built = extension/matchmaker--$(EXTVERSION).sql
 PGFILEDESC = "matchmaker - game matchmaking inside PostgreSQL"
 
-REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick simulate auto tune criteria check dump_config ready_check min_players backfill simulate_backfill filters queue_stats retention \
+REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick simulate auto tune criteria check dump_config ready_check min_players backfill simulate_backfill filters parties queue_stats retention \
 	privileges hostile upgrade cancel_provisional tick_now bad_input robustness ticket_owner
 REGRESS_OPTS = --load-extension=matchmaker
 ISOLATION = tick_cancel tick_tick notify_payload cancel_idle alter_fresh admin_other_queue party_enqueue ready_races events backfill_races retention_races

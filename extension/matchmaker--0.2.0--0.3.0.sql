@@ -38,6 +38,7 @@ CREATE UNIQUE INDEX tickets_waiting ON matchmaker.tickets (queue, player) WHERE 
 ALTER TABLE matchmaker.matches ADD COLUMN filters jsonb;
 -- the filters a player of the match waived after its optional_after
 ALTER TABLE matchmaker.matches ADD COLUMN relaxed text[];
+
 -- auto's arrival rate of each filter value (tick.c, measure_key_rates)
 CREATE INDEX matches_queue_filters ON matchmaker.matches (queue, filters, created_at) WHERE filters IS NOT NULL;
 CREATE TABLE matchmaker.proposals (
@@ -64,6 +65,20 @@ SELECT pg_catalog.pg_extension_config_dump('matchmaker.proposals', '');
 GRANT SELECT ON matchmaker.proposals TO matchmaker_admin;
 
 ALTER TABLE matchmaker.tickets ADD COLUMN backfill_id bigint;
+
+-- Parties (enqueue_party) and roles (params.roles)
+ALTER TABLE matchmaker.tickets ADD COLUMN party bigint;
+ALTER TABLE matchmaker.tickets ADD COLUMN role text;
+CREATE INDEX tickets_party ON matchmaker.tickets (party) WHERE party IS NOT NULL;
+CREATE FUNCTION matchmaker.enqueue_party(queue text, players text[], ratings float8[], attributes jsonb DEFAULT '{}')
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'mm_enqueue_party'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.enqueue_party IS 'Put a party in a queue, all or nothing; returns its members'' ticket ids (the same ids while the party waits). It plays whole, in one team; cancelling one member cancels it.';
+REVOKE ALL ON FUNCTION matchmaker.enqueue_party(text, text[], float8[], jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION matchmaker.enqueue_party(text, text[], float8[], jsonb) TO matchmaker_client;
+
 -- Backfill: a game server's request for replacements in a running match.
 -- A tick fills open requests from the queue's waiting tickets (their
 -- tickets.backfill_id names the request) before it forms new matches.
@@ -137,7 +152,7 @@ RETURNS boolean
 AS 'MODULE_PATHNAME', 'mm_cancel_0_3'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting or proposed ticket of the calling role (a proposed one dissolves its match); false when it is neither.';
+COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting or proposed ticket of the calling role (a proposed one dissolves its match), with its whole party; false when it is neither.';
 
 -- Ready checks: a player answers for a proposed ticket.
 CREATE FUNCTION matchmaker.accept(ticket bigint, accepted boolean DEFAULT true)
@@ -307,6 +322,22 @@ AS $$
                              AND b.state OPERATOR(pg_catalog.=) ANY (ARRAY['matched', 'proposed'])
     WHERE pg_catalog.jsonb_typeof(a.attributes OPERATOR(pg_catalog.->) x.key) OPERATOR(pg_catalog.=) 'array'
       AND pg_catalog.jsonb_exists(a.attributes OPERATOR(pg_catalog.->) x.key, b.player)
+  UNION ALL
+    -- a party plays whole: its tickets share one state, and when matched
+    -- or proposed one match and one team
+    SELECT 'party', pt.queue, pt.party,
+           pg_catalog.format('party %s has tickets %s in states %s, matches %s, teams %s',
+                             pt.party, pt.ids, pt.states, pt.matches, pt.teams)
+    FROM (SELECT t.queue, t.party, pg_catalog.array_agg(t.id ORDER BY t.id) AS ids,
+                 pg_catalog.array_agg(DISTINCT t.state) AS states,
+                 pg_catalog.array_agg(DISTINCT t.match_id) AS matches,
+                 pg_catalog.array_agg(DISTINCT t.team) AS teams
+          FROM matchmaker.tickets t
+          WHERE t.party IS NOT NULL
+          GROUP BY t.queue, t.party) pt
+    WHERE pg_catalog.cardinality(pt.states) OPERATOR(pg_catalog.>) 1
+       OR pg_catalog.cardinality(pt.matches) OPERATOR(pg_catalog.>) 1
+       OR pg_catalog.cardinality(pt.teams) OPERATOR(pg_catalog.>) 1
   UNION ALL
     -- a ready proposal is a match
     SELECT 'proposal', p.queue, p.id, 'ready but not in matchmaker.matches'

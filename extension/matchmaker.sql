@@ -102,12 +102,17 @@ CREATE TABLE matchmaker.tickets (
     enqueued_by_name text NOT NULL,
     accepted    boolean,
     backfill_id bigint,
+    -- enqueue_party: the party's first ticket id, on each member; null alone
+    party       bigint,
+    -- params.roles: the role the match gave the player; null without roles
+    role        text,
     CONSTRAINT tickets_state CHECK (state IN ('waiting', 'proposed', 'matched', 'cancelled', 'expired', 'invalid', 'declined'))
 );
 ALTER SEQUENCE matchmaker.tickets_id_seq OWNED BY matchmaker.tickets.id;
 -- One waiting (or proposed) ticket per (queue, player); also the index tick reads a queue's waiting tickets with.
 CREATE UNIQUE INDEX tickets_waiting ON matchmaker.tickets (queue, player) WHERE state IN ('waiting', 'proposed');
 CREATE INDEX tickets_match ON matchmaker.tickets (match_id) WHERE match_id IS NOT NULL;
+CREATE INDEX tickets_party ON matchmaker.tickets (party) WHERE party IS NOT NULL;
 COMMENT ON TABLE matchmaker.tickets IS 'Players'' requests to play; state waiting, proposed (in a match awaiting its ready check; accepted holds the answer), matched, cancelled, expired, declined or invalid (end_reason says why).';
 
 -- Ready checks (params.accept_timeout): a match a tick forms in such a
@@ -279,12 +284,19 @@ LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.enqueue IS 'Put a player in a queue; returns the ticket id (the same id while that ticket waits). The ticket belongs to the calling role.';
 
+CREATE FUNCTION matchmaker.enqueue_party(queue text, players text[], ratings float8[], attributes jsonb DEFAULT '{}')
+RETURNS bigint[]
+AS 'MODULE_PATHNAME', 'mm_enqueue_party'
+LANGUAGE C VOLATILE
+SET search_path = pg_catalog, pg_temp;
+COMMENT ON FUNCTION matchmaker.enqueue_party IS 'Put a party in a queue, all or nothing; returns its members'' ticket ids (the same ids while the party waits). It plays whole, in one team; cancelling one member cancels it.';
+
 CREATE FUNCTION matchmaker.cancel(ticket bigint)
 RETURNS boolean
 AS 'MODULE_PATHNAME', 'mm_cancel_0_3'
 LANGUAGE C VOLATILE
 SET search_path = pg_catalog, pg_temp;
-COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting or proposed ticket of the calling role (a proposed one dissolves its match); false when it is neither.';
+COMMENT ON FUNCTION matchmaker.cancel IS 'Cancel a waiting or proposed ticket of the calling role (a proposed one dissolves its match), with its whole party; false when it is neither.';
 
 CREATE FUNCTION matchmaker.accept(ticket bigint, accepted boolean DEFAULT true)
 RETURNS text
@@ -485,6 +497,22 @@ AS $$
                              AND b.state OPERATOR(pg_catalog.=) ANY (ARRAY['matched', 'proposed'])
     WHERE pg_catalog.jsonb_typeof(a.attributes OPERATOR(pg_catalog.->) x.key) OPERATOR(pg_catalog.=) 'array'
       AND pg_catalog.jsonb_exists(a.attributes OPERATOR(pg_catalog.->) x.key, b.player)
+  UNION ALL
+    -- a party plays whole: its tickets share one state, and when matched
+    -- or proposed one match and one team
+    SELECT 'party', pt.queue, pt.party,
+           pg_catalog.format('party %s has tickets %s in states %s, matches %s, teams %s',
+                             pt.party, pt.ids, pt.states, pt.matches, pt.teams)
+    FROM (SELECT t.queue, t.party, pg_catalog.array_agg(t.id ORDER BY t.id) AS ids,
+                 pg_catalog.array_agg(DISTINCT t.state) AS states,
+                 pg_catalog.array_agg(DISTINCT t.match_id) AS matches,
+                 pg_catalog.array_agg(DISTINCT t.team) AS teams
+          FROM matchmaker.tickets t
+          WHERE t.party IS NOT NULL
+          GROUP BY t.queue, t.party) pt
+    WHERE pg_catalog.cardinality(pt.states) OPERATOR(pg_catalog.>) 1
+       OR pg_catalog.cardinality(pt.matches) OPERATOR(pg_catalog.>) 1
+       OR pg_catalog.cardinality(pt.teams) OPERATOR(pg_catalog.>) 1
   UNION ALL
     -- a ready proposal is a match
     SELECT 'proposal', p.queue, p.id, 'ready but not in matchmaker.matches'
@@ -693,6 +721,7 @@ GRANT USAGE ON SCHEMA matchmaker TO matchmaker_client, matchmaker_admin;
 
 GRANT EXECUTE ON FUNCTION
     matchmaker.enqueue(text, text, float8, jsonb),
+    matchmaker.enqueue_party(text, text[], float8[], jsonb),
     matchmaker.cancel(bigint),
     matchmaker.accept(bigint, boolean),
     matchmaker.backfill(bigint, integer, integer, interval),

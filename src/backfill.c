@@ -190,6 +190,11 @@ mm_backfill(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("queue \"%s\" has an exclude filter, and backfill does not check block lists", queue_name),
 				 errhint("Enqueue the replacements in a queue without one, or start a new match.")));
+	if (queue->cfg.roles.n > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("queue \"%s\" has roles, and backfill does not fill roles", queue_name),
+				 errhint("Enqueue the replacements in a queue without roles, or start a new match.")));
 	k = mm_config_k(&queue->cfg);
 	if (slots < 1 || slots > k)
 		ereport(ERROR,
@@ -625,7 +630,8 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 			nskipped = 0;
 			for (int attempt = 0; attempt < MM_BACKFILL_LOCK_ATTEMPTS && nfilled < want; attempt++)
 			{
-				int			n = mm_backfill_pick(pool, taken, lo, hi, key, want - nfilled, idx);
+				int			n = queue->cfg.roles.n > 0 ? 0 :
+					mm_backfill_pick(pool, taken, lo, hi, key, want - nfilled, idx);
 				int64	   *ids;
 
 				if (n == 0)

@@ -42,6 +42,10 @@ typedef struct MMCriteria
 	bool		any_relax;
 	/* params.filters' exclude filter: the attribute of a player's block list, or NULL */
 	char	   *exclude;
+	/* params.roles: role r's name (cfg.roles.n of them, in params order) */
+	char	   *role[MM_MAX_ROLES];
+	/* params.party_rating "max": a party groups at its best player's rating, not the mean */
+	bool		party_max;
 } MMCriteria;
 
 /*
@@ -232,6 +236,14 @@ extern char *mm_filter_json(const MMQueue *queue, const char *value, int len);
 extern int32 *mm_filter_key_values(const MMQueue *queue, const MMFilterDict *dict);
 extern double *mm_filter_relax_seconds(const MMQueue *queue);
 extern char *mm_filter_mask_array(const MMQueue *queue, uint32 mask);
+/* party.c: roles and party ratings */
+extern const char *mm_roles_value_problem(const MMQueue *queue, JsonbValue *v, uint8 *mask);
+extern const char *mm_roles_problem(const MMQueue *queue, Jsonb *attributes, uint8 *mask);
+extern char *mm_roles_detail(const MMQueue *queue);
+extern void mm_roles_error(const MMQueue *queue, const char *problem, const char *whose) pg_attribute_noreturn();
+extern void mm_party_ratings(const MMQueue *queue, int n, const int32 *party, double *ratings,
+							 int *order);
+
 extern bool mm_filters_any(const MMQueue *queue);
 extern const char *mm_exclude_names(const MMQueue *queue, Jsonb *attributes, JsonbValue *names, int *n);
 extern void mm_exclude_rows(char **players, char ***names, const int *nnames, int n,

@@ -68,6 +68,8 @@ static void parse_tune(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCr
 static void parse_channel(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 static void parse_min_players(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 static void parse_filters(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
+static void parse_roles(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
+static void parse_party_rating(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria);
 
 /*
  * The params keys.  Rows of the same algorithms stand together, in the
@@ -268,6 +270,22 @@ static const MMParamDef params[] = {
 		"min_players lets a player who reaches max_wait play a smaller match, of at least this many players and no computer player, when they are at hand, for example 6 in a 5v5 queue.",
 		"optimize forms its own matches; remove \"min_players\" from params.",
 		parse_min_players
+	},
+	{
+		"roles",
+		ALL_ALGOS & ~ALGO(MM_ALGO_OPTIMIZE), MM_PARAM_CUSTOM, 0, 0, NULL, 0, NO_FIELD,
+		NULL,
+		"roles is an object of role names and the places each team has of them, adding up to the team size, for example {\"tank\": 1, \"healer\": 1, \"dps\": 3}; each player lists the roles it can play in its attribute \"roles\".",
+		"optimize splits its own teams and takes no roles; remove \"roles\" from params.",
+		parse_roles
+	},
+	{
+		"party_rating",
+		ALL_ALGOS & ~ALGO(MM_ALGO_OPTIMIZE), MM_PARAM_CUSTOM, 0, 0, NULL, 0, NO_FIELD,
+		"\"mean\" or \"max\"",
+		"party_rating is the rating a party is grouped at: \"mean\" (the default), the mean of its players' ratings, or \"max\", its best player's.",
+		"optimize rates each player of a party at its own rating; remove \"party_rating\" from params.",
+		parse_party_rating
 	},
 	{
 		"on_timeout",
@@ -1047,6 +1065,86 @@ parse_filters(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *c
 		criteria->any_intersect |= criteria->intersect[criteria->nfilters];
 		criteria->filter[criteria->nfilters++] = name;
 	}
+}
+
+/*
+ * params.roles: an object of 1 to MM_MAX_ROLES role names (1 to 64 bytes)
+ * and the places of each in a team (whole numbers from 1), adding up to
+ * team_size.
+ */
+static void
+parse_roles(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria)
+{
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	val;
+	JsonbIteratorToken tok;
+	int			places = 0;
+
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("params key \"roles\" must be a JSON object"),
+				 errdetail("Got %s.", jsonb_value_text(v)),
+				 errhint("%s", def->hint)));
+	cfg->roles.n = 0;
+	it = JsonbIteratorInit(v->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		char	   *name;
+		int			r = cfg->roles.n;
+
+		if (tok != WJB_KEY)
+			continue;
+		name = pnstrdup(k.val.string.val, k.val.string.len);
+		if (k.val.string.len < 1 || k.val.string.len > 64)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("role names must have 1 to 64 bytes"),
+					 errdetail("Got \"%s\".", mm_shorten(name)),
+					 errhint("%s", def->hint)));
+		if (r >= MM_MAX_ROLES)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("params key \"roles\" can name at most %d roles", MM_MAX_ROLES),
+					 errhint("Merge roles that share places.")));
+		tok = JsonbIteratorNext(&it, &val, true);
+		{
+			double		d = val.type == jbvNumeric ? param_double(&val) : NAN;
+
+			if (!(d >= 1 && d <= cfg->team_size && d == floor(d)))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("the places of role \"%s\" must be a whole number from 1 to %d (the team size)",
+								mm_shorten(name), cfg->team_size),
+						 errdetail("Got %s.", jsonb_value_text(&val)),
+						 errhint("%s", def->hint)));
+			cfg->roles.slots[r] = (int) d;
+		}
+		places += cfg->roles.slots[r];
+		criteria->role[r] = name;
+		cfg->roles.n++;
+	}
+	if (cfg->roles.n == 0 || places != cfg->team_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the places of params key \"roles\" must add up to the team size, %d", cfg->team_size),
+				 errdetail("They add up to %d.", places),
+				 errhint("Give each role its places in one team, for example {\"tank\": 1, \"healer\": 1, \"dps\": %d} for teams of %d.",
+						 Max(cfg->team_size - 2, 1), cfg->team_size)));
+}
+
+/* params.party_rating: "mean" or "max". */
+static void
+parse_party_rating(JsonbValue *v, const MMParamDef *def, MMConfig *cfg, MMCriteria *criteria)
+{
+	if (!param_is_string(v, "mean") && !param_is_string(v, "max"))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("params key \"%s\" must be %s", def->name, def->expect),
+				 errdetail("Got %s.", jsonb_value_text(v)),
+				 errhint("%s", def->hint)));
+	criteria->party_max = param_is_string(v, "max");
 }
 
 /* The queue's params.channel (checked when the params were stored), or NULL. */

@@ -98,6 +98,7 @@ dissolve(const char *queue, const char *channel, int64 id, const char *reason,
 	static SPIPlanPtr proposal_plan;
 	Oid			argtypes[3] = {INT8OID, TIMESTAMPTZOID, TEXTOID};
 	Oid			listtypes[2] = {INT8ARRAYOID, TIMESTAMPTZOID};
+	Oid			locktypes[2] = {INT8OID, INT8OID};
 	Datum		values[3];
 	int64	   *declined;
 	int64	   *requeued;
@@ -109,11 +110,13 @@ dissolve(const char *queue, const char *channel, int64 id, const char *reason,
 
 	/* the proposal's tickets still proposed, with their answers */
 	mm_keep_plan(&lock_plan,
-				 "SELECT id, accepted IS TRUE FROM matchmaker.tickets "
-				 "WHERE match_id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'proposed' "
+				 "SELECT id, accepted IS TRUE, party FROM matchmaker.tickets "
+				 "WHERE match_id OPERATOR(pg_catalog.=) $1 AND (state OPERATOR(pg_catalog.=) 'proposed' "
+				 "OR id OPERATOR(pg_catalog.=) $2) "
 				 "ORDER BY id FOR UPDATE",
-				 1, argtypes);
+				 2, locktypes);
 	values[0] = Int64GetDatum(id);
+	values[1] = Int64GetDatum(ticket);
 	ready_run(lock_plan, values, SPI_OK_SELECT, "lock a proposal's tickets");
 	declined = palloc(sizeof(int64) * (SPI_processed + 1));
 	requeued = palloc(sizeof(int64) * (SPI_processed + 1));
@@ -132,6 +135,37 @@ dissolve(const char *queue, const char *channel, int64 id, const char *reason,
 		}
 		else
 			requeued[nr++] = t;
+	}
+	/* a party answers as one: a member declined (or silent) declines its party */
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		bool		isnull;
+		int64		t = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+		Datum		party = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 3, &isnull);
+		bool		out = false;
+
+		if (isnull)
+			continue;
+		for (int d = 0; d < nd && !out; d++)
+			out = declined[d] == t;
+		if (!out)
+			continue;
+		for (uint64 q = 0; q < SPI_processed; q++)
+		{
+			bool		qnull;
+			Datum		qp = SPI_getbinval(SPI_tuptable->vals[q], SPI_tuptable->tupdesc, 3, &qnull);
+			int64		qt = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[q], SPI_tuptable->tupdesc, 1, &qnull));
+
+			if (qnull || DatumGetInt64(qp) != DatumGetInt64(party))
+				continue;
+			for (int i = 0; i < nr; i++)
+				if (requeued[i] == qt)
+				{
+					requeued[i] = requeued[--nr];
+					declined[nd++] = qt;
+					break;
+				}
+		}
 	}
 	SPI_freetuptable(SPI_tuptable);
 

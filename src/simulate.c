@@ -88,7 +88,10 @@ typedef struct ArrivalReceiver
 	char	 ***blocks;			/* with an exclude filter: the players each row blocks */
 	int		   *nblocks;
 	char	  **players;		/* and its player: attributes.player, or its id */
+	char	  **pnames;			/* not optimize: each row's attributes.party, or NULL */
+	uint8	   *rmask;			/* with roles: each row's role mask */
 	const char *bad_filter;		/* the bad row's filter problem, or NULL */
+	const char *bad_party;		/* the bad row's party or roles problem, or NULL */
 	bool		any_leaves;		/* some row has one */
 	bool		has_bad;		/* bad holds the first invalid row */
 	bool		bad_nulls[4];
@@ -239,6 +242,10 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 			r->attrs = repalloc_huge(r->attrs, sizeof(Jsonb *) * r->cap);
 		if (r->leaves != NULL)
 			r->leaves = repalloc_huge(r->leaves, sizeof(double) * r->cap);
+		if (r->pnames != NULL)
+			r->pnames = repalloc_huge(r->pnames, sizeof(char *) * r->cap);
+		if (r->rmask != NULL)
+			r->rmask = repalloc_huge(r->rmask, sizeof(uint8) * r->cap);
 		if (r->fvalues != NULL)
 		{
 			r->fvalues = repalloc_huge(r->fvalues, sizeof(char *) * r->cap);
@@ -364,6 +371,36 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 		r->fcount[r->n] = nc;
 		pfree(buf.data);
 	}
+	if (r->pnames != NULL)
+	{
+		JsonbValue *pv = getKeyJsonValueFromContainer(&DatumGetJsonbP(v[3])->root, "party", 5, NULL);
+
+		r->pnames[r->n] = NULL;
+		if (pv != NULL && (pv->type != jbvString || pv->val.string.len < 1 || pv->val.string.len > 64))
+		{
+			r->bad = *a;
+			r->bad_party = "attribute \"party\" must be a string of 1 to 64 bytes, the party's name";
+			r->has_bad = true;
+			return false;
+		}
+		if (pv != NULL)
+			r->pnames[r->n] = MemoryContextStrdup(r->cxt, pnstrdup(pv->val.string.val, pv->val.string.len));
+	}
+	if (r->rmask != NULL)
+	{
+		const char *problem = mm_roles_problem(queue, DatumGetJsonbP(v[3]), &r->rmask[r->n]);
+
+		/* past tickets from before the roles: any role */
+		if (problem != NULL && r->clamp)
+			r->rmask[r->n] = (uint8) ((1 << queue->cfg.roles.n) - 1);
+		else if (problem != NULL)
+		{
+			r->bad = *a;
+			r->bad_party = MemoryContextStrdup(r->cxt, problem);
+			r->has_bad = true;
+			return false;
+		}
+	}
 	if (r->crit != NULL)
 	{
 		r->bad_criterion = mm_criteria_read(queue, DatumGetJsonbP(v[3]),
@@ -403,6 +440,13 @@ arrival_raise_bad(ArrivalReceiver *r)
 						r->queue->name),
 				 errdetail("%s", mm_filter_detail(r->queue)),
 				 errhint("Return the attributes as enqueue would get them.")));
+	if (r->bad_party != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("arrival %lld's %s, for queue \"%s\"", (long long) r->bad.id, r->bad_party,
+						r->queue->name),
+				 r->queue->cfg.roles.n > 0 ? errdetail("%s", mm_roles_detail(r->queue)) : 0,
+				 errhint("Name a party's players' party in their attributes, for example '{\"party\": \"p1\"}', and with roles list each player's, for example '{\"roles\": [\"dps\"]}'.")));
 	if (r->bad_leaves)
 	{
 		ereport(ERROR,
@@ -592,6 +636,99 @@ optimize_stream(Jsonb **attrs, const MMArrival *arr, int n, MMStreamData *data)
 }
 
 /*
+ * Parties and roles of a stream, rows[i] being arrival i's row of r: each
+ * arrival's role mask, and the parties its attributes name ("party": one
+ * name per party over the stream), at the party's rating
+ * (params.party_rating).  A party's players arrive at one instant, and it
+ * must fit a team; past tickets (clamp) whose party does not play alone.
+ */
+static void
+party_stream(MMQueue *queue, ArrivalReceiver *r, const int *rows, MMArrival *arr, int n,
+			 MMStreamData *data)
+{
+	uint8	   *masks = NULL;
+	int32	   *party;
+	NamedRow   *names;
+	int			nnames = 0;
+	int32		next = 0;
+
+	if (r->rmask != NULL)
+	{
+		masks = palloc_extended(sizeof(uint8) * Max(n, 1), MCXT_ALLOC_HUGE);
+		for (int i = 0; i < n; i++)
+			masks[i] = r->rmask[rows[i]];
+		data->roles = masks;
+	}
+	if (r->pnames == NULL)
+		return;
+	party = palloc_extended(sizeof(int32) * Max(n, 1), MCXT_ALLOC_HUGE);
+	names = palloc_extended(sizeof(NamedRow) * Max(n, 1), MCXT_ALLOC_HUGE);
+	for (int i = 0; i < n; i++)
+	{
+		party[i] = -1;
+		if (r->pnames[rows[i]] != NULL)
+		{
+			names[nnames].name = r->pnames[rows[i]];
+			names[nnames].len = strlen(r->pnames[rows[i]]);
+			names[nnames].row = i;
+			nnames++;
+		}
+	}
+	qsort(names, nnames, sizeof(NamedRow), named_row_cmp);
+	for (int b = 0; b < nnames;)
+	{
+		int			e = b + 1;
+		const char *problem = NULL;
+
+		while (e < nnames && named_row_cmp(&names[b], &names[e]) == 0)
+			e++;
+		for (int j = b + 1; j < e && problem == NULL; j++)
+			if (arr[names[j].row].arrival != arr[names[b].row].arrival)
+				problem = "arrive at different times; a party enters all at once";
+		if (problem == NULL && e - b > queue->cfg.team_size)
+			problem = psprintf("are %d, more than a team of %d", e - b, queue->cfg.team_size);
+		if (problem == NULL && masks != NULL)
+		{
+			uint8	   *pm = palloc(e - b);
+
+			for (int j = b; j < e; j++)
+				pm[j - b] = masks[names[j].row];
+			if (!mm_party_fits(&queue->cfg, e - b, pm))
+				problem = "cannot take different places of one team";
+			pfree(pm);
+		}
+		if (problem != NULL && !r->clamp)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the players of party \"%s\" %s", mm_shorten(names[b].name), problem),
+					 errdetail("Arrival %lld is one of them.", (long long) arr[names[b].row].id),
+					 errhint("Give a party's players one arrival time, at most a team of them, with roles they can fill together.")));
+		if (problem == NULL && e - b > 1)
+		{
+			for (int j = b; j < e; j++)
+				party[names[j].row] = next;
+			next++;
+		}
+		b = e;
+	}
+	pfree(names);
+	if (next > 0 && queue->cfg.algorithm != MM_ALGO_OPTIMIZE)
+	{
+		double	   *rating = palloc_extended(sizeof(double) * Max(n, 1), MCXT_ALLOC_HUGE);
+		int		   *order = palloc_extended(sizeof(int) * Max(n, 1), MCXT_ALLOC_HUGE);
+
+		for (int i = 0; i < n; i++)
+			rating[i] = arr[i].rating;
+		mm_party_ratings(queue, n, party, rating, order);
+		for (int i = 0; i < n; i++)
+			arr[i].rating = rating[i];
+		pfree(rating);
+		pfree(order);
+	}
+	data->party = party;
+}
+
+/*
  * Read arrivals from a prepared statement with its parameters (SPI
  * connected): rows of (id bigint, rating float8, arrival float8) with the
  * arrival in seconds on any origin, and with natts 4 the attributes
@@ -640,6 +777,10 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 		r.flens = palloc(sizeof(int *) * r.cap);
 		r.fcount = palloc(sizeof(int) * r.cap);
 	}
+	if (natts > 3 && queue->cfg.algorithm != MM_ALGO_OPTIMIZE)
+		r.pnames = palloc(sizeof(char *) * r.cap);
+	if (natts > 3 && queue->cfg.roles.n > 0)
+		r.rmask = palloc(sizeof(uint8) * r.cap);
 	if (natts > 3 && queue->criteria.exclude != NULL)
 	{
 		r.blocks = palloc(sizeof(char **) * r.cap);
@@ -675,7 +816,17 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 		pfree(r.leaves);
 		r.leaves = NULL;
 	}
-	if (r.crit != NULL || r.attrs != NULL || r.leaves != NULL || r.fvalues != NULL)
+	if (r.pnames != NULL)
+	{
+		bool		any = false;
+
+		for (int i = 0; i < n && !any; i++)
+			any = r.pnames[i] != NULL;
+		if (!any)
+			r.pnames = NULL;
+	}
+	if (r.crit != NULL || r.attrs != NULL || r.leaves != NULL || r.fvalues != NULL ||
+		r.pnames != NULL || r.rmask != NULL)
 	{
 		/* the criteria and attributes follow their arrivals through the sort */
 		int			nc = queue->cfg.criteria.n;
@@ -708,6 +859,8 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 			filter_stream(queue, &r, rows, n, data);
 		if (r.blocks != NULL)
 			exclude_stream(&r, rows, n, data);
+		if (r.pnames != NULL || r.rmask != NULL)
+			party_stream(queue, &r, rows, sorted, n, data);
 		if (r.leaves != NULL)
 		{
 			double	   *leaves = palloc_extended(sizeof(double) * Max(n, 1), MCXT_ALLOC_HUGE);
@@ -782,12 +935,13 @@ read_arrivals(MMQueue *queue, const char *query, MMStreamData *data, int *n_out)
 				 errdetail("The query's fourth column is of type %s.",
 						   format_type_be(TupleDescAttr(source->resultDesc, 3)->atttypid)),
 				 errhint("Return (id, rating, arrival, attributes), the attributes as enqueue would get them.")));
-	if (natts == 3 && (queue->cfg.criteria.n > 0 || queue->criteria.nfilters > 0))
+	if (natts == 3 && (queue->cfg.criteria.n > 0 || queue->criteria.nfilters > 0 || queue->cfg.roles.n > 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("arrivals must return the players' attributes for queue \"%s\"", queue->name),
 				 errdetail("The queue also matches players on %s, read from their attributes.",
-						   queue->cfg.criteria.n > 0 ? mm_criteria_names(queue) : mm_filter_names(queue)),
+						   queue->cfg.criteria.n > 0 ? mm_criteria_names(queue) :
+						   queue->cfg.roles.n > 0 ? "roles" : mm_filter_names(queue)),
 				 errhint("Return (id, rating, arrival, attributes), the attributes as enqueue would get them.")));
 	SPI_freeplan(plan);
 
@@ -1165,11 +1319,13 @@ MMArrival *
 mm_read_history(MMQueue *queue, TimestampTz from, TimestampTz to, int limit,
 				MMStreamData *data, int *n_out)
 {
-	static SPIPlanPtr plans[2];
+	static SPIPlanPtr plans[3];
 	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, INT8OID};
 	Datum		args[4];
 	ParamListInfo params;
-	bool		crit = queue->cfg.criteria.n > 0 || queue->criteria.nfilters > 0;
+	/* from 0.3.0 on the attributes, a party's name its first ticket id (as a stream names it) */
+	int			crit = mm_ready_available() ? 2 :
+		queue->cfg.criteria.n > 0 || queue->criteria.nfilters > 0 ? 1 : 0;
 
 	mm_keep_plan(&plans[crit],
 				 psprintf("SELECT t.id, t.rating, pg_catalog.date_part('epoch', t.enqueued_at)%s "
@@ -1177,7 +1333,9 @@ mm_read_history(MMQueue *queue, TimestampTz from, TimestampTz to, int limit,
 						  "WHERE queue OPERATOR(pg_catalog.=) $1 "
 						  "AND created_at OPERATOR(pg_catalog.>=) $2 AND created_at OPERATOR(pg_catalog.<) $3 "
 						  "ORDER BY created_at DESC LIMIT $4) m ON m.id OPERATOR(pg_catalog.=) t.match_id",
-						  crit ? ", t.attributes" : ""),
+						  crit == 2 ? ", CASE WHEN t.party IS NULL THEN t.attributes "
+						  "ELSE t.attributes OPERATOR(pg_catalog.||) pg_catalog.jsonb_build_object('party', t.party::pg_catalog.text) END"
+						  : crit ? ", t.attributes" : ""),
 				 4, argtypes);
 	args[0] = CStringGetTextDatum(queue->name);
 	args[1] = TimestampTzGetDatum(from);

@@ -147,7 +147,7 @@ id_index_cmp(const void *a, const void *b)
  * rating and attributes), or NULL when they can; crit gets its criteria.
  */
 static char *
-ticket_problem(MMQueue *queue, double rating, Jsonb *attributes, double *crit)
+ticket_problem(MMQueue *queue, double rating, Jsonb *attributes, double *crit, uint8 *roles)
 {
 	if (isnan(rating) || isinf(rating) ||
 		rating < queue->rating_min || rating > queue->rating_max)
@@ -195,7 +195,173 @@ ticket_problem(MMQueue *queue, double rating, Jsonb *attributes, double *crit)
 		if (problem != NULL)
 			return pstrdup(problem);
 	}
+	{
+		const char *problem = mm_roles_problem(queue, attributes, roles);
+
+		if (problem != NULL)
+			return pstrdup(problem);
+	}
 	return NULL;
+}
+
+/* A party's ticket: its party id and pool index. */
+typedef struct PartyRow
+{
+	int64		party;
+	int			i;
+} PartyRow;
+
+static int
+party_row_cmp(const void *l, const void *r)
+{
+	const PartyRow *a = l;
+	const PartyRow *b = r;
+
+	if (a->party != b->party)
+		return a->party < b->party ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+/* A party some of whose tickets were left out (reason NULL) or ended invalid. */
+typedef struct Skipped
+{
+	int64		party;
+	char	   *reason;
+} Skipped;
+
+/* By party, a reason (invalid) before none (left out). */
+static int
+skipped_cmp(const void *l, const void *r)
+{
+	const Skipped *a = l;
+	const Skipped *b = r;
+
+	if (a->party != b->party)
+		return a->party < b->party ? -1 : 1;
+	return (a->reason == NULL) - (b->reason == NULL);
+}
+
+/*
+ * Parties (enqueue_party) in a tick's pool, read with their tickets:
+ * a party plays whole, so when one of its tickets is left out (it could
+ * not be locked) the others wait with it, and when one is invalid the
+ * others end invalid with it; a party larger than the queue's teams or
+ * whose players cannot take different places of one team (after an
+ * alter_queue) ends invalid.  The others get party numbers from 0 and,
+ * outside optimize, the party's rating (params.party_rating).  party_of
+ * and roles are by row; skipped holds the parties of the rows left out
+ * (reason NULL) or ended invalid.
+ */
+static void
+settle_parties(MMQueue *queue, MMPool *pool, const int64 *party_of, const uint8 *roles,
+			   IdList *skipped, IdList *invalid)
+{
+	int			n = pool->ntickets;
+	PartyRow   *pr = palloc(sizeof(PartyRow) * Max(n, 1));
+	bool	   *drop = palloc0(sizeof(bool) * Max(n, 1));
+	int			m = 0;
+	int32		next = 0;
+	int			w = 0;
+	Skipped    *sk;
+	int			ns;
+
+	for (int i = 0; i < n; i++)
+		if (party_of[pool->tickets[i].crow] >= 0)
+		{
+			pr[m].party = party_of[pool->tickets[i].crow];
+			pr[m++].i = i;
+		}
+	if (m == 0)
+		return;
+	qsort(pr, m, sizeof(PartyRow), party_row_cmp);
+	sk = palloc(sizeof(Skipped) * Max(skipped->n, 1));
+	for (int j = 0; j < skipped->n; j++)
+	{
+		sk[j].party = skipped->ids[j];
+		sk[j].reason = skipped->reasons[j];
+	}
+	ns = skipped->n;
+	qsort(sk, ns, sizeof(Skipped), skipped_cmp);
+	for (int b = 0; b < m;)
+	{
+		int			e = b + 1;
+		char	   *reason = NULL;
+		bool		out = false;
+
+		while (e < m && pr[e].party == pr[b].party)
+			e++;
+		/* skipped sorted by party, an invalid member's reason first */
+		{
+			int			lo = 0;
+			int			hi = ns;
+
+			while (lo < hi)
+			{
+				int			mid = lo + (hi - lo) / 2;
+
+				if (sk[mid].party < pr[b].party)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo < ns && sk[lo].party == pr[b].party)
+			{
+				out = true;
+				if (sk[lo].reason != NULL)
+					reason = psprintf("a player of its party is invalid: %s", sk[lo].reason);
+			}
+		}
+		if (reason == NULL && !out && e - b > queue->cfg.team_size)
+			reason = psprintf("its party of %d players is larger than a team of %d",
+							  e - b, queue->cfg.team_size);
+		if (reason == NULL && !out && roles != NULL)
+		{
+			uint8		masks[1000];
+
+			for (int j = b; j < e; j++)
+				masks[j - b] = roles[pool->tickets[pr[j].i].crow];
+			if (!mm_party_fits(&queue->cfg, e - b, masks))
+				reason = pstrdup("its party's players cannot take different places of one team");
+		}
+		for (int j = b; j < e; j++)
+		{
+			if (reason != NULL)
+				idlist_add(invalid, pool->tickets[pr[j].i].id, reason);
+			if (reason != NULL || out)
+				drop[pr[j].i] = true;
+			else
+				pool->tickets[pr[j].i].party = next;
+		}
+		if (reason == NULL && !out)
+			next++;
+		b = e;
+	}
+	for (int i = 0; i < n; i++)
+		if (!drop[i])
+			pool->tickets[w++] = pool->tickets[i];
+	pool->ntickets = w;
+	/* optimize rates each player at its own rating */
+	if (queue->cfg.algorithm != MM_ALGO_OPTIMIZE && w > 0)
+	{
+		int32	   *party = palloc(sizeof(int32) * w);
+		double	   *rating = palloc(sizeof(double) * w);
+		int		   *order = palloc(sizeof(int) * w);
+
+		for (int i = 0; i < w; i++)
+		{
+			party[i] = pool->tickets[i].party;
+			rating[i] = pool->tickets[i].rating;
+		}
+		mm_party_ratings(queue, w, party, rating, order);
+		for (int i = 0; i < w; i++)
+			pool->tickets[i].rating = rating[i];
+		pfree(party);
+		pfree(rating);
+		pfree(order);
+	}
+	pfree(pr);
+	pfree(drop);
+	pfree(sk);
 }
 
 /*
@@ -231,8 +397,13 @@ static void
 load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 			 const int64 *left_out, int nleft_out, IdList *invalid, MMFilterDict *dict)
 {
-	static SPIPlanPtr plan;
-	static SPIPlanPtr plan_attributes;
+	static SPIPlanPtr plan[2];
+	static SPIPlanPtr plan_attributes[2];
+	/* tickets.party is there from 0.3.0 on, as proposals (ready checks) are */
+	int			has_party = mm_ready_available() ? 1 : 0;
+	int64	   *party_of = NULL;	/* each row's party, -1 alone */
+	uint8	   *roles = NULL;	/* with roles: each row's mask */
+	IdList		skipped = {0};	/* parties of rows left out or invalid (reason NULL: left out) */
 	Oid			argtypes[3] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
 	Datum		values[3];
 	Portal		portal;
@@ -240,7 +411,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	int			nc = queue->cfg.criteria.n;
 	int			nf = queue->criteria.nfilters;
 	bool		read_attributes = nc > 0 || nf > 0 || queue->criteria.exclude != NULL ||
-		queue->cfg.algorithm == MM_ALGO_OPTIMIZE;
+		queue->cfg.algorithm == MM_ALGO_OPTIMIZE || queue->cfg.roles.n > 0;
 	bool		excl = queue->criteria.exclude != NULL;
 	char	  **players = NULL;		/* with a block list: each row's player */
 	char	 ***blocks = NULL;		/* and the players it blocks */
@@ -254,6 +425,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	StringInfoData fbuf;
 	double		crit[MM_MAX_CRITERIA];
 	TimestampTz clock = GetCurrentTransactionStartTimestamp();
+	int			nrows;
 
 	/*
 	 * A ticket enqueued after now (committed between the caller reading
@@ -263,22 +435,28 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 	 * included) is read, to be ended as invalid.  A queue with criteria (or optimize, for party and
 	 * ping) reads the attributes too.
 	 */
-	mm_keep_plan(&plan,
-				 "SELECT id, rating, enqueued_at FROM matchmaker.tickets "
-				 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
-				 "AND (enqueued_at OPERATOR(pg_catalog.<=) $2 OR enqueued_at OPERATOR(pg_catalog.>) $3)",
-				 3, argtypes);
 	if (read_attributes)
-		mm_keep_plan(&plan_attributes,
-					 "SELECT id, rating, enqueued_at, attributes, player FROM matchmaker.tickets "
-					 "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
-					 "AND (enqueued_at OPERATOR(pg_catalog.<=) $2 OR enqueued_at OPERATOR(pg_catalog.>) $3)",
+		mm_keep_plan(&plan_attributes[has_party],
+					 psprintf("SELECT id, rating, enqueued_at, %s, attributes, player FROM matchmaker.tickets "
+							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+							  "AND (enqueued_at OPERATOR(pg_catalog.<=) $2 OR enqueued_at OPERATOR(pg_catalog.>) $3)",
+							  has_party ? "party" : "NULL::pg_catalog.int8"),
+					 3, argtypes);
+	else
+		mm_keep_plan(&plan[has_party],
+					 psprintf("SELECT id, rating, enqueued_at, %s FROM matchmaker.tickets "
+							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
+							  "AND (enqueued_at OPERATOR(pg_catalog.<=) $2 OR enqueued_at OPERATOR(pg_catalog.>) $3)",
+							  has_party ? "party" : "NULL::pg_catalog.int8"),
 					 3, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(now);
 	values[2] = TimestampTzGetDatum(clock + MM_ENQUEUED_AHEAD_MAX);
 
 	pool->tickets = palloc(sizeof(MMTicket) * cap);
+	party_of = palloc(sizeof(int64) * cap);
+	if (queue->cfg.roles.n > 0)
+		roles = palloc(sizeof(uint8) * cap);
 	if (nc > 0)
 		criteria = palloc(sizeof(double) * cap * nc);
 	if (nf > 0)
@@ -295,7 +473,8 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 		nblocks = palloc(sizeof(int) * cap);
 	}
 	pool->ntickets = 0;
-	portal = SPI_cursor_open(NULL, read_attributes ? plan_attributes : plan, values, NULL, false);
+	portal = SPI_cursor_open(NULL, read_attributes ? plan_attributes[has_party] : plan[has_party],
+							 values, NULL, false);
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, MM_FETCH_BATCH);
@@ -306,6 +485,9 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 			while (pool->ntickets + (int) SPI_processed > cap)
 				cap *= 2;
 			pool->tickets = repalloc_huge(pool->tickets, sizeof(MMTicket) * cap);
+			party_of = repalloc_huge(party_of, sizeof(int64) * cap);
+			if (roles != NULL)
+				roles = repalloc_huge(roles, sizeof(uint8) * cap);
 			if (nc > 0)
 				criteria = repalloc_huge(criteria, sizeof(double) * cap * nc);
 			if (nf > 0)
@@ -328,21 +510,33 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 			int64		id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 			TimestampTz enqueued_at;
 			char	   *problem;
+			Datum		pd = SPI_getbinval(tup, desc, 4, &isnull);
+			int64		party = isnull ? -1 : DatumGetInt64(pd);
+			uint8		mask = 0;
 
 			if (id_in(left_out, nleft_out, id))
+			{
+				if (party >= 0)
+					idlist_add(&skipped, party, NULL);
 				continue;
+			}
 			rating = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
 			enqueued_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull));
 			problem = enqueued_at_problem(enqueued_at, clock);
 			if (problem == NULL)
 				problem = ticket_problem(queue, rating,
-										 read_attributes ? DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)) : NULL,
-										 crit);
+										 read_attributes ? DatumGetJsonbP(SPI_getbinval(tup, desc, 5, &isnull)) : NULL,
+										 crit, &mask);
 			if (problem != NULL)
 			{
 				idlist_add(invalid, id, problem);
+				if (party >= 0)
+					idlist_add(&skipped, party, problem);
 				continue;
 			}
+			party_of[row] = party;
+			if (roles != NULL)
+				roles[row] = mask;
 			pool->ntickets++;
 			t->id = id;
 			/* inside the range (checked above): clamp rounding only */
@@ -364,7 +558,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 
 				/* ticket_problem accepted the attributes; keep the values at their size */
 				resetStringInfo(&fbuf);
-				(void) mm_filter_values(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)),
+				(void) mm_filter_values(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 5, &isnull)),
 										&fbuf, lens, &nc);
 				if (nfv + nc > fcap)
 				{
@@ -388,8 +582,8 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 				JsonbValue	names[MM_EXCLUDE_MAX];
 				int			nn;
 
-				players[row] = TextDatumGetCString(SPI_getbinval(tup, desc, 5, &isnull));
-				(void) mm_exclude_names(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 4, &isnull)),
+				players[row] = TextDatumGetCString(SPI_getbinval(tup, desc, 6, &isnull));
+				(void) mm_exclude_names(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 5, &isnull)),
 										names, &nn);
 				nblocks[row] = nn;
 				blocks[row] = palloc(sizeof(char *) * Max(nn, 1));
@@ -400,27 +594,32 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 		SPI_freetuptable(SPI_tuptable);
 	}
 	SPI_cursor_close(portal);
+	nrows = pool->ntickets;
+	if (has_party)
+		settle_parties(queue, pool, party_of, roles, &skipped, invalid);
 	qsort(pool->tickets, pool->ntickets, sizeof(MMTicket), ticket_arrival_cmp);
 	pool->criteria = criteria;
-	pool->ncrows = nc > 0 ? pool->ntickets : 0;
+	pool->ncrows = nc > 0 ? nrows : 0;
+	pool->roles = roles;
+	pool->nrole_rows = roles != NULL ? nrows : 0;
 	if (excl)
 	{
 		int32	   *player;
 		int32	   *start;
 		int32	   *block;
 
-		mm_exclude_rows(players, blocks, nblocks, pool->ntickets, &player, &start, &block);
+		mm_exclude_rows(players, blocks, nblocks, nrows, &player, &start, &block);
 		pool->player = player;
 		pool->block_start = start;
 		pool->block = block;
-		pool->nblock_rows = pool->ntickets;
-		pool->block_key = palloc(sizeof(int32) * Max(pool->ntickets, 1));
-		pool->held = palloc0(sizeof(uint8) * Max(pool->ntickets, 1));
+		pool->nblock_rows = nrows;
+		pool->block_key = palloc(sizeof(int32) * Max(nrows, 1));
+		pool->held = palloc0(sizeof(uint8) * Max(nrows, 1));
 	}
 	if (nf > 0 && !queue->criteria.any_intersect && !queue->criteria.any_relax)
 	{
-		pool->key = mm_filter_number(fvalues, flens, pool->ntickets, dict);
-		pool->nkeys = pool->ntickets;
+		pool->key = mm_filter_number(fvalues, flens, nrows, dict);
+		pool->nkeys = nrows;
 	}
 	else if (nf > 0)
 	{
@@ -430,15 +629,15 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 		 * keys of sorted values); each step assigns one, and this
 		 * assignment is the first step's.
 		 */
-		fstart[pool->ntickets] = nfv;
+		fstart[nrows] = nfv;
 		pool->cand = mm_filter_number(fvalues, flens, nfv, dict);
 		pool->cand_start = fstart;
-		pool->ncand_rows = pool->ntickets;
+		pool->ncand_rows = nrows;
 		pool->ncand_keys = Max(dict->n, 1);
-		pool->cand_key = palloc(sizeof(int32) * Max(pool->ntickets, 1));
+		pool->cand_key = palloc(sizeof(int32) * Max(nrows, 1));
 		pool->cand_count = palloc0(sizeof(int32) * pool->ncand_keys);
 		pool->key = pool->cand_key;
-		pool->nkeys = pool->ntickets;
+		pool->nkeys = nrows;
 		if (queue->criteria.any_relax)
 		{
 			pool->nfilters = nf;
@@ -567,9 +766,13 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 	int32	   *ping_region;
 	float	   *ping_ms;
 	int			w = 0;
+	int32		offset = 0;
 
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(now);
+	/* the parties of enqueue_party (settle_parties) come first */
+	for (int i = 0; i < pool->ntickets; i++)
+		offset = Max(offset, pool->tickets[i].party + 1);
 
 	mm_keep_plan(&party_plan,
 				 "SELECT id, pg_catalog.dense_rank() OVER (ORDER BY enqueued_by, attributes OPERATOR(pg_catalog.->>) 'party') "
@@ -587,8 +790,8 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 									  DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull)));
 
 		if (i >= 0)
-			pool->tickets[i].party = (int32) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r],
-																		  SPI_tuptable->tupdesc, 2, &isnull));
+			pool->tickets[i].party = offset + (int32) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r],
+																				   SPI_tuptable->tupdesc, 2, &isnull));
 	}
 
 	/* one row per (ticket, region), tickets in id order, regions numbered by name */
@@ -1188,11 +1391,13 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
  */
 static int64 *
 mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_ids,
-			 bool proposed)
+			 bool proposed, Datum roles)
 {
 	static SPIPlanPtr plan;
-	Oid			argtypes[5] = {TIMESTAMPTZOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID, TEXTOID};
-	Datum		values[5];
+	static SPIPlanPtr role_plan;
+	Oid			argtypes[6] = {TIMESTAMPTZOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID, TEXTOID,
+	TEXTARRAYOID};
+	Datum		values[6];
 	int			nmembers = 0;
 	int64	   *member_ids;
 	int64	   *member_match;
@@ -1210,18 +1415,28 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 			member_match[slot] = match_ids[j];
 		}
 
-	mm_keep_plan(&plan,
-				 "UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
-				 "match_id = u.match_id, team = u.team "
-				 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "
-				 "WHERE t.id OPERATOR(pg_catalog.=) u.id",
-				 5, argtypes);
+	if (roles != (Datum) 0)
+		mm_keep_plan(&role_plan,
+					 "UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
+					 "match_id = u.match_id, team = u.team, role = u.role "
+					 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), "
+					 "pg_catalog.unnest($6)) AS u(id, match_id, team, role) "
+					 "WHERE t.id OPERATOR(pg_catalog.=) u.id",
+					 6, argtypes);
+	else
+		mm_keep_plan(&plan,
+					 "UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
+					 "match_id = u.match_id, team = u.team "
+					 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "
+					 "WHERE t.id OPERATOR(pg_catalog.=) u.id",
+					 5, argtypes);
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = sql_array(INT8OID, member_ids, nmembers, 0);
 	values[2] = sql_array(INT8OID, member_match, nmembers, 0);
 	values[3] = sql_array(INT4OID, res->teams, nmembers, 0);
 	values[4] = CStringGetTextDatum(proposed ? "proposed" : "matched");
-	run_plan(plan, values, SPI_OK_UPDATE, "mark matched tickets");
+	values[5] = roles;
+	run_plan(roles != (Datum) 0 ? role_plan : plan, values, SPI_OK_UPDATE, "mark matched tickets");
 	if (SPI_processed != (uint64) nmembers)
 		elog(ERROR, "marked %llu tickets matched, expected %d",
 			 (unsigned long long) SPI_processed, nmembers);
@@ -1240,7 +1455,7 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
  */
 static void
 notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int64 *member_ids,
-			   TimestampTz accept_by, char **filters, char **relaxed)
+			   TimestampTz accept_by, char **filters, char **relaxed, const int *roles)
 {
 	StringInfoData payload;
 	char		when[MAXDATELEN + 1];
@@ -1261,6 +1476,17 @@ notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int6
 		head = payload.len;
 		mm_event_ids(&payload, "tickets", member_ids + res->matches[j].first,
 					 res->matches[j].nmembers);
+		if (roles != NULL)
+		{
+			appendStringInfoString(&payload, ", \"roles\": [");
+			for (int i = 0; i < res->matches[j].nmembers; i++)
+			{
+				if (i > 0)
+					appendStringInfoString(&payload, ", ");
+				escape_json(&payload, queue->criteria.role[roles[res->matches[j].first + i]]);
+			}
+			appendStringInfoChar(&payload, ']');
+		}
 		if (filters != NULL)
 			appendStringInfo(&payload, ", \"filters\": %s", filters[j]);
 		if (relaxed != NULL && relaxed[j] != NULL)
@@ -1283,6 +1509,8 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 	TimestampTz accept_by = 0;
 	char	  **filters = NULL;
 	char	  **relaxed = NULL;
+	int		   *roles = NULL;
+	Datum		role_names = (Datum) 0;
 
 	if (res->nmatches == 0)
 		return;
@@ -1323,10 +1551,26 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 			relaxed[j] = mm_filter_mask_array(queue, mask);
 		}
 	}
+	/* with roles, each player's: the teams the step formed can take them */
+	if (queue->cfg.roles.n > 0)
+	{
+		int			nmembers = 0;
+		Datum	   *names;
+
+		for (int j = 0; j < res->nmatches; j++)
+			nmembers += res->matches[j].nmembers;
+		roles = palloc(sizeof(int) * Max(nmembers, 1));
+		if (mm_assign_roles(&queue->cfg, pool, res, roles) != MM_OK)
+			elog(ERROR, "could not give the players of queue \"%s\" their roles", queue->name);
+		names = palloc(sizeof(Datum) * Max(nmembers, 1));
+		for (int i = 0; i < nmembers; i++)
+			names[i] = CStringGetTextDatum(queue->criteria.role[roles[i]]);
+		role_names = PointerGetDatum(construct_array(names, nmembers, TEXTOID, -1, false, TYPALIGN_INT));
+	}
 	match_ids = next_match_ids(res->nmatches);
 	insert_matches(queue, now, res, match_ids, accept_by, filters, relaxed);
-	member_ids = mark_matched(now, pool, res, match_ids, accept_by != 0);
-	notify_matches(queue, res, match_ids, member_ids, accept_by, filters, relaxed);
+	member_ids = mark_matched(now, pool, res, match_ids, accept_by != 0, role_names);
+	notify_matches(queue, res, match_ids, member_ids, accept_by, filters, relaxed, roles);
 }
 
 /*

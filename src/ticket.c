@@ -25,6 +25,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
@@ -47,6 +48,7 @@ PG_FUNCTION_INFO_V1(mm_enqueue_0_3);
 PG_FUNCTION_INFO_V1(mm_cancel);
 PG_FUNCTION_INFO_V1(mm_cancel_0_2);
 PG_FUNCTION_INFO_V1(mm_cancel_0_3);
+PG_FUNCTION_INFO_V1(mm_enqueue_party);
 PG_FUNCTION_INFO_V1(mm_accept);
 PG_FUNCTION_INFO_V1(mm_ticket_status);
 PG_FUNCTION_INFO_V1(mm_ticket_status_0_3);
@@ -182,7 +184,7 @@ check_ticket_args(text *player, Jsonb *attributes)
  */
 static MMQueue *
 queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *attributes,
-				 bool owned, Oid role)
+				 bool owned, Oid role, bool check_roles)
 {
 	MMQueue    *queue;
 
@@ -211,6 +213,14 @@ queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *att
 		mm_criteria_values(queue, attributes, crit, "the player's");
 	}
 	mm_filter_require(queue, attributes, "the player's");
+	if (check_roles)
+	{
+		uint8		mask;
+		const char *problem = mm_roles_problem(queue, attributes, &mask);
+
+		if (problem != NULL)
+			mm_roles_error(queue, problem, "the player's");
+	}
 	return queue;
 }
 
@@ -348,7 +358,7 @@ enqueue_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	if (owned)
 		mm_act_as_owner(&caller);
 	SPI_connect();
-	(void) queue_for_ticket(queue_name, player, rating, attributes, owned, caller.role);
+	(void) queue_for_ticket(queue_name, player, rating, attributes, owned, caller.role, true);
 
 	values[0] = CStringGetTextDatum(queue_name);
 	values[1] = PointerGetDatum(player);
@@ -386,6 +396,324 @@ mm_enqueue_0_3(PG_FUNCTION_ARGS)
 	return enqueue_internal(fcinfo, MM_OWNER_NAMED);
 }
 
+/* Order text Datums bytewise (for qsort: finding a repeated player). */
+static int
+text_datum_cmp(const void *l, const void *r)
+{
+	text	   *a = DatumGetTextPP(*(const Datum *) l);
+	text	   *b = DatumGetTextPP(*(const Datum *) r);
+	int			la = VARSIZE_ANY_EXHDR(a);
+	int			lb = VARSIZE_ANY_EXHDR(b);
+	int			c = memcmp(VARDATA_ANY(a), VARDATA_ANY(b), Min(la, lb));
+
+	return c != 0 ? c : (la > lb) - (la < lb);
+}
+
+/*
+ * The party's members' roles (queue with roles): attributes.roles is one
+ * list of role names for every member, or a list of n such lists, one per
+ * member.  Fills masks and, for per-member lists, lists[i] with member
+ * i's list as jsonb (else NULL).
+ */
+static void
+party_roles(const MMQueue *queue, Jsonb *attributes, int n, uint8 *masks, Datum *lists)
+{
+	JsonbValue *v = getKeyJsonValueFromContainer(&attributes->root, "roles", 5, NULL);
+	bool		nested = false;
+	const char *problem;
+
+	for (int i = 0; i < n; i++)
+		lists[i] = (Datum) 0;
+	if (v != NULL && v->type == jbvBinary && JsonContainerIsArray(v->val.binary.data) &&
+		JsonContainerSize(v->val.binary.data) > 0)
+	{
+		JsonbValue *first = getIthJsonbValueFromContainer(v->val.binary.data, 0);
+
+		nested = first != NULL && first->type == jbvBinary && JsonContainerIsArray(first->val.binary.data);
+	}
+	if (!nested)
+	{
+		problem = mm_roles_value_problem(queue, v, &masks[0]);
+		if (problem != NULL)
+			mm_roles_error(queue, problem, "the party's");
+		for (int i = 1; i < n; i++)
+			masks[i] = masks[0];
+		return;
+	}
+	if (JsonContainerSize(v->val.binary.data) != (uint32) n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("attribute \"roles\" has %d lists for a party of %d players",
+						(int) JsonContainerSize(v->val.binary.data), n),
+				 errdetail("%s", mm_roles_detail(queue)),
+				 errhint("Give one list of roles per player, in the order of players, or one list for all.")));
+	for (int i = 0; i < n; i++)
+	{
+		JsonbValue *e = getIthJsonbValueFromContainer(v->val.binary.data, i);
+
+		problem = mm_roles_value_problem(queue, e, &masks[i]);
+		if (problem != NULL)
+			mm_roles_error(queue, problem, psprintf("player %d of the party:", i + 1));
+		lists[i] = JsonbPGetDatum(JsonbValueToJsonb(e));
+	}
+}
+
+/*
+ * matchmaker.enqueue_party(queue, players, ratings, attributes): the
+ * members' tickets, all or nothing, at one instant, each naming the party
+ * (tickets.party: the first member's ticket id).  While the same party
+ * waits, a repeated call returns its ids; a player waiting otherwise is an
+ * error.  A party larger than a team, or (with roles) one whose players
+ * cannot take distinct places of one team, is refused.
+ */
+Datum
+mm_enqueue_party(PG_FUNCTION_ARGS)
+{
+	static SPIPlanPtr insert_plan;
+	static SPIPlanPtr existing_plan;
+	char	   *queue_name = mm_text_arg(fcinfo, 0, "queue");
+	ArrayType  *pa;
+	ArrayType  *ra;
+	Jsonb	   *attributes;
+	Datum	   *pd;
+	bool	   *pn;
+	Datum	   *rd;
+	bool	   *rn;
+	Datum	   *sorted;
+	int			n;
+	int			nr;
+	MMQueue    *queue;
+	uint8	   *masks;
+	Datum	   *lists;
+	bool	   *lnulls;
+	int64	   *ids;
+	Datum	   *out;
+	MMCaller	caller = {GetUserId(), 0};
+	Oid			argtypes[8] = {TEXTOID, TEXTARRAYOID, FLOAT8ARRAYOID, JSONBOID, OIDOID, INT4OID,
+	TEXTOID, JSONBARRAYOID};
+	Datum		values[8];
+	char		nulls[8] = "        ";
+	bool		isnull;
+
+	mm_require_arg(fcinfo, 1, "players");
+	mm_require_arg(fcinfo, 2, "ratings");
+	mm_require_read_committed("enqueue_party");
+	mm_require_arg(fcinfo, 3, "attributes");
+	pa = PG_GETARG_ARRAYTYPE_P(1);
+	ra = PG_GETARG_ARRAYTYPE_P(2);
+	attributes = PG_GETARG_JSONB_P(3);
+	if (ARR_NDIM(pa) > 1 || ARR_NDIM(ra) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("players and ratings must be one-dimensional arrays")));
+	n = ArrayGetNItems(ARR_NDIM(pa), ARR_DIMS(pa));
+	nr = ArrayGetNItems(ARR_NDIM(ra), ARR_DIMS(ra));
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("players must not be empty"),
+				 errhint("Pass the party's players, for example ARRAY['ann', 'bob'].")));
+	if (n != nr)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("players and ratings must have the same length"),
+				 errdetail("Got %d players and %d ratings.", n, nr)));
+	/* no team holds more: refused before anything is read */
+	if (n > 1000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a party of %d players is larger than any team", n),
+				 errhint("A party plays in one team, of at most 1000 players.")));
+	deconstruct_array(pa, TEXTOID, -1, false, TYPALIGN_INT, &pd, &pn, &n);
+	deconstruct_array(ra, FLOAT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &rd, &rn, &nr);
+	for (int i = 0; i < n; i++)
+	{
+		if (pn[i] || rn[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("%s %d of the party is null", pn[i] ? "player" : "rating", i + 1)));
+		check_ticket_args(DatumGetTextPP(pd[i]), attributes);
+	}
+	sorted = palloc(sizeof(Datum) * n);
+	memcpy(sorted, pd, sizeof(Datum) * n);
+	qsort(sorted, n, sizeof(Datum), text_datum_cmp);
+	for (int i = 1; i < n; i++)
+		if (text_datum_cmp(&sorted[i - 1], &sorted[i]) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("player \"%s\" is in the party twice", TextDatumGetCString(sorted[i]))));
+	if (getKeyJsonValueFromContainer(&attributes->root, "party", 5, NULL) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("enqueue_party takes no attribute \"party\""),
+				 errdetail("The players enqueued together are the party."),
+				 errhint("Leave \"party\" out of the attributes.")));
+
+	mm_act_as_owner(&caller);
+	SPI_connect();
+	queue = queue_for_ticket(queue_name, DatumGetTextPP(pd[0]), DatumGetFloat8(rd[0]), attributes,
+							 true, caller.role, false);
+	for (int i = 1; i < n; i++)
+		(void) mm_normalise_rating(queue, DatumGetFloat8(rd[i]), "rating");
+	if (n > queue->cfg.team_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a party of %d players is larger than a team of queue \"%s\"", n, queue->name),
+				 errdetail("A party plays in one team, of %d players.", queue->cfg.team_size),
+				 errhint("Split the party into parties of at most %d.", queue->cfg.team_size)));
+	masks = palloc0(n);
+	lists = palloc(sizeof(Datum) * n);
+	lnulls = palloc(sizeof(bool) * n);
+	if (queue->cfg.roles.n > 0)
+	{
+		party_roles(queue, attributes, n, masks, lists);
+		if (!mm_party_fits(&queue->cfg, n, masks))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("the party's players cannot take %d different places of one team of queue \"%s\"",
+							n, queue->name),
+					 errdetail("%s", mm_roles_detail(queue)),
+					 errhint("Let some players list more roles, or enqueue them apart.")));
+	}
+	else
+		for (int i = 0; i < n; i++)
+			lists[i] = (Datum) 0;
+	if (queue->criteria.exclude != NULL)
+	{
+		JsonbValue	names[MM_EXCLUDE_MAX];
+		int			nn;
+
+		(void) mm_exclude_names(queue, attributes, names, &nn);
+		for (int j = 0; j < nn; j++)
+			for (int i = 0; i < n; i++)
+			{
+				text	   *p = DatumGetTextPP(pd[i]);
+
+				if ((int) VARSIZE_ANY_EXHDR(p) == names[j].val.string.len &&
+					memcmp(VARDATA_ANY(p), names[j].val.string.val, names[j].val.string.len) == 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							 errmsg("the party's block list names its own player \"%s\"",
+									TextDatumGetCString(pd[i])),
+							 errhint("A party plays together; leave its players out of \"%s\".",
+									 mm_shorten(queue->criteria.exclude))));
+			}
+	}
+
+	/* one instant for all, ids in the players' order, the first names the party */
+	mm_keep_plan(&insert_plan,
+				 "WITH ids AS (SELECT pg_catalog.nextval('matchmaker.tickets_id_seq') AS id, o "
+				 "  FROM pg_catalog.generate_series(1, $6) AS o ORDER BY o), "
+				 "c AS (SELECT pg_catalog.clock_timestamp() AS t) "
+				 "INSERT INTO matchmaker.tickets (id, queue, player, rating, attributes, enqueued_at, "
+				 "enqueued_by, enqueued_by_name, party) "
+				 "SELECT i.id, $1, p.player, p.rating, "
+				 "CASE WHEN p.roles IS NULL THEN $4 ELSE $4 OPERATOR(pg_catalog.||) "
+				 "pg_catalog.jsonb_build_object('roles', p.roles) END, c.t, $5, $7, "
+				 "CASE WHEN $6 OPERATOR(pg_catalog.>) 1 THEN (SELECT pg_catalog.min(id) FROM ids) END "
+				 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($8)) "
+				 "WITH ORDINALITY AS p(player, rating, roles, o) "
+				 "JOIN ids i ON i.o OPERATOR(pg_catalog.=) p.o CROSS JOIN c "
+				 "ORDER BY p.o "
+				 "ON CONFLICT (queue, player) WHERE state OPERATOR(pg_catalog.=) 'waiting' DO NOTHING "
+				 "RETURNING id, player",
+				 8, argtypes);
+	mm_keep_plan(&existing_plan,
+				 "SELECT id, player, party, enqueued_by, enqueued_by_name, "
+				 "(SELECT pg_catalog.count(*) FROM matchmaker.tickets m "
+				 " WHERE m.party OPERATOR(pg_catalog.=) t.party "
+				 " AND m.state OPERATOR(pg_catalog.=) ANY (ARRAY['waiting', 'proposed'])) "
+				 "FROM matchmaker.tickets t WHERE queue OPERATOR(pg_catalog.=) $1 "
+				 "AND player OPERATOR(pg_catalog.=) ANY ($2) "
+				 "AND state OPERATOR(pg_catalog.=) ANY (ARRAY['waiting', 'proposed'])",
+				 2, argtypes);
+	values[0] = CStringGetTextDatum(queue_name);
+	values[1] = PointerGetDatum(pa);
+	values[2] = PointerGetDatum(ra);
+	values[3] = JsonbPGetDatum(attributes);
+	values[4] = ObjectIdGetDatum(caller.role);
+	values[5] = Int32GetDatum(n);
+	values[6] = CStringGetTextDatum(GetUserNameFromId(caller.role, false));
+	for (int i = 0; i < n; i++)
+		lnulls[i] = lists[i] == (Datum) 0;
+	{
+		int			dims[1] = {n};
+		int			lbs[1] = {1};
+
+		values[7] = PointerGetDatum(construct_md_array(lists, lnulls, 1, dims, lbs, JSONBOID, -1,
+													   false, TYPALIGN_INT));
+	}
+	if (SPI_execute_plan(insert_plan, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING)
+		elog(ERROR, "could not insert the party's tickets");
+	ids = palloc(sizeof(int64) * n);
+	if (SPI_processed == (uint64) n)
+	{
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			char	   *who = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
+
+			for (int i = 0; i < n; i++)
+				if (strcmp(who, TextDatumGetCString(pd[i])) == 0)
+					ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+		}
+		for (int i = 0; i < n; i++)
+			mm_arrival_on_commit(queue_name);
+	}
+	else
+	{
+		/* the same party waits already (its ids), or a player waits otherwise (an error) */
+		uint64		inserted = SPI_processed;
+		int64		party = -1;
+		bool		same = inserted == 0;
+
+		if (SPI_execute_plan(existing_plan, values, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not look up the party's waiting tickets");
+		same = same && SPI_processed == (uint64) n;
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[r];
+			TupleDesc	desc = SPI_tuptable->tupdesc;
+			char	   *who = TextDatumGetCString(SPI_getbinval(tup, desc, 2, &isnull));
+			Datum		pdatum = SPI_getbinval(tup, desc, 3, &isnull);
+			int64		count = DatumGetInt64(SPI_getbinval(tup, desc, 6, &isnull));
+			char	   *owner_name;
+			Oid			owner = ticket_owner(MM_OWNER_NAMED, tup, desc, 4, &owner_name);
+
+			if (!mm_caller_owns(&caller, owner, owner_name))
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("player \"%s\" already waits in queue \"%s\" with a ticket of another role",
+								who, queue_name),
+						 errhint("Enqueue a player from one role only, or cancel the waiting ticket from the role that enqueued it.")));
+			if (isnull || (party >= 0 && DatumGetInt64(pdatum) != party) || count != n)
+				same = false;
+			else
+				party = DatumGetInt64(pdatum);
+			for (int i = 0; i < n; i++)
+				if (strcmp(who, TextDatumGetCString(pd[i])) == 0)
+					ids[i] = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+			if (!same)
+				ereport(ERROR,
+						(errcode(ERRCODE_UNIQUE_VIOLATION),
+						 errmsg("player \"%s\" already waits in queue \"%s\"", who, queue_name),
+						 errdetail("A party enters a queue all together or not at all."),
+						 errhint("Cancel the player's waiting ticket, or enqueue the party without the player.")));
+		}
+		if (!same)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not enqueue the party in queue \"%s\"", queue_name),
+					 errdetail("A player's waiting ticket changed while enqueue_party ran."),
+					 errhint("Retry the call.")));
+	}
+	SPI_finish();
+	mm_act_as_caller(&caller);
+	out = palloc(sizeof(Datum) * n);
+	for (int i = 0; i < n; i++)
+		out[i] = Int64GetDatum(ids[i]);
+	PG_RETURN_ARRAYTYPE_P(construct_array(out, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
 /*
  * matchmaker.cancel(ticket): end a waiting ticket as cancelled.  Returns
  * false when the ticket is no longer waiting (matched, expired or already
@@ -409,7 +737,10 @@ cancel_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 {
 	static SPIPlanPtr lookup_plan[MM_OWNERSHIPS];
 	static SPIPlanPtr cancel_plan;
+	static SPIPlanPtr party_cancel_plan;
 	Oid			argtypes[1] = {INT8OID};
+	int64	   *ended = NULL;
+	int			nended = 0;
 	Datum		values[1];
 	bool		cancelled;
 	bool		isnull;
@@ -459,10 +790,19 @@ cancel_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 
 	queue_name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
-	mm_keep_plan(&cancel_plan,
-				 "UPDATE matchmaker.tickets SET state = 'cancelled', ended_at = pg_catalog.clock_timestamp() "
-				 "WHERE id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting'",
-				 1, argtypes);
+	/* from 0.3.0 on, with the ticket's party: cancelling one member cancels them all */
+	if (ownership == MM_OWNER_NAMED)
+		mm_keep_plan(&party_cancel_plan,
+					 "UPDATE matchmaker.tickets SET state = 'cancelled', ended_at = pg_catalog.clock_timestamp() "
+					 "WHERE state OPERATOR(pg_catalog.=) 'waiting' AND (id OPERATOR(pg_catalog.=) $1 "
+					 "OR party OPERATOR(pg_catalog.=) (SELECT p.party FROM matchmaker.tickets p "
+					 "WHERE p.id OPERATOR(pg_catalog.=) $1)) RETURNING id",
+					 1, argtypes);
+	else
+		mm_keep_plan(&cancel_plan,
+					 "UPDATE matchmaker.tickets SET state = 'cancelled', ended_at = pg_catalog.clock_timestamp() "
+					 "WHERE id OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' RETURNING id",
+					 1, argtypes);
 
 	/*
 	 * A waiting ticket, or (0.3.0 on) one in a pending proposal; a tick can
@@ -472,9 +812,17 @@ cancel_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	cancelled = false;
 	for (int attempt = 0; attempt < 3 && !cancelled; attempt++)
 	{
-		if (SPI_execute_plan(cancel_plan, values, NULL, false, 0) != SPI_OK_UPDATE)
+		if (SPI_execute_plan(ownership == MM_OWNER_NAMED ? party_cancel_plan : cancel_plan,
+							 values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 			elog(ERROR, "could not cancel ticket");
 		cancelled = SPI_processed > 0;
+		if (cancelled)
+		{
+			ended = palloc(sizeof(int64) * SPI_processed);
+			for (uint64 r = 0; r < SPI_processed; r++)
+				ended[nended++] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc,
+															  1, &isnull));
+		}
 		if (!cancelled && ownership == MM_OWNER_NAMED && mm_ready_available())
 			cancelled = mm_ready_cancel(ticket, queue_name);
 		else if (!cancelled)
@@ -483,6 +831,7 @@ cancel_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	if (cancelled)
 	{
 		StringInfoData payload;
+		int			head;
 
 		mm_wake_on_commit(queue_name);
 		if (ownership == MM_OWNER_NAMED)
@@ -490,7 +839,14 @@ cancel_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 			initStringInfo(&payload);
 			mm_event_start(&payload, "cancelled", queue_name);
 			appendStringInfo(&payload, ", \"ticket\": " INT64_FORMAT, ticket);
-			mm_event_finish(&payload, payload.len, mm_queue_channel(queue_name));
+			head = payload.len;
+			/* a party's: every member it ended */
+			if (nended > 1)
+			{
+				qsort(ended, nended, sizeof(int64), mm_int64_cmp);
+				mm_event_ids(&payload, "tickets", ended, nended);
+			}
+			mm_event_finish(&payload, head, mm_queue_channel(queue_name));
 		}
 	}
 	SPI_finish();
