@@ -111,11 +111,18 @@ WITH u AS (
 SELECT (u.unit * 10 + m)::bigint AS id, round((u.r * 0.8 + m * 0.05)::numeric, 4)::float8 AS rating, u.arrival,
        jsonb_build_object('roles', CASE WHEN u.size = 1 THEN (ARRAY['["tank"]', '["healer"]', '["dps"]', '["dps", "tank"]', '["healer", "dps"]'])[1 + (u.unit % 5)]::jsonb
                                         ELSE (ARRAY['["tank", "dps"]', '["healer"]', '["dps"]'])[m]::jsonb END)
+       || jsonb_build_object('mode', (ARRAY['ranked', 'casual'])[1 + (u.unit * 7 % 3 = 0)::int])
        || CASE WHEN u.size > 1 THEN jsonb_build_object('party', 'u' || u.unit) ELSE '{}' END AS attrs,
        u.unit, u.size
 FROM u, generate_series(1, u.size) m;
 CREATE FUNCTION p_next_due(qname text, last float8) RETURNS float8 LANGUAGE sql AS $$
     SELECT least(
+        -- the next instant a waiting ticket's filter relaxes (optional_after)
+        (SELECT min(extract(epoch FROM t.enqueued_at - '2026-01-01 00:00:00+00') + (f.value->>'optional_after')::float8)
+         FROM matchmaker.tickets t JOIN matchmaker.queues q ON q.name = t.queue,
+              jsonb_each(q.params->'filters') f
+         WHERE t.queue = qname AND t.state = 'waiting' AND jsonb_typeof(f.value) = 'object'
+           AND extract(epoch FROM t.enqueued_at - '2026-01-01 00:00:00+00') + (f.value->>'optional_after')::float8 > last),
         (SELECT extract(epoch FROM min(finalize_at) - '2026-01-01 00:00:00+00') FROM matchmaker.provisional WHERE queue = qname),
         (SELECT extract(epoch FROM min(t.enqueued_at) - '2026-01-01 00:00:00+00') + extract(epoch FROM q.max_wait)
          FROM matchmaker.tickets t JOIN matchmaker.queues q ON q.name = t.queue
@@ -134,7 +141,8 @@ BEGIN
         t := least((SELECT min(arrival) FROM pstream WHERE arrival > last), p_next_due(qname, last));
         EXIT WHEN t IS NULL;
         FOR u IN SELECT unit, array_agg('p' || id ORDER BY id) AS players, array_agg(rating ORDER BY id) AS ratings,
-                        jsonb_build_object('roles', jsonb_agg(attrs->'roles' ORDER BY id)) AS attrs
+                        jsonb_build_object('roles', jsonb_agg(attrs->'roles' ORDER BY id),
+                                           'mode', min(attrs->>'mode')) AS attrs
                  FROM pstream WHERE arrival = t GROUP BY unit ORDER BY unit LOOP
             PERFORM matchmaker.enqueue_party(qname, u.players, u.ratings, u.attrs);
         END LOOP;
@@ -163,6 +171,10 @@ SELECT matchmaker.create_queue('p_' || a, team_size => 3, algorithm => a, max_wa
                                                    WHEN 'multi_queue' THEN '{"ranges": 3, "on_timeout": "expire"}'
                                                    WHEN 'difference_wait' THEN '{"wait_factor": 2}' ELSE '{}' END::jsonb)
 FROM unnest(ARRAY['greedy', 'periodic', 'multi_queue', 'difference_wait']) a;
+-- and with a filter that relaxes: players meet their own mode, any after 3 s
+SELECT matchmaker.create_queue('p_modes', team_size => 3, algorithm => 'greedy', max_wait => '8 s',
+                               params => '{"roles": {"tank": 1, "healer": 1, "dps": 1},
+                                           "filters": {"mode": {"kind": "equal", "optional_after": 3}}}');
 SELECT p_replay(name) FROM matchmaker.queues WHERE name LIKE 'p\_%' ORDER BY name;
 SELECT name, c.* FROM matchmaker.queues, p_compare(name) c WHERE name LIKE 'p\_%' ORDER BY name;
 -- in every queue: parties whole in one team, each team's roles filled
@@ -175,6 +187,13 @@ SELECT t.queue,
                               GROUP BY match_id, team HAVING count(DISTINCT role) < count(*)) s) AS roles_repeated,
        bool_and(t.state <> 'matched' OR t.attributes->'roles' ? t.role) AS roles_listed
 FROM matchmaker.tickets t WHERE t.queue LIKE 'p\_%' GROUP BY t.queue ORDER BY t.queue;
+-- p_modes: some matches waived the mode, and only those mix modes
+SELECT count(*) FILTER (WHERE m.relaxed IS NOT NULL) > 0 AS some_relaxed,
+       count(*) FILTER (WHERE m.relaxed IS NULL AND x.modes > 1) AS mixed_unrelaxed
+FROM matchmaker.matches m
+JOIN (SELECT match_id, count(DISTINCT attributes->>'mode') AS modes FROM matchmaker.tickets GROUP BY match_id) x
+  ON x.match_id = m.id
+WHERE m.queue = 'p_modes';
 -- window, cluster and auto keep parties whole too (their timers are their own)
 SELECT matchmaker.create_queue('q_' || a, team_size => 3, algorithm => a, max_wait => '8 s',
                                params => '{"roles": {"tank": 1, "healer": 1, "dps": 1}}')
