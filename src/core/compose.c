@@ -14,8 +14,9 @@
  *    split over two matches leaves both;
  *  - a full match that lost players is completed with waiting units that
  *    fit, nearest in rating to the kept players' mean first, among those
- *    in no match the step formed, nor in a difference_wait provisional
- *    group (at most COMPOSE_SCAN of them looked at); when it cannot be
+ *    in no match the step formed (a difference_wait provisional group
+ *    that gives one up is dissolved by the next step; at most
+ *    COMPOSE_SCAN of them looked at); when it cannot be
  *    completed it dissolves and its units wait;
  *  - a match with computer players keeps what fits, the computer players
  *    taking the places left; a smaller match (min_players) what fits if
@@ -63,7 +64,6 @@ typedef struct Unit
 	int			oldest;			/* pool index of its oldest player */
 	int			whole;			/* the match (index) the step put it in whole, or -1 */
 	int			state;
-	bool		grouped;		/* a member is in a provisional group */
 } Unit;
 
 #define U_FREE		0
@@ -434,13 +434,19 @@ set_emit(Compose *c, int bots)
 	c->nmembers += cnt;
 }
 
-/* Whether unit u may complete match j: waiting, ungrouped, not kept for a later match. */
+/*
+ * Whether unit u may complete match j: waiting, not kept for a later
+ * match.  A unit of a difference_wait provisional group may: its group,
+ * short of a member, is dissolved by the next step (its players look for
+ * partners again), where waiting for the group to change would only see
+ * it form again around the same split party.
+ */
 static bool
 unit_free(const Compose *c, int u, int j)
 {
 	const Unit *un = &c->units[u];
 
-	return un->state == U_FREE && !un->grouped && !(un->whole > j);
+	return un->state == U_FREE && !(un->whole > j);
 }
 
 /*
@@ -597,7 +603,6 @@ gather_units(Compose *c)
 		un->arrival = c->pool->tickets[pi[b].idx].arrival;
 		un->whole = -1;
 		un->state = U_FREE;
-		un->grouped = false;
 		for (int i = b; i < e; i++)
 		{
 			const MMTicket *t = &c->pool->tickets[pi[i].idx];
@@ -606,8 +611,6 @@ gather_units(Compose *c)
 			c->unit_of[pi[i].idx] = c->nunits;
 			c->mask[i + n] = c->mask[pi[i].idx];
 			sum += t->rating;
-			if (t->group >= 0)
-				un->grouped = true;
 		}
 		un->rating = sum / un->size;
 		c->umask[c->nunits] = c->mask + n + b;
