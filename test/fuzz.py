@@ -104,6 +104,15 @@ class Fuzzer:
                                           {"rating": {"weight": 0}})
         if algorithm == "difference_wait" and self.rng.random() < 0.7:
             p["wait_factor"] = self.pick(0, 2.5, 10, 3600)
+        # roles: they must add up to the team size, which is often not 3
+        if self.rng.random() < 0.25:
+            p["roles"] = self.pick({"tank": 1, "dps": 2}, {"front": 1, "back": 1}, {"solo": 1},
+                                   {"tank": 1, "healer": 1, "dps": 3})
+            if self.bad(0.2):
+                p["roles"] = self.pick({"tank": 0}, {"tank": 1.5}, ["tank"], {"": 1}, {"x" * 100: 1},
+                                       {"r%d" % i: 1 for i in range(9)}, {"tank": "1"})
+        if self.rng.random() < 0.15:
+            p["party_rating"] = self.pick("mean", "max") if not self.bad(0.3) else self.pick("median", 1, None)
         if algorithm == "window" and self.rng.random() < 0.7:
             p["window"] = self.pick(0, 0.05, 0.2)
             p["widen"] = self.pick("auto", 0.01, 0)
@@ -197,13 +206,47 @@ class Fuzzer:
         player = self.player()
         rating = self.rating()
         attributes = self.pick('{}', '{}', '{"region": "eu"}', json.dumps({"deep": [[[[[1]]]]]}),
-                               '{"lat": 40}', '{"lat": 250, "region": "eu"}', '{"lat": 300}')
+                               '{"lat": 40}', '{"lat": 250, "region": "eu"}', '{"lat": 300}',
+                               '{"roles": ["tank", "dps"]}', '{"roles": ["dps"]}', '{"roles": ["front", "back"]}',
+                               '{"roles": ["solo"], "lat": 40}')
+        if self.bad(0.1):
+            attributes = self.pick('{"roles": []}', '{"roles": ["tank", "tank"]}', '{"roles": "dps"}',
+                                   '{"roles": [["dps"]]}', '{"roles": [null]}')
         if self.bad(0.1):
             attributes = self.pick('{"lat": -1}', '{"lat": "40"}', '{"lat": 1e400}', '{"lat": null}')
         if self.bad(0.2):
             attributes = self.pick('[]', 'null', None, "1e400", "{bad", "[" * 1000 + "]" * 1000)
         return ("SELECT matchmaker.enqueue(%s, %s, %s::float8, %s::jsonb)",
                 [queue, player, rating, attributes], self.after_enqueue)
+
+    def call_enqueue_party(self):
+        n = self.pick(1, 2, 2, 3)
+        players = self.rng.sample(PLAYERS, n)
+        ratings = [self.rating() for _ in range(n)]
+        roles = self.pick(None, ["dps"], ["tank", "dps"], [["tank"], ["dps"], ["dps"]][:n],
+                          [["front"], ["back"], ["front", "back"]][:n])
+        attributes = {} if roles is None else {"roles": roles}
+        if self.bad(0.3):
+            players, ratings, attributes = self.pick(
+                (players + players[:1], ratings + [0.5], attributes), ([], [], attributes),
+                (players, ratings[:-1], attributes), (players[:1] + [None], [0.5, 0.5], attributes),
+                (["p%d" % i for i in range(2000)], [0.5] * 2000, attributes),
+                (players, [float("nan")] * n, attributes), (players, ratings, {"party": "x"}),
+                (players, ratings, {"roles": [["tank"]] * (n + 1)}), (None, ratings, attributes))
+        return ("SELECT matchmaker.enqueue_party(%s, %s::text[], %s::float8[], %s::jsonb)",
+                [self.queue_name(), players, ratings, json.dumps(attributes)], self.after_enqueue_party)
+
+    def after_enqueue_party(self, result, args):
+        ids = result[0][0]
+        if len(ids) != len(args[1]):
+            self.fail("enqueue_party returned %d ids for %d players" % (len(ids), len(args[1])), args)
+        # a retry returns the same ids while the party waits
+        self.cur.execute("SELECT matchmaker.enqueue_party(%s, %s::text[], %s::float8[], %s::jsonb)", args)
+        again = self.cur.fetchone()[0]
+        self.retries_checked += 1
+        if again != ids:
+            self.fail("a retried enqueue_party returned %s after %s" % (again, ids), args)
+        self.pending_ids = [(t, args[0]) for t in ids]
 
     def before_enqueue(self, args):
         """The id of the player's waiting ticket in that queue, if any."""
@@ -286,13 +329,14 @@ class Fuzzer:
 
     def run_one(self, n):
         kind = self.rng.choices(
-            ["create_queue", "alter_queue", "drop_queue", "enqueue", "cancel", "ticket_status",
-             "match_cost", "tick", "simulate", "optimal_cost", "audit"],
-            weights=[6, 5, 2, 35, 12, 4, 8, 16, 8, 4, 4])[0]
+            ["create_queue", "alter_queue", "drop_queue", "enqueue", "enqueue_party", "cancel",
+             "ticket_status", "match_cost", "tick", "simulate", "optimal_cost", "audit"],
+            weights=[6, 5, 2, 30, 8, 12, 4, 8, 16, 8, 4, 4])[0]
         self.hostile = self.rng.random() < 0.3
         sql, args, check = getattr(self, "call_" + kind)()
         self.waiting_before = None
         self.pending_id = None
+        self.pending_ids = []
         self.dropped = None
         try:
             if kind == "enqueue":
@@ -313,10 +357,13 @@ class Fuzzer:
                           % (n, kind, e.pgcode, e.pgerror.strip()), args)
             self.conn.rollback()
             self.pending_id = None
+            self.pending_ids = []
             self.dropped = None
         self.codes[(kind, outcome)] = self.codes.get((kind, outcome), 0) + 1
         if self.pending_id is not None:
             self.ids[self.pending_id[0]] = self.pending_id[1]
+        for t, q in self.pending_ids:
+            self.ids[t] = q
         if self.dropped is not None:
             self.ids = {t: q for t, q in self.ids.items() if q != self.dropped}
 
