@@ -91,6 +91,20 @@ SELECT matchmaker.tick('duo_max', now() + interval '1 s');
 SELECT criteria_cost = 0 AS party_at_max FROM matchmaker.matches WHERE queue = 'duo_max';
 SELECT player, party IS NULL AS alone FROM matchmaker.tickets WHERE queue = 'duo_max' ORDER BY player;
 
+-- Block lists (an exclude filter) with parties: a party whose player
+-- blocks a player of another never meets it, and one may not block itself.
+SELECT matchmaker.create_queue('pblock', team_size => 2, algorithm => 'greedy', max_wait => '60 s',
+                               params => '{"filters": {"blocked": "exclude"}}');
+SELECT matchmaker.enqueue_party('pblock', ARRAY['x1', 'x2'], ARRAY[0.5, 0.5], '{"blocked": ["x2"]}');
+SELECT matchmaker.enqueue_party('pblock', ARRAY['x1', 'x2'], ARRAY[0.5, 0.5], '{"blocked": ["y1"]}') IS NOT NULL AS x;
+SELECT matchmaker.enqueue_party('pblock', ARRAY['y1', 'y2'], ARRAY[0.5, 0.5]) IS NOT NULL AS y;
+SELECT matchmaker.tick('pblock', now() + interval '1 s') AS blocked;
+SELECT matchmaker.enqueue_party('pblock', ARRAY['z1', 'z2'], ARRAY[0.5, 0.5]) IS NOT NULL AS z;
+SELECT matchmaker.tick('pblock', now() + interval '2 s') AS one_match;
+SELECT string_agg(player, ',' ORDER BY player) AS together, count(DISTINCT team) AS teams
+FROM matchmaker.tickets WHERE queue = 'pblock' AND state = 'matched' GROUP BY match_id;
+SELECT string_agg(player, ',' ORDER BY player) AS waiting FROM matchmaker.tickets WHERE queue = 'pblock' AND state = 'waiting';
+
 -- A ready check: a party answers as one.
 SELECT matchmaker.create_queue('ready', team_size => 2, algorithm => 'greedy', max_wait => '60 s',
                                params => '{"accept_timeout": 30}');

@@ -26,15 +26,21 @@
  *    players (timed-out units packed together, in rating order, while
  *    they fit), or expires.
  *
- * Units fit a match when a search (fit_find) places every unit in a team
- * of team_size places so that, with roles, each team's players can take
- * distinct places of roles they list: by Hall's theorem, when for every
- * set X of roles the players whose roles all lie in X are no more than
- * X's places.  The search is deterministic for a set of units (its order
- * depends on the units only) and bounded (COMPOSE_NODES), so that
- * finish_matches finds again the placement compose accepted; then it
- * looks, within COMPOSE_SPLIT_NODES more, for the placement with the least
- * spread of team rating sums.
+ * Units fit a match when its players can take places in teams of
+ * team_size, a party's all in one team, each player a place of a role it
+ * lists (no roles: one role with team_size places).  Given the team of
+ * each party, that is a flow of players to (team, role) places, found by
+ * augmenting paths (Flow below): exact, and kept from one unit added to
+ * the next, so a test costs one path per player added.  A party is tried
+ * in each team in turn (the teams without a party are interchangeable:
+ * players alone move between teams along the paths); when none takes it,
+ * every party of the set is placed again by a depth-first search over
+ * their teams, a flow at each leaf, within COMPOSE_NODES nodes.  The
+ * match takes the teams compose found; finish_matches then balances the
+ * teams' rating sums, moving whole units only where each team still
+ * passes Hall's condition (for every set X of roles, the team's players
+ * whose roles all lie in X are at most X's places): exhaustively for up
+ * to COMPOSE_EXACT_UNITS units, by improving swaps above.
  */
 #include "mm_internal.h"
 
@@ -42,10 +48,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Search nodes of one fit test at most; beyond, the units do not fit. */
+/* Nodes of the search over parties' teams at most; beyond, the units do not fit. */
 #define COMPOSE_NODES		4096
 /* Search nodes of the balancing of a formed match's teams at most. */
-#define COMPOSE_SPLIT_NODES 4096
+#define COMPOSE_SPLIT_NODES 20000
+/* Units of a match balanced exhaustively at most; above, by swaps. */
+#define COMPOSE_EXACT_UNITS 12
+/* Improving swaps of the balancing above COMPOSE_EXACT_UNITS at most. */
+#define COMPOSE_SWAPS		100
 /* Waiting units a completion looks at, at most 64 + this times k. */
 #define COMPOSE_SCAN		16
 
@@ -256,84 +266,169 @@ fit_search(Fit *f, int i, bool balance)
 	return found;
 }
 
-/* Search order of units: larger first, then higher rating sum, then as given. */
-typedef struct Order
-{
-	int			size;
-	double		rsum;
-	int			tie;
-	int			at;
-} Order;
+/* ----------------------------------------------------------------
+ * Players to (team, role) places: augmenting paths
+ * ----------------------------------------------------------------
+ */
 
-static int
-order_cmp(const void *l, const void *r)
+/*
+ * The players of the set being built and their places.  Node v = team *
+ * nroles + role holds at most places[role] players (list[v * team_size
+ * ..]); a party's player may take only its party's team's nodes, one
+ * alone any team's.  Without roles there is one role of team_size places
+ * and every mask is 1.
+ */
+typedef struct Flow
 {
-	const Order *a = l;
-	const Order *b = r;
+	int			teams;
+	int			nroles;
+	int			team_size;
+	int			places[MM_MAX_ROLES];
+	int			nnodes;
+	int			np;				/* players */
+	uint8_t    *pmask;
+	int		   *fixed;			/* a party player's team, -1 alone */
+	int		   *node;			/* its node, -1 none yet */
+	int		   *fill;			/* per node */
+	int		   *list;			/* per node, team_size entries */
+	int		   *seen;			/* per node: the stamp of the last search that looked */
+	int			stamp;
+	/* a copy to go back to */
+	int			s_np;
+	uint8_t    *s_pmask;
+	int		   *s_fixed;
+	int		   *s_node;
+	int		   *s_fill;
+	int		   *s_list;
+} Flow;
 
-	if (a->size != b->size)
-		return a->size > b->size ? -1 : 1;
-	if (a->rsum != b->rsum)
-		return a->rsum > b->rsum ? -1 : 1;
-	return (a->tie > b->tie) - (a->tie < b->tie);
+static bool
+flow_init(Flow *f, const MMConfig *cfg, int maxplayers)
+{
+	size_t		nodes;
+
+	memset(f, 0, sizeof(Flow));
+	f->teams = cfg->teams;
+	f->team_size = cfg->team_size;
+	f->nroles = cfg->roles.n > 0 ? cfg->roles.n : 1;
+	for (int r = 0; r < f->nroles; r++)
+		f->places[r] = cfg->roles.n > 0 ? cfg->roles.slots[r] : cfg->team_size;
+	f->nnodes = f->teams * f->nroles;
+	nodes = (size_t) f->nnodes;
+	f->pmask = mm_malloc_array((size_t) maxplayers, sizeof(uint8_t));
+	f->fixed = mm_malloc_array((size_t) maxplayers, sizeof(int));
+	f->node = mm_malloc_array((size_t) maxplayers, sizeof(int));
+	f->s_node = mm_malloc_array((size_t) maxplayers, sizeof(int));
+	f->s_pmask = mm_malloc_array((size_t) maxplayers, sizeof(uint8_t));
+	f->s_fixed = mm_malloc_array((size_t) maxplayers, sizeof(int));
+	f->fill = mm_calloc(nodes, sizeof(int));
+	f->s_fill = mm_calloc(nodes, sizeof(int));
+	f->seen = mm_calloc(nodes, sizeof(int));
+	f->list = mm_malloc_array(nodes * (size_t) f->team_size, sizeof(int));
+	f->s_list = mm_malloc_array(nodes * (size_t) f->team_size, sizeof(int));
+	return f->pmask != NULL && f->fixed != NULL && f->node != NULL && f->s_node != NULL &&
+		f->s_pmask != NULL && f->s_fixed != NULL &&
+		f->fill != NULL && f->s_fill != NULL && f->seen != NULL && f->list != NULL &&
+		f->s_list != NULL;
+}
+
+static void
+flow_free(Flow *f)
+{
+	mm_free(f->pmask);
+	mm_free(f->fixed);
+	mm_free(f->node);
+	mm_free(f->s_node);
+	mm_free(f->s_pmask);
+	mm_free(f->s_fixed);
+	mm_free(f->fill);
+	mm_free(f->s_fill);
+	mm_free(f->seen);
+	mm_free(f->list);
+	mm_free(f->s_list);
+}
+
+static void
+flow_clear(Flow *f)
+{
+	f->np = 0;
+	memset(f->fill, 0, sizeof(int) * (size_t) f->nnodes);
+}
+
+static void
+flow_save(Flow *f)
+{
+	f->s_np = f->np;
+	memcpy(f->s_node, f->node, sizeof(int) * (size_t) f->np);
+	memcpy(f->s_pmask, f->pmask, sizeof(uint8_t) * (size_t) f->np);
+	memcpy(f->s_fixed, f->fixed, sizeof(int) * (size_t) f->np);
+	memcpy(f->s_fill, f->fill, sizeof(int) * (size_t) f->nnodes);
+	for (int v = 0; v < f->nnodes; v++)
+		memcpy(f->s_list + (size_t) v * f->team_size, f->list + (size_t) v * f->team_size,
+			   sizeof(int) * (size_t) f->fill[v]);
+}
+
+static void
+flow_restore(Flow *f)
+{
+	f->np = f->s_np;
+	memcpy(f->node, f->s_node, sizeof(int) * (size_t) f->np);
+	memcpy(f->pmask, f->s_pmask, sizeof(uint8_t) * (size_t) f->np);
+	memcpy(f->fixed, f->s_fixed, sizeof(int) * (size_t) f->np);
+	memcpy(f->fill, f->s_fill, sizeof(int) * (size_t) f->nnodes);
+	for (int v = 0; v < f->nnodes; v++)
+		memcpy(f->list + (size_t) v * f->team_size, f->s_list + (size_t) v * f->team_size,
+			   sizeof(int) * (size_t) f->fill[v]);
 }
 
 /*
- * Whether the n units (sizes, masks, rating sums; tie their stable order,
- * e.g. their oldest ticket) can be placed in teams; with balance, *team
- * (n entries, by the units as given) gets the placement of least team
- * spread found.  A set of units gets the same answer whatever order it is
- * given in.  order, sz, mk, rs: scratch of n entries.
+ * Find player g a place (Kuhn): a node it may take with room, or one whose
+ * holder moves on along such a path.  Each node is looked at once per
+ * stamp, so a search is O(nodes + players placed).
  */
 static bool
-fit_find(Fit *f, int n, const int *size, const uint8_t *const *masks, const double *rsum,
-		 const int *tie, bool balance, int *team, Order *order, int *sz,
-		 const uint8_t **mk, double *rs)
+flow_augment(Flow *f, int g)
 {
-	int			total = 0;
+	int			lo = f->fixed[g] >= 0 ? f->fixed[g] : 0;
+	int			hi = f->fixed[g] >= 0 ? f->fixed[g] + 1 : f->teams;
 
-	for (int i = 0; i < n; i++)
-	{
-		order[i].size = size[i];
-		order[i].rsum = rsum[i];
-		order[i].tie = tie[i];
-		order[i].at = i;
-		total += size[i];
-	}
-	if (total > f->teams * f->team_size)
-		return false;
-	qsort(order, n, sizeof(Order), order_cmp);
-	for (int i = 0; i < n; i++)
-	{
-		sz[i] = size[order[i].at];
-		mk[i] = masks[order[i].at];
-		rs[i] = rsum[order[i].at];
-	}
-	f->n = n;
-	f->size = sz;
-	f->masks = mk;
-	f->rsum = rs;
-	f->budget = COMPOSE_NODES;
-	if (!fit_search(f, 0, false))
-		return false;
-	if (balance)
-	{
-		/* the placement a fit test finds, then better balanced ones */
-		for (int t = 0; t < f->teams; t++)
-			f->sum[t] = 0;
-		for (int i = 0; i < n; i++)
-			f->sum[f->team[i]] += rs[i];
-		f->best_spread = fit_spread(f);
-		memcpy(f->best, f->team, sizeof(int) * (size_t) n);
-		for (int t = 0; t < f->teams; t++)
-			f->sum[t] = 0;
-		f->budget = COMPOSE_SPLIT_NODES;
-		if (f->best_spread > MM_BALANCE_TOLERANCE)
-			(void) fit_search(f, 0, true);
-		for (int i = 0; i < n; i++)
-			team[order[i].at] = f->best[i];
-	}
-	return true;
+	for (int t = lo; t < hi; t++)
+		for (int r = 0; r < f->nroles; r++)
+		{
+			int			v = t * f->nroles + r;
+			int		   *l = f->list + (size_t) v * f->team_size;
+
+			if (!(f->pmask[g] & (1 << r)) || f->seen[v] == f->stamp)
+				continue;
+			f->seen[v] = f->stamp;
+			if (f->fill[v] < f->places[r])
+			{
+				l[f->fill[v]++] = g;
+				f->node[g] = v;
+				return true;
+			}
+			for (int j = 0; j < f->fill[v]; j++)
+				if (flow_augment(f, l[j]))
+				{
+					l[j] = g;
+					f->node[g] = v;
+					return true;
+				}
+		}
+	return false;
+}
+
+/* Add a player (mask, fixed team or -1) and place it; false when it cannot be. */
+static bool
+flow_add(Flow *f, uint8_t mask, int fixed)
+{
+	int			g = f->np++;
+
+	f->pmask[g] = mask;
+	f->fixed[g] = fixed;
+	f->node[g] = -1;
+	f->stamp++;
+	return flow_augment(f, g);
 }
 
 /* ----------------------------------------------------------------
@@ -353,47 +448,208 @@ typedef struct Compose
 	int		   *umem;			/* tickets grouped by unit */
 	int		   *unit_of;		/* pool index -> unit */
 	int		   *byrating;		/* units by rating, then oldest */
-	uint8_t    *mask;			/* pool index -> role mask (0 without roles) */
+	uint8_t    *mask;			/* pool index -> role mask, then by unit (see gather_units) */
 	const uint8_t **umask;		/* unit -> its members' masks */
-	/* the set being built, and scratch for fit_find */
+	/* the set being built: its units, their first player, each party's team */
 	int		   *set;
+	int		   *set_first;
+	int		   *set_team;
 	int			nset;
 	int			players;
-	int		   *ssize;
-	double	   *srsum;
-	int		   *stie;
-	const uint8_t **smask;
-	Order	   *order;
-	int		   *sz;
-	const uint8_t **mk;
-	double	   *rs;
-	Fit			fit;
+	int		   *party_load;		/* per team: players of the set's parties in it */
+	Flow		flow;
+	/* the depth-first search over parties' teams: the parties, by size, and their teams */
+	int		   *order;
+	int		   *try_team;
+	long		budget;
+	/* players of units still free or in the set, by role mask */
+	int64_t		free_by_mask[ROLE_SETS];
 	/* the rewritten decision */
 	MMMatch    *matches;
 	int			nmatches;
 	int		   *members;
+	int		   *teams;
 	int			nmembers;
 	int		   *expired;
 	int			nexpired;
 	int		   *count;			/* per unit, scratch (zeros) */
+	struct MemberTeam *mt;		/* set_emit's scratch, k + 1 entries */
 } Compose;
 
-/* Whether the set with unit u added still fits; adds it when it does. */
+/* A member's mask for the flow: its roles, or 1 without roles. */
+static uint8_t
+flow_mask(const Compose *c, int u, int p)
+{
+	return c->cfg->roles.n > 0 ? c->umask[u][p] : 1;
+}
+
+/* Parties by size (larger first), then oldest: the search order. */
+static void
+order_parties(Compose *c, int *np)
+{
+	int			m = 0;
+
+	for (int s = 0; s < c->nset; s++)
+		if (c->units[c->set[s]].size > 1)
+			c->order[m++] = s;
+	for (int i = 1; i < m; i++)
+	{
+		int			v = c->order[i];
+		int			p = i;
+
+		for (; p > 0; p--)
+		{
+			const Unit *a = &c->units[c->set[c->order[p - 1]]];
+			const Unit *b = &c->units[c->set[v]];
+
+			if (a->size > b->size || (a->size == b->size && a->oldest < b->oldest))
+				break;
+			c->order[p] = c->order[p - 1];
+		}
+		c->order[p] = v;
+	}
+	*np = m;
+}
+
+/* Build the flow of the whole set with each party in set_team; false when it does not fit. */
+static bool
+flow_rebuild(Compose *c)
+{
+	flow_clear(&c->flow);
+	for (int s = 0; s < c->nset; s++)
+	{
+		const Unit *un = &c->units[c->set[s]];
+
+		c->set_first[s] = c->flow.np;
+		for (int p = 0; p < un->size; p++)
+			if (!flow_add(&c->flow, flow_mask(c, c->set[s], p), un->size > 1 ? c->set_team[s] : -1))
+				return false;
+	}
+	return true;
+}
+
+/*
+ * Teams for the parties order[i ..] (m of them), each in a team with room
+ * for it beside the parties already placed (teams without a party being
+ * interchangeable), a flow of the whole set at each leaf.
+ */
+static bool
+place_parties(Compose *c, int i, int m)
+{
+	bool		tried_empty = false;
+
+	if (i == m)
+		return flow_rebuild(c);
+	if (--c->budget < 0)
+		return false;
+	for (int t = 0; t < c->cfg->teams; t++)
+	{
+		int			s = c->order[i];
+		int			size = c->units[c->set[s]].size;
+
+		if (c->party_load[t] == 0)
+		{
+			if (tried_empty)
+				continue;
+			tried_empty = true;
+		}
+		if (c->party_load[t] + size > c->cfg->team_size)
+			continue;
+		c->party_load[t] += size;
+		c->set_team[s] = t;
+		if (place_parties(c, i + 1, m))
+			return true;
+		c->party_load[t] -= size;
+		if (c->budget < 0)
+			return false;
+	}
+	return false;
+}
+
+/*
+ * Whether the set with unit u added still fits; adds it when it does.  u
+ * alone: one more path.  A party: each team in turn that has room beside
+ * the set's parties; failing those, every party placed again
+ * (place_parties).
+ */
 static bool
 set_try(Compose *c, int u)
 {
 	const Unit *un = &c->units[u];
+	int			s = c->nset;
+	bool		tried_empty = false;
 
 	if (c->players + un->size > c->k)
 		return false;
-	c->ssize[c->nset] = un->size;
-	c->srsum[c->nset] = un->rating * un->size;
-	c->stie[c->nset] = un->oldest;
-	c->smask[c->nset] = c->umask[u];
-	if (!fit_find(&c->fit, c->nset + 1, c->ssize, c->smask, c->srsum, c->stie, false,
-				  NULL, c->order, c->sz, c->mk, c->rs))
-		return false;
-	c->set[c->nset++] = u;
+	flow_save(&c->flow);
+	c->set[s] = u;
+	c->set_first[s] = c->flow.np;
+	c->set_team[s] = -1;
+	if (un->size == 1)
+	{
+		if (!flow_add(&c->flow, flow_mask(c, u, 0), -1))
+		{
+			flow_restore(&c->flow);
+			return false;
+		}
+	}
+	else
+	{
+		bool		placed = false;
+
+		for (int t = 0; t < c->cfg->teams && !placed; t++)
+		{
+			bool		ok = true;
+
+			if (c->party_load[t] == 0)
+			{
+				if (tried_empty)
+					continue;
+				tried_empty = true;
+			}
+			if (c->party_load[t] + un->size > c->cfg->team_size)
+				continue;
+			for (int p = 0; p < un->size && ok; p++)
+				ok = flow_add(&c->flow, flow_mask(c, u, p), t);
+			if (ok)
+			{
+				c->set_team[s] = t;
+				c->party_load[t] += un->size;
+				placed = true;
+			}
+			else
+				flow_restore(&c->flow);
+		}
+		if (!placed)
+		{
+			/* every party of the set placed again */
+			int			m;
+			int		   *old = c->try_team;
+
+			c->nset++;
+			for (int q = 0; q < c->nset; q++)
+				old[q] = c->set_team[q];
+			order_parties(c, &m);
+			for (int t = 0; t < c->cfg->teams; t++)
+				c->party_load[t] = 0;
+			c->budget = COMPOSE_NODES;
+			placed = place_parties(c, 0, m);
+			c->nset--;
+			if (!placed)
+			{
+				for (int q = 0; q < c->nset; q++)
+					c->set_team[q] = old[q];
+				for (int t = 0; t < c->cfg->teams; t++)
+					c->party_load[t] = 0;
+				for (int q = 0; q < c->nset; q++)
+					if (c->set_team[q] >= 0)
+						c->party_load[c->set_team[q]] += c->units[c->set[q]].size;
+				flow_restore(&c->flow);
+				return false;
+			}
+		}
+	}
+	c->nset++;
 	c->players += un->size;
 	c->units[u].state = U_INSET;
 	return true;
@@ -408,14 +664,45 @@ set_clear(Compose *c)
 			c->units[c->set[s]].state = U_FREE;
 	c->nset = 0;
 	c->players = 0;
+	flow_clear(&c->flow);
+	for (int t = 0; t < c->cfg->teams; t++)
+		c->party_load[t] = 0;
 }
 
-/* Emit the set as a match with bots computer players; its units are taken. */
+/* A unit leaves the free players (taken or expired). */
+static void
+unit_gone(Compose *c, int u)
+{
+	for (int p = 0; p < c->units[u].size; p++)
+		c->free_by_mask[c->umask[u][p]]--;
+}
+
+/* A member with its team, to list a match's members in pool order. */
+typedef struct MemberTeam
+{
+	int			member;
+	int			team;
+} MemberTeam;
+
+static int
+member_team_cmp(const void *l, const void *r)
+{
+	const MemberTeam *a = l;
+	const MemberTeam *b = r;
+
+	return (a->member > b->member) - (a->member < b->member);
+}
+
+/*
+ * Emit the set as a match with bots computer players, each member in the
+ * team the flow gave it (1-based; finish_matches balances and numbers
+ * them); its units are taken.
+ */
 static void
 set_emit(Compose *c, int bots)
 {
 	MMMatch    *m = &c->matches[c->nmatches++];
-	int		   *mem = c->members + c->nmembers;
+	MemberTeam *mt = c->mt;
 	int			cnt = 0;
 
 	for (int s = 0; s < c->nset; s++)
@@ -423,10 +710,20 @@ set_emit(Compose *c, int bots)
 		Unit	   *un = &c->units[c->set[s]];
 
 		for (int p = 0; p < un->size; p++)
-			mem[cnt++] = c->umem[un->first + p];
+		{
+			mt[cnt].member = c->umem[un->first + p];
+			mt[cnt].team = c->flow.node[c->set_first[s] + p] / c->flow.nroles + 1;
+			cnt++;
+		}
 		un->state = U_TAKEN;
+		unit_gone(c, c->set[s]);
 	}
-	qsort(mem, cnt, sizeof(int), mm_int_cmp);
+	qsort(mt, cnt, sizeof(MemberTeam), member_team_cmp);
+	for (int i = 0; i < cnt; i++)
+	{
+		c->members[c->nmembers + i] = mt[i].member;
+		c->teams[c->nmembers + i] = mt[i].team;
+	}
 	m->first = c->nmembers;
 	m->nmembers = cnt;
 	m->bots = bots;
@@ -450,6 +747,46 @@ unit_free(const Compose *c, int u, int j)
 }
 
 /*
+ * Whether the players still free (and those of the set) could fill every
+ * team's places at all: for each set Y of roles, the places of Y in all
+ * teams are no more than the players who list a role of Y.  A necessary
+ * condition, O(roles x 2^roles), that spares a completion's scan when
+ * roles are short.
+ */
+static bool
+completion_possible(const Compose *c)
+{
+	int			nr = c->cfg->roles.n;
+	int			full = (1 << nr) - 1;
+	int64_t		within[ROLE_SETS];
+	int64_t		total = 0;
+
+	for (int x = 0; x <= full; x++)
+	{
+		within[x] = c->free_by_mask[x];
+		total += within[x];
+	}
+	if (total < c->k)
+		return false;
+	for (int r = 0; r < nr; r++)
+		for (int x = 0; x <= full; x++)
+			if (x & (1 << r))
+				within[x] += within[x & ~(1 << r)];
+	for (int y = 1; y <= full; y++)
+	{
+		int64_t		places = 0;
+
+		for (int r = 0; r < nr; r++)
+			if (y & (1 << r))
+				places += c->cfg->roles.slots[r];
+		/* those listing a role of y: all but those whose roles lie outside y */
+		if (places * c->cfg->teams > total - within[full & ~y])
+			return false;
+	}
+	return true;
+}
+
+/*
  * Complete the set (for match j) with free units nearest in rating to
  * center; returns whether it reached k players.
  */
@@ -463,6 +800,8 @@ complete(Compose *c, int j, double center)
 	int			scanned = 0;
 	int			limit = 64 + COMPOSE_SCAN * c->k;
 
+	if (!completion_possible(c))
+		return false;
 	while (a < b)
 	{
 		int			mid = a + (b - a) / 2;
@@ -644,19 +983,18 @@ compose_free(Compose *c)
 	mm_free(c->mask);
 	mm_free(c->umask);
 	mm_free(c->set);
-	mm_free(c->ssize);
-	mm_free(c->srsum);
-	mm_free(c->stie);
-	mm_free(c->smask);
+	mm_free(c->set_first);
+	mm_free(c->set_team);
+	mm_free(c->party_load);
 	mm_free(c->order);
-	mm_free(c->sz);
-	mm_free(c->mk);
-	mm_free(c->rs);
+	mm_free(c->try_team);
+	mm_free(c->mt);
 	mm_free(c->matches);
 	mm_free(c->members);
+	mm_free(c->teams);
 	mm_free(c->expired);
 	mm_free(c->count);
-	fit_free(&c->fit);
+	flow_free(&c->flow);
 }
 
 /* Expire every ticket of unit u. */
@@ -668,6 +1006,7 @@ expire_unit(Compose *c, int u)
 	for (int p = 0; p < un->size; p++)
 		c->expired[c->nexpired++] = c->umem[un->first + p];
 	un->state = U_EXPIRED;
+	unit_gone(c, u);
 }
 
 /* Rewrite a step's decision so that parties stay whole and roles fill; see the header. */
@@ -711,24 +1050,22 @@ mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res)
 	c.mask = mm_calloc((size_t) nn * 2, sizeof(uint8_t));
 	c.umask = mm_malloc_array((size_t) nn, sizeof(uint8_t *));
 	c.set = mm_malloc_array((size_t) kk, sizeof(int));
-	c.ssize = mm_malloc_array((size_t) kk, sizeof(int));
-	c.srsum = mm_malloc_array((size_t) kk, sizeof(double));
-	c.stie = mm_malloc_array((size_t) kk, sizeof(int));
-	c.smask = mm_malloc_array((size_t) kk, sizeof(uint8_t *));
-	c.order = mm_malloc_array((size_t) kk, sizeof(Order));
-	c.sz = mm_malloc_array((size_t) kk, sizeof(int));
-	c.mk = mm_malloc_array((size_t) kk, sizeof(uint8_t *));
-	c.rs = mm_malloc_array((size_t) kk, sizeof(double));
+	c.set_first = mm_malloc_array((size_t) kk, sizeof(int));
+	c.set_team = mm_malloc_array((size_t) kk, sizeof(int));
+	c.party_load = mm_calloc((size_t) cfg->teams, sizeof(int));
+	c.order = mm_malloc_array((size_t) kk, sizeof(int));
+	c.try_team = mm_malloc_array((size_t) kk, sizeof(int));
+	c.mt = mm_malloc_array((size_t) kk, sizeof(MemberTeam));
 	c.matches = mm_malloc_array((size_t) nn, sizeof(MMMatch));
 	c.members = mm_malloc_array((size_t) nn, sizeof(int));
+	c.teams = mm_malloc_array((size_t) nn, sizeof(int));
 	c.expired = mm_malloc_array((size_t) nn, sizeof(int));
 	c.count = mm_calloc((size_t) nn, sizeof(int));
-	if (!fit_init(&c.fit, cfg, kk) || c.units == NULL || c.umem == NULL ||
+	if (!flow_init(&c.flow, cfg, kk) || c.units == NULL || c.umem == NULL ||
 		c.unit_of == NULL || c.byrating == NULL || c.mask == NULL || c.umask == NULL ||
-		c.set == NULL || c.ssize == NULL || c.srsum == NULL || c.stie == NULL ||
-		c.smask == NULL || c.order == NULL || c.sz == NULL || c.mk == NULL ||
-		c.rs == NULL || c.matches == NULL || c.members == NULL || c.expired == NULL ||
-		c.count == NULL)
+		c.set == NULL || c.set_first == NULL || c.set_team == NULL || c.party_load == NULL ||
+		c.order == NULL || c.try_team == NULL || c.mt == NULL || c.matches == NULL ||
+		c.members == NULL || c.teams == NULL || c.expired == NULL || c.count == NULL)
 	{
 		compose_free(&c);
 		return MM_ERR_NOMEM;
@@ -739,6 +1076,9 @@ mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res)
 		compose_free(&c);
 		return st;
 	}
+	for (int u = 0; u < c.nunits; u++)
+		for (int p = 0; p < c.units[u].size; p++)
+			c.free_by_mask[c.umask[u][p]]++;
 
 	/* the units each match of the step holds whole */
 	for (int j = 0; j < res->nmatches; j++)
@@ -849,6 +1189,7 @@ mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res)
 		res->nmatches = c.nmatches;
 		memcpy(res->matches, c.matches, sizeof(MMMatch) * (size_t) c.nmatches);
 		memcpy(res->members, c.members, sizeof(int) * (size_t) c.nmembers);
+		memcpy(res->teams, c.teams, sizeof(int) * (size_t) c.nmembers);
 		res->nexpired = c.nexpired;
 		memcpy(res->expired, c.expired, sizeof(int) * (size_t) c.nexpired);
 	}
@@ -861,7 +1202,7 @@ mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res)
  * ----------------------------------------------------------------
  */
 
-/* A match's members as units: pieces (by party, in member order) and member order. */
+/* A match's members as units: pieces (by party, in member order). */
 typedef struct MatchUnits
 {
 	int			n;
@@ -872,11 +1213,12 @@ typedef struct MatchUnits
 	const uint8_t *pmask[MM_MAX_K];
 	int			size[MM_MAX_K];
 	double		rsum[MM_MAX_K];
-	int			tie[MM_MAX_K];
+	int			team[MM_MAX_K];	/* 0-based */
 } MatchUnits;
 
 static void
-match_units(const MMConfig *cfg, const MMPool *pool, const int *mem, int n, MatchUnits *mu)
+match_units(const MMConfig *cfg, const MMPool *pool, const int *mem, const int *tm, int n,
+			MatchUnits *mu)
 {
 	bool		done[MM_MAX_K] = {false};
 	int			w = 0;
@@ -891,7 +1233,8 @@ match_units(const MMConfig *cfg, const MMPool *pool, const int *mem, int n, Matc
 		if (done[i])
 			continue;
 		party = pool->tickets[mem[i]].party;
-		p = &mu->pieces[mu->npieces++];
+		p = &mu->pieces[mu->npieces];
+		mu->team[mu->npieces++] = tm[i] - 1;
 		p->first = w;
 		p->size = 0;
 		p->rsum = 0;
@@ -913,69 +1256,161 @@ match_units(const MMConfig *cfg, const MMPool *pool, const int *mem, int n, Matc
 		mu->pmask[q] = mu->masks + mu->pieces[q].first;
 		mu->size[q] = mu->pieces[q].size;
 		mu->rsum[q] = mu->pieces[q].rsum;
-		mu->tie[q] = mem[mu->pieces[q].minpos];
 	}
 }
 
 /*
- * Split a formed match (members mem[0 .. n), pool indices) into teams as
- * compose placed its units, balanced within COMPOSE_SPLIT_NODES; 1-based
- * team numbers into tm, teams numbered by ascending rating sum.
+ * Improve the teams of a large match by moves of whole pieces between the
+ * team of the largest rating sum and that of the smallest: a swap of two
+ * pieces of one size, or a piece moved where there is room, whichever
+ * lowers the spread most while both teams pass Hall's condition; at most
+ * COMPOSE_SWAPS of them.
+ */
+static void
+balance_by_swaps(Fit *f, MatchUnits *mu)
+{
+	for (int q = 0; q < mu->npieces; q++)
+		(void) fit_move(f, q, mu->team[q], 1);
+	for (int round = 0; round < COMPOSE_SWAPS; round++)
+	{
+		int			hi = 0;
+		int			lo = 0;
+		double		best = fit_spread(f) - MM_BALANCE_TOLERANCE;
+		int			ba = -1;
+		int			bb = -1;
+
+		for (int t = 1; t < f->teams; t++)
+		{
+			if (f->sum[t] > f->sum[hi])
+				hi = t;
+			if (f->sum[t] < f->sum[lo])
+				lo = t;
+		}
+		if (hi == lo)
+			break;
+		for (int a = 0; a < mu->npieces; a++)
+		{
+			if (mu->team[a] != hi)
+				continue;
+			/* b = -1: a moves alone, where lo has room */
+			for (int b = -1; b < mu->npieces; b++)
+			{
+				bool		ok;
+				double		s;
+
+				if (b >= 0 && (mu->team[b] != lo || mu->size[b] != mu->size[a]))
+					continue;
+				if (b < 0 && f->load[lo] + mu->size[a] > f->team_size)
+					continue;
+				ok = fit_move(f, a, hi, -1);
+				ok = fit_move(f, a, lo, 1) && ok;
+				if (b >= 0)
+				{
+					ok = fit_move(f, b, lo, -1) && ok;
+					ok = fit_move(f, b, hi, 1) && ok;
+				}
+				/* the removals cannot break Hall's condition: ok tells the additions */
+				s = fit_spread(f);
+				if (b >= 0)
+				{
+					(void) fit_move(f, b, hi, -1);
+					(void) fit_move(f, b, lo, 1);
+				}
+				(void) fit_move(f, a, lo, -1);
+				(void) fit_move(f, a, hi, 1);
+				if (ok && s < best)
+				{
+					best = s;
+					ba = a;
+					bb = b;
+				}
+			}
+		}
+		if (ba < 0)
+			break;
+		(void) fit_move(f, ba, hi, -1);
+		(void) fit_move(f, ba, lo, 1);
+		mu->team[ba] = lo;
+		if (bb >= 0)
+		{
+			(void) fit_move(f, bb, lo, -1);
+			(void) fit_move(f, bb, hi, 1);
+			mu->team[bb] = hi;
+		}
+	}
+}
+
+/*
+ * Balance the teams of a match compose formed (members mem[0 .. n), pool
+ * indices, in the teams tm compose gave them) and number them by
+ * ascending rating sum (ties by their first member), as mm_split_teams
+ * numbers its teams; see the header.
  */
 MMStatus
 mm_compose_split(const MMConfig *cfg, const MMPool *pool, const int *mem, int n, int *tm)
 {
 	MatchUnits *mu = mm_malloc(sizeof(MatchUnits));
 	Fit			f;
-	int			team[MM_MAX_K];
-	Order	   *order = mm_malloc_array(MM_MAX_K, sizeof(Order));
-	int			sz[MM_MAX_K];
-	const uint8_t *mk[MM_MAX_K];
-	double		rs[MM_MAX_K];
-	int			rank[MM_MAX_K];
 	MMStatus	st = MM_OK;
 
 	memset(&f, 0, sizeof(f));
-	if (mu == NULL || order == NULL || !fit_init(&f, cfg, MM_MAX_K))
+	if (mu == NULL || !fit_init(&f, cfg, MM_MAX_K))
 		st = MM_ERR_NOMEM;
 	else
 	{
-		match_units(cfg, pool, mem, n, mu);
-		if (!fit_find(&f, mu->npieces, mu->size, mu->pmask, mu->rsum, mu->tie, true, team,
-					  order, sz, mk, rs))
-			st = MM_ERR_ARGUMENT;	/* compose formed only matches that fit */
-		else
-		{
-			double		sum[MM_MAX_K];
-			int			first[MM_MAX_K];
+		double		sum[MM_MAX_K];
+		int			first[MM_MAX_K];
+		int			rank[MM_MAX_K];
 
-			/* number teams by ascending sum, ties by their first member */
-			for (int t = 0; t < cfg->teams; t++)
-			{
-				sum[t] = 0;
-				first[t] = INT32_MAX;
-			}
+		match_units(cfg, pool, mem, tm, n, mu);
+		f.n = mu->npieces;
+		f.size = mu->size;
+		f.masks = mu->pmask;
+		f.rsum = mu->rsum;
+		if (mu->npieces <= COMPOSE_EXACT_UNITS)
+		{
+			/* every placement (within the budget), from compose's as the best so far */
+			for (int q = 0; q < mu->npieces; q++)
+				(void) fit_move(&f, q, mu->team[q], 1);
+			f.best_spread = fit_spread(&f) - MM_BALANCE_TOLERANCE;
 			for (int q = 0; q < mu->npieces; q++)
 			{
-				sum[team[q]] += mu->pieces[q].rsum;
-				if (mu->pieces[q].minpos < first[team[q]])
-					first[team[q]] = mu->pieces[q].minpos;
+				(void) fit_move(&f, q, mu->team[q], -1);
+				f.best[q] = mu->team[q];
 			}
-			for (int t = 0; t < cfg->teams; t++)
-			{
-				rank[t] = 0;
-				for (int u = 0; u < cfg->teams; u++)
-					if (sum[u] < sum[t] || (sum[u] == sum[t] && first[u] < first[t]))
-						rank[t]++;
-			}
+			f.budget = COMPOSE_SPLIT_NODES;
+			if (f.best_spread > 0)
+				(void) fit_search(&f, 0, true);
 			for (int q = 0; q < mu->npieces; q++)
-				for (int p = 0; p < mu->pieces[q].size; p++)
-					tm[mu->order[mu->pieces[q].first + p]] = rank[team[q]] + 1;
+				mu->team[q] = f.best[q];
 		}
+		else
+			balance_by_swaps(&f, mu);
+
+		for (int t = 0; t < cfg->teams; t++)
+		{
+			sum[t] = 0;
+			first[t] = INT32_MAX;
+		}
+		for (int q = 0; q < mu->npieces; q++)
+		{
+			sum[mu->team[q]] += mu->pieces[q].rsum;
+			if (mu->pieces[q].minpos < first[mu->team[q]])
+				first[mu->team[q]] = mu->pieces[q].minpos;
+		}
+		for (int t = 0; t < cfg->teams; t++)
+		{
+			rank[t] = 0;
+			for (int u = 0; u < cfg->teams; u++)
+				if (sum[u] < sum[t] || (sum[u] == sum[t] && first[u] < first[t]))
+					rank[t]++;
+		}
+		for (int q = 0; q < mu->npieces; q++)
+			for (int p = 0; p < mu->pieces[q].size; p++)
+				tm[mu->order[mu->pieces[q].first + p]] = rank[mu->team[q]] + 1;
 	}
 	fit_free(&f);
 	mm_free(mu);
-	mm_free(order);
 	return st;
 }
 

@@ -85,45 +85,55 @@ mm_exclude_check(const MMPool *pool)
 #define HELD_APART		255
 #define HELD_LEVEL_MAX	32
 
-/*
- * Into pool->block_key the key of each ticket of a pool of one key for a
- * round: its level, or for a ticket held apart a key of its own above
- * every level.
- */
-static void
-exclude_keys(const MMPool *pool)
-{
-	int32_t		next = HELD_APART;
-
-	for (int i = 0; i < pool->ntickets; i++)
-	{
-		int			crow = pool->tickets[i].crow;
-		int32_t		party = pool->tickets[i].party;
-
-		if (pool->held[crow] != HELD_APART)
-		{
-			pool->block_key[crow] = pool->held[crow];
-			continue;
-		}
-		/* a party held apart is one key (an earlier member's, when one is) */
-		pool->block_key[crow] = -1;
-		for (int j = 0; party >= 0 && j < i; j++)
-			if (pool->tickets[j].party == party)
-			{
-				pool->block_key[crow] = pool->block_key[pool->tickets[j].crow];
-				break;
-			}
-		if (pool->block_key[crow] < 0)
-			pool->block_key[crow] = next++;
-	}
-}
-
 /* Pool indices with their party, to find a party's members. */
 typedef struct Member
 {
 	int32_t		party;
 	int			idx;
 } Member;
+
+/*
+ * Into pool->block_key the key of each ticket of a pool of one key for a
+ * round: its level, or for a ticket held apart a key of its own above
+ * every level, one per party (members: the pool's m party tickets sorted
+ * by party; NULL: each ticket its own).
+ */
+static void
+exclude_keys(const MMPool *pool, const Member *members, int m)
+{
+	int32_t		next = HELD_APART;
+
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		int			crow = pool->tickets[i].crow;
+
+		if (pool->held[crow] != HELD_APART)
+			pool->block_key[crow] = pool->held[crow];
+		else if (pool->tickets[i].party < 0 || members == NULL)
+			pool->block_key[crow] = next++;
+		else
+			pool->block_key[crow] = -1;	/* its party's, below */
+	}
+	for (int b = 0; members != NULL && b < m;)
+	{
+		int			e = b + 1;
+		int32_t		key = next;
+
+		while (e < m && members[e].party == members[b].party)
+			e++;
+		for (int i = b; i < e; i++)
+		{
+			int			crow = pool->tickets[members[i].idx].crow;
+
+			if (pool->block_key[crow] < 0)
+			{
+				pool->block_key[crow] = key;
+				next = key + 1;
+			}
+		}
+		b = e;
+	}
+}
 
 static int
 member_cmp(const void *l, const void *r)
@@ -371,7 +381,7 @@ exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
 			nb = (nb - moved) / k * k;
 			local.periodic.batch = nb > k ? nb : k;
 		}
-		exclude_keys(pool);
+		exclude_keys(pool, members, nparty);
 		keyed_view(pool, &view);
 		res->nmatches = 0;
 		res->nexpired = 0;
@@ -535,8 +545,22 @@ double
 mm_exclude_deadline(const MMConfig *cfg, const MMPool *pool, MMDeadlineFn deadline)
 {
 	MMPool		view;
+	Member	   *members = mm_malloc_array((size_t) (pool->ntickets > 0 ? pool->ntickets : 1), sizeof(Member));
+	int			nparty = 0;
+	double		d;
 
-	exclude_keys(pool);
+	/* without the memory, each ticket held apart its own key: a deadline at worst early */
+	for (int i = 0; members != NULL && i < pool->ntickets; i++)
+		if (pool->tickets[i].party >= 0)
+		{
+			members[nparty].party = pool->tickets[i].party;
+			members[nparty++].idx = i;
+		}
+	if (members != NULL)
+		qsort(members, nparty, sizeof(Member), member_cmp);
+	exclude_keys(pool, members, nparty);
 	keyed_view(pool, &view);
-	return deadline(cfg, &view);
+	d = deadline(cfg, &view);
+	mm_free(members);
+	return d;
 }

@@ -490,3 +490,91 @@ test_compose_sim(void)
 		CHECK_INT(mm_simulate(&cfg, s.a, &data, s.n, out, &sum), MM_ERR_ARGUMENT);
 	}
 }
+
+/*
+ * Large teams with roles: a and b, half a team each; 0.6 ts players only
+ * b (rated 0.1), 0.6 ts only a (0.5), 0.8 ts either (0.9): exactly two
+ * teams' worth that fit (each team 0.4 ts flexible players), which a
+ * search placing the flexible players first in one team would miss.  One
+ * greedy step forms the match, teams filled, up to 500v500.
+ */
+void
+test_compose_large_roles(void)
+{
+	int			sizes[4] = {10, 40, 200, 500};
+
+	for (int z = 0; z < 4; z++)
+	{
+		int			ts = sizes[z];
+		int			k = 2 * ts;
+		MMConfig	cfg;
+		MMTicket   *t = calloc(k, sizeof(MMTicket));
+		uint8_t    *roles = calloc(k, 1);
+		MMMatch    *matches = calloc(k, sizeof(MMMatch));
+		int		   *members = calloc(k, sizeof(int));
+		int		   *teams = calloc(k, sizeof(int));
+		int		   *expired = calloc(k, sizeof(int));
+		int		   *role = calloc(k, sizeof(int));
+		MMResult	res = {matches, 0, members, teams, expired, 0};
+		MMPool		pool;
+		int			count[3][2] = {{0}};
+
+		mm_config_init(&cfg, MM_ALGO_GREEDY);
+		cfg.team_size = ts;
+		cfg.max_wait = 100;
+		cfg.roles.n = 2;
+		cfg.roles.slots[0] = ts / 2;
+		cfg.roles.slots[1] = ts / 2;
+		memset(&pool, 0, sizeof(pool));
+		for (int i = 0; i < k; i++)
+		{
+			t[i].id = i + 1;
+			t[i].arrival = i * 0.001;
+			t[i].group = -1;
+			t[i].party = -1;
+			t[i].attr = -1;
+			t[i].crow = i;
+			if (i < ts * 6 / 10)
+			{
+				roles[i] = 2;
+				t[i].rating = 0.1;
+			}
+			else if (i < ts * 12 / 10)
+			{
+				roles[i] = 1;
+				t[i].rating = 0.5;
+			}
+			else
+			{
+				roles[i] = 3;
+				t[i].rating = 0.9;
+			}
+		}
+		pool.tickets = t;
+		pool.ntickets = k;
+		pool.roles = roles;
+		pool.nrole_rows = k;
+		pool.stepped_at = -INFINITY;
+		CHECK_INT(mm_step(&cfg, &pool, 1.0, &res), MM_OK);
+		CHECK_INT(res.nmatches, 1);
+		if (res.nmatches == 1)
+		{
+			CHECK_INT(matches[0].nmembers, k);
+			CHECK_INT(matches[0].bots, 0);
+			CHECK_INT(mm_assign_roles(&cfg, &pool, &res, role), MM_OK);
+			for (int i = 0; i < k; i++)
+				count[teams[i]][role[i]]++;
+			CHECK_INT(count[1][0], ts / 2);
+			CHECK_INT(count[1][1], ts / 2);
+			CHECK_INT(count[2][0], ts / 2);
+			CHECK_INT(count[2][1], ts / 2);
+		}
+		free(t);
+		free(roles);
+		free(matches);
+		free(members);
+		free(teams);
+		free(expired);
+		free(role);
+	}
+}

@@ -131,5 +131,6 @@ extern void test_compose_complete(void);
 extern void test_compose_roles_wait(void);
 extern void test_compose_config(void);
 extern void test_compose_sim(void);
+extern void test_compose_large_roles(void);
 
 #endif							/* MM_TESTS_H */
