@@ -18,6 +18,7 @@ bash slow_queue.sh 200
 bash live_vs_sim.sh
 bash baseline.sh 15 4 1000 2
 bash filters.sh 100000
+bash parties.sh 50 600 100000
 bash queue_stats.sh
 bash expected_wait.sh 10 20 60 180
 bash soak.sh 1800 500 5min

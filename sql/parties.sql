@@ -105,6 +105,18 @@ SELECT string_agg(player, ',' ORDER BY player) AS together, count(DISTINCT team)
 FROM matchmaker.tickets WHERE queue = 'pblock' AND state = 'matched' GROUP BY match_id;
 SELECT string_agg(player, ',' ORDER BY player) AS waiting FROM matchmaker.tickets WHERE queue = 'pblock' AND state = 'waiting';
 
+-- optimize forms its own units: a party of enqueue_party is one, as a
+-- premade of attributes.party is (each player at its own rating).
+SELECT matchmaker.create_queue('opt', team_size => 2, algorithm => 'optimize', max_wait => '60 s',
+                               params => '{"round": 1}');
+SELECT matchmaker.enqueue_party('opt', ARRAY['o1', 'o2'], ARRAY[0.1, 0.9]) IS NOT NULL AS party;
+SELECT matchmaker.enqueue('opt', 'o' || g, 0.5, jsonb_build_object('party', 'pre')) IS NOT NULL AS premade
+FROM generate_series(3, 4) g;
+SELECT matchmaker.tick('opt', now() + interval '61 s') > 0 AS matched;
+SELECT string_agg(player, ',' ORDER BY player) AS team FROM matchmaker.tickets
+WHERE queue = 'opt' AND state = 'matched' GROUP BY team ORDER BY 1;
+SELECT rating FROM matchmaker.tickets WHERE queue = 'opt' AND party IS NOT NULL ORDER BY player;
+
 -- A ready check: a party answers as one.
 SELECT matchmaker.create_queue('ready', team_size => 2, algorithm => 'greedy', max_wait => '60 s',
                                params => '{"accept_timeout": 30}');
@@ -137,11 +149,13 @@ CREATE FUNCTION p_next_due(qname text, last float8) RETURNS float8 LANGUAGE sql 
               jsonb_each(q.params->'filters') f
          WHERE t.queue = qname AND t.state = 'waiting' AND jsonb_typeof(f.value) = 'object'
            AND extract(epoch FROM t.enqueued_at - '2026-01-01 00:00:00+00') + (f.value->>'optional_after')::float8 > last),
-        (SELECT extract(epoch FROM min(finalize_at) - '2026-01-01 00:00:00+00') FROM matchmaker.provisional WHERE queue = qname),
+        -- every group the last tick left, as the worker's next deadline counts
+        -- them (one that gave a player to a match is dissolved by the next tick)
+        (SELECT extract(epoch FROM min(finalize_at) - '2026-01-01 00:00:00+00') FROM matchmaker.provisional_groups WHERE queue = qname),
         (SELECT extract(epoch FROM min(t.enqueued_at) - '2026-01-01 00:00:00+00') + extract(epoch FROM q.max_wait)
          FROM matchmaker.tickets t JOIN matchmaker.queues q ON q.name = t.queue
          WHERE t.queue = qname AND t.state = 'waiting'
-           AND NOT EXISTS (SELECT 1 FROM matchmaker.provisional p WHERE p.queue = qname AND t.id = ANY (p.tickets))
+           AND NOT EXISTS (SELECT 1 FROM matchmaker.provisional_groups p WHERE p.queue = qname AND t.id = ANY (p.tickets))
          GROUP BY q.max_wait))
 $$;
 CREATE FUNCTION p_replay(qname text) RETURNS void LANGUAGE plpgsql AS $$

@@ -17,10 +17,13 @@
  *    in no match the step formed (a difference_wait provisional group
  *    that gives one up is dissolved by the next step; at most
  *    COMPOSE_SCAN of them looked at); when it cannot be
- *    completed it dissolves and its units wait;
+ *    completed it dissolves;
  *  - a match with computer players keeps what fits, the computer players
  *    taking the places left; a smaller match (min_players) what fits if
  *    that is still min_players;
+ *  - the units of the step's full matches that are left then form full
+ *    matches among themselves, in rating order, each joining the match
+ *    being built when it fits; the others wait;
  *  - an expiry ends its ticket's whole party;
  *  - a unit left out that has reached max_wait then plays with computer
  *    players (timed-out units packed together, in rating order, while
@@ -74,6 +77,7 @@ typedef struct Unit
 	int			oldest;			/* pool index of its oldest player */
 	int			whole;			/* the match (index) the step put it in whole, or -1 */
 	int			state;
+	bool		wanted;			/* in a full match of the step, whole or not */
 } Unit;
 
 #define U_FREE		0
@@ -942,6 +946,7 @@ gather_units(Compose *c)
 		un->arrival = c->pool->tickets[pi[b].idx].arrival;
 		un->whole = -1;
 		un->state = U_FREE;
+		un->wanted = false;
 		for (int i = b; i < e; i++)
 		{
 			const MMTicket *t = &c->pool->tickets[pi[i].idx];
@@ -1094,6 +1099,8 @@ mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res)
 			if (c.count[u] == c.units[u].size)
 				c.units[u].whole = j;
 			c.count[u] = 0;
+			if (m->bots == 0 && m->nmembers == k)
+				c.units[u].wanted = true;
 		}
 	}
 
@@ -1144,6 +1151,29 @@ mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res)
 		}
 		else if (c.players >= (cfg->min_players > 2 ? cfg->min_players : 2))
 			set_emit(&c, 0);
+		set_clear(&c);
+	}
+
+	/*
+	 * the units the step meant to play now and that are left (their
+	 * matches dissolved): full matches of them, in rating order, each
+	 * unit joining the match being built when it fits
+	 */
+	if (st == MM_OK)
+	{
+		set_clear(&c);
+		for (int r = 0; r < c.nunits; r++)
+		{
+			int			u = c.byrating[r];
+
+			if (c.units[u].state != U_FREE || !c.units[u].wanted)
+				continue;
+			if (set_try(&c, u) && c.players == k)
+			{
+				set_emit(&c, 0);
+				set_clear(&c);
+			}
+		}
 		set_clear(&c);
 	}
 
