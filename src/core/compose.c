@@ -13,17 +13,16 @@
  *    in teams (fits: capacities and roles, below); a party the algorithm
  *    split over two matches leaves both;
  *  - a full match that lost players is completed with waiting units that
- *    fit, nearest in rating to the kept players' mean first, among those
- *    in no match the step formed (a difference_wait provisional group
- *    that gives one up is dissolved by the next step; at most
- *    COMPOSE_SCAN of them looked at); when it cannot be
- *    completed it dissolves;
+ *    fit, near the kept players' mean rating, among those in no match the
+ *    step formed (the nearest first, then the largest of them first; a
+ *    difference_wait provisional group that gives one up is dissolved by
+ *    the next step); failing that it is tried without its youngest kept
+ *    units, then dissolves;
  *  - a match with computer players keeps what fits, the computer players
  *    taking the places left; a smaller match (min_players) what fits if
  *    that is still min_players;
- *  - the units of the step's full matches that are left then form full
- *    matches among themselves, in rating order, each joining the match
- *    being built when it fits; the others wait;
+ *  - the units of the step's full matches left over seed full matches,
+ *    oldest first, completed the same way; the others wait;
  *  - an expiry ends its ticket's whole party;
  *  - a unit left out that has reached max_wait then plays with computer
  *    players (timed-out units packed together, in rating order, while
@@ -51,8 +50,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Nodes of the search over parties' teams at most; beyond, the units do not fit. */
-#define COMPOSE_NODES		4096
+/* Nodes of one search over parties' teams at most; beyond, the units do not fit. */
+#define COMPOSE_NODES		64
+/* Such searches per match being built at most. */
+#define COMPOSE_SEARCHES	2
+/*
+ * Work of one step's completions at most, counted in places and players
+ * looked at (half a second on the benchmark machine in the worst shapes
+ * measured); beyond, a match that lost players is not completed and its
+ * players wait for the next step.
+ */
+#define COMPOSE_WORK		1000000000
+/* fit_move calls of the balancing by swaps of one match at most. */
+#define COMPOSE_SWAP_MOVES	200000
 /* Search nodes of the balancing of a formed match's teams at most. */
 #define COMPOSE_SPLIT_NODES 20000
 /* Units of a match balanced exhaustively at most; above, by swaps. */
@@ -60,7 +70,7 @@
 /* Improving swaps of the balancing above COMPOSE_EXACT_UNITS at most. */
 #define COMPOSE_SWAPS		100
 /* Waiting units a completion looks at, at most 64 + this times k. */
-#define COMPOSE_SCAN		16
+#define COMPOSE_SCAN		4
 
 /* Teams tried lightest first when balancing up to this many teams; in order above. */
 #define COMPOSE_BALANCE_TEAMS 16
@@ -466,6 +476,10 @@ typedef struct Compose
 	int		   *order;
 	int		   *try_team;
 	long		budget;
+	int			searches;		/* place_parties searches the set may still make */
+	int64_t		work;			/* this step's completions so far (COMPOSE_WORK) */
+	int		   *cand;			/* complete's candidates, 64 + COMPOSE_SCAN k */
+	double	   *cdist;
 	/* players of units still free or in the set, by role mask */
 	int64_t		free_by_mask[ROLE_SETS];
 	/* the rewritten decision */
@@ -543,7 +557,10 @@ place_parties(Compose *c, int i, int m)
 	bool		tried_empty = false;
 
 	if (i == m)
+	{
+		c->work += (int64_t) (c->flow.nnodes + c->players) * (c->players + 1);
 		return flow_rebuild(c);
+	}
 	if (--c->budget < 0)
 		return false;
 	for (int t = 0; t < c->cfg->teams; t++)
@@ -582,77 +599,88 @@ set_try(Compose *c, int u)
 	const Unit *un = &c->units[u];
 	int			s = c->nset;
 	bool		tried_empty = false;
+	bool		placed = false;
+	bool		other_party = false;
 
 	if (c->players + un->size > c->k)
 		return false;
-	flow_save(&c->flow);
+	c->work += c->flow.nnodes + c->players + 1;
 	c->set[s] = u;
 	c->set_first[s] = c->flow.np;
 	c->set_team[s] = -1;
 	if (un->size == 1)
 	{
+		/* a search that fails changes no place: only the player goes */
 		if (!flow_add(&c->flow, flow_mask(c, u, 0), -1))
 		{
-			flow_restore(&c->flow);
+			c->flow.np--;
 			return false;
 		}
+		c->nset++;
+		c->players += un->size;
+		c->units[u].state = U_INSET;
+		return true;
 	}
-	else
+	flow_save(&c->flow);
+	c->work += (int64_t) (c->flow.nnodes + c->players) * (1 + c->cfg->teams);
+	for (int t = 0; t < c->cfg->teams && !placed; t++)
 	{
-		bool		placed = false;
+		bool		ok = true;
 
-		for (int t = 0; t < c->cfg->teams && !placed; t++)
+		if (c->party_load[t] == 0)
 		{
-			bool		ok = true;
-
-			if (c->party_load[t] == 0)
-			{
-				if (tried_empty)
-					continue;
-				tried_empty = true;
-			}
-			if (c->party_load[t] + un->size > c->cfg->team_size)
+			if (tried_empty)
 				continue;
-			for (int p = 0; p < un->size && ok; p++)
-				ok = flow_add(&c->flow, flow_mask(c, u, p), t);
-			if (ok)
-			{
-				c->set_team[s] = t;
-				c->party_load[t] += un->size;
-				placed = true;
-			}
-			else
-				flow_restore(&c->flow);
+			tried_empty = true;
 		}
+		else
+			other_party = true;
+		if (c->party_load[t] + un->size > c->cfg->team_size)
+			continue;
+		for (int p = 0; p < un->size && ok; p++)
+			ok = flow_add(&c->flow, flow_mask(c, u, p), t);
+		if (ok)
+		{
+			c->set_team[s] = t;
+			c->party_load[t] += un->size;
+			placed = true;
+		}
+		else
+			flow_restore(&c->flow);
+	}
+	/*
+	 * every party of the set placed again, when another party's team may
+	 * be in the way (a few searches per match, each bounded)
+	 */
+	if (!placed && other_party && c->searches > 0)
+	{
+		int			m;
+		int		   *old = c->try_team;
+
+		c->searches--;
+		c->nset++;
+		for (int q = 0; q < c->nset; q++)
+			old[q] = c->set_team[q];
+		order_parties(c, &m);
+		for (int t = 0; t < c->cfg->teams; t++)
+			c->party_load[t] = 0;
+		c->budget = COMPOSE_NODES;
+		placed = place_parties(c, 0, m);
+		c->nset--;
 		if (!placed)
 		{
-			/* every party of the set placed again */
-			int			m;
-			int		   *old = c->try_team;
-
-			c->nset++;
 			for (int q = 0; q < c->nset; q++)
-				old[q] = c->set_team[q];
-			order_parties(c, &m);
+				c->set_team[q] = old[q];
 			for (int t = 0; t < c->cfg->teams; t++)
 				c->party_load[t] = 0;
-			c->budget = COMPOSE_NODES;
-			placed = place_parties(c, 0, m);
-			c->nset--;
-			if (!placed)
-			{
-				for (int q = 0; q < c->nset; q++)
-					c->set_team[q] = old[q];
-				for (int t = 0; t < c->cfg->teams; t++)
-					c->party_load[t] = 0;
-				for (int q = 0; q < c->nset; q++)
-					if (c->set_team[q] >= 0)
-						c->party_load[c->set_team[q]] += c->units[c->set[q]].size;
-				flow_restore(&c->flow);
-				return false;
-			}
+			for (int q = 0; q < c->nset; q++)
+				if (c->set_team[q] >= 0)
+					c->party_load[c->set_team[q]] += c->units[c->set[q]].size;
+			flow_restore(&c->flow);
 		}
 	}
+	if (!placed)
+		return false;
 	c->nset++;
 	c->players += un->size;
 	c->units[u].state = U_INSET;
@@ -668,6 +696,7 @@ set_clear(Compose *c)
 			c->units[c->set[s]].state = U_FREE;
 	c->nset = 0;
 	c->players = 0;
+	c->searches = COMPOSE_SEARCHES;
 	flow_clear(&c->flow);
 	for (int t = 0; t < c->cfg->teams; t++)
 		c->party_load[t] = 0;
@@ -790,12 +819,62 @@ completion_possible(const Compose *c)
 	return true;
 }
 
+static int cand_cmp(const void *l, const void *r, void *arg);
+
+/* Sort c->cand[0 .. n) by cand_cmp (a merge sort: qsort takes no context). */
+static void
+qsort_r_units(Compose *c, int n)
+{
+	int		   *a = c->cand;
+	int		   *t = c->cand + n;	/* the second half of the scratch */
+
+	for (int width = 1; width < n; width *= 2)
+	{
+		for (int lo = 0; lo < n; lo += 2 * width)
+		{
+			int			mid = lo + width < n ? lo + width : n;
+			int			hi = lo + 2 * width < n ? lo + 2 * width : n;
+			int			i = lo;
+			int			j = mid;
+			int			w = lo;
+
+			while (i < mid && j < hi)
+				t[w++] = cand_cmp(&a[j], &a[i], c) < 0 ? a[j++] : a[i++];
+			while (i < mid)
+				t[w++] = a[i++];
+			while (j < hi)
+				t[w++] = a[j++];
+		}
+		memcpy(a, t, sizeof(int) * (size_t) n);
+	}
+}
+
+/* A candidate of a completion: its unit, size and distance from the center. */
+static int
+cand_cmp(const void *l, const void *r, void *arg)
+{
+	const Compose *c = arg;
+	int			a = *(const int *) l;
+	int			b = *(const int *) r;
+	int			sa = c->units[a].size;
+	int			sb = c->units[b].size;
+
+	if (sa != sb)
+		return sa > sb ? -1 : 1;
+	if (c->cdist[a] != c->cdist[b])
+		return c->cdist[a] < c->cdist[b] ? -1 : 1;
+	return (c->units[a].oldest > c->units[b].oldest) - (c->units[a].oldest < c->units[b].oldest);
+}
+
 /*
- * Complete the set (for match j) with free units nearest in rating to
- * center; returns whether it reached k players.
+ * Complete the set (for match j) with free units near center in rating:
+ * the nearest first, or (largest) the largest of the nearest first, so
+ * that parties of sizes that add up to the places left come before a unit
+ * that would leave a gap no one fills; returns whether it reached k
+ * players.  At most 64 + COMPOSE_SCAN k free units are looked at.
  */
 static bool
-complete(Compose *c, int j, double center)
+complete(Compose *c, int j, double center, bool largest)
 {
 	int			lo;
 	int			hi;
@@ -804,7 +883,7 @@ complete(Compose *c, int j, double center)
 	int			scanned = 0;
 	int			limit = 64 + COMPOSE_SCAN * c->k;
 
-	if (!completion_possible(c))
+	if (c->work > COMPOSE_WORK || !completion_possible(c))
 		return false;
 	while (a < b)
 	{
@@ -817,7 +896,8 @@ complete(Compose *c, int j, double center)
 	}
 	hi = a;
 	lo = a - 1;
-	while (c->players < c->k && (lo >= 0 || hi < c->nunits) && scanned < limit)
+	while (c->players < c->k && (lo >= 0 || hi < c->nunits) && scanned < limit &&
+		   c->work <= COMPOSE_WORK)
 	{
 		int			u;
 
@@ -829,10 +909,50 @@ complete(Compose *c, int j, double center)
 			u = c->byrating[hi++];
 		if (!unit_free(c, u, j))
 			continue;
+		if (largest)
+		{
+			c->cand[scanned] = u;
+			c->cdist[u] = fabs(c->units[u].rating - center);
+		}
+		else
+			(void) set_try(c, u);
 		scanned++;
-		(void) set_try(c, u);
+	}
+	if (largest)
+	{
+		qsort_r_units(c, scanned);
+		for (int i = 0; i < scanned && c->players < c->k && c->work <= COMPOSE_WORK; i++)
+			(void) set_try(c, c->cand[i]);
 	}
 	return c->players == c->k;
+}
+
+/*
+ * A set of the units seed[0 .. n) (those that fit, in order), completed
+ * for match j, nearest units first and then largest first: whether it
+ * reached k players (then it stands as the set).
+ */
+static bool
+seeded(Compose *c, int j, const int *seed, int n, double center)
+{
+	for (int pass = 0; pass < 2; pass++)
+	{
+		double		mid = center;
+
+		set_clear(c);
+		for (int s = 0; s < n; s++)
+			(void) set_try(c, seed[s]);
+		if (c->players > 0)
+		{
+			mid = 0;
+			for (int s = 0; s < c->nset; s++)
+				mid += c->units[c->set[s]].rating * c->units[c->set[s]].size;
+			mid /= c->players;
+		}
+		if (complete(c, j, mid, pass == 1))
+			return true;
+	}
+	return false;
 }
 
 /* Insertion sort of a few units by age (a match holds at most k). */
@@ -999,6 +1119,8 @@ compose_free(Compose *c)
 	mm_free(c->teams);
 	mm_free(c->expired);
 	mm_free(c->count);
+	mm_free(c->cand);
+	mm_free(c->cdist);
 	flow_free(&c->flow);
 }
 
@@ -1066,7 +1188,9 @@ mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res)
 	c.teams = mm_malloc_array((size_t) nn, sizeof(int));
 	c.expired = mm_malloc_array((size_t) nn, sizeof(int));
 	c.count = mm_calloc((size_t) nn, sizeof(int));
-	if (!flow_init(&c.flow, cfg, kk) || c.units == NULL || c.umem == NULL ||
+	c.cand = mm_malloc_array((size_t) (64 + COMPOSE_SCAN * k) * 2, sizeof(int));
+	c.cdist = mm_malloc_array((size_t) nn, sizeof(double));
+	if (c.cand == NULL || c.cdist == NULL || !flow_init(&c.flow, cfg, kk) || c.units == NULL || c.umem == NULL ||
 		c.unit_of == NULL || c.byrating == NULL || c.mask == NULL || c.umask == NULL ||
 		c.set == NULL || c.set_first == NULL || c.set_team == NULL || c.party_load == NULL ||
 		c.order == NULL || c.try_team == NULL || c.mt == NULL || c.matches == NULL ||
@@ -1129,22 +1253,34 @@ mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res)
 			c.count[kept[s]] = 0;
 		center /= m->nmembers > 0 ? m->nmembers : 1;
 		sort_by_age(&c, kept, nkept);
+		if (m->bots == 0 && m->nmembers == k)
+		{
+			/*
+			 * the kept units completed; failing that without the youngest
+			 * of them (one, two, then all but the oldest), which may be
+			 * what keeps a party out
+			 */
+			int			last = -1;
+			int			tries[4] = {nkept, nkept - 1, nkept - 2, nkept > 0 ? 1 : 0};
+
+			for (int a = 0; a < 4; a++)
+			{
+				if (tries[a] < 0 || tries[a] == last || (a > 0 && tries[a] > last))
+					continue;
+				last = tries[a];
+				if (seeded(&c, j, kept, tries[a], center))
+				{
+					set_emit(&c, 0);
+					break;
+				}
+			}
+			set_clear(&c);
+			continue;
+		}
 		set_clear(&c);
 		for (int s = 0; s < nkept; s++)
 			(void) set_try(&c, kept[s]);
-		if (c.players > 0)
-		{
-			center = 0;
-			for (int s = 0; s < c.nset; s++)
-				center += c.units[c.set[s]].rating * c.units[c.set[s]].size;
-			center /= c.players;
-		}
-		if (m->bots == 0 && m->nmembers == k)
-		{
-			if (complete(&c, j, center))
-				set_emit(&c, 0);
-		}
-		else if (m->bots > 0)
+		if (m->bots > 0)
 		{
 			if (c.players > 0)
 				set_emit(&c, k - c.players);
@@ -1156,24 +1292,19 @@ mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res)
 
 	/*
 	 * the units the step meant to play now and that are left (their
-	 * matches dissolved): full matches of them, in rating order, each
-	 * unit joining the match being built when it fits
+	 * matches dissolved), oldest first: each the seed of a full match
+	 * completed from the units still free
 	 */
-	if (st == MM_OK)
+	for (int i = 0; i < n && st == MM_OK; i++)
 	{
-		set_clear(&c);
-		for (int r = 0; r < c.nunits; r++)
-		{
-			int			u = c.byrating[r];
+		int			u = c.unit_of[i];
 
-			if (c.units[u].state != U_FREE || !c.units[u].wanted)
-				continue;
-			if (set_try(&c, u) && c.players == k)
-			{
-				set_emit(&c, 0);
-				set_clear(&c);
-			}
-		}
+		if (c.units[u].oldest != i || c.units[u].state != U_FREE || !c.units[u].wanted)
+			continue;
+		if (mm_interrupted())
+			st = MM_ERR_INTERRUPTED;
+		else if (seeded(&c, res->nmatches, &u, 1, c.units[u].rating))
+			set_emit(&c, 0);
 		set_clear(&c);
 	}
 
@@ -1299,9 +1430,11 @@ match_units(const MMConfig *cfg, const MMPool *pool, const int *mem, const int *
 static void
 balance_by_swaps(Fit *f, MatchUnits *mu)
 {
+	long		moves = 0;
+
 	for (int q = 0; q < mu->npieces; q++)
 		(void) fit_move(f, q, mu->team[q], 1);
-	for (int round = 0; round < COMPOSE_SWAPS; round++)
+	for (int round = 0; round < COMPOSE_SWAPS && moves < COMPOSE_SWAP_MOVES; round++)
 	{
 		int			hi = 0;
 		int			lo = 0;
@@ -1332,6 +1465,8 @@ balance_by_swaps(Fit *f, MatchUnits *mu)
 					continue;
 				if (b < 0 && f->load[lo] + mu->size[a] > f->team_size)
 					continue;
+				if ((moves += 8) > COMPOSE_SWAP_MOVES)
+					break;
 				ok = fit_move(f, a, hi, -1);
 				ok = fit_move(f, a, lo, 1) && ok;
 				if (b >= 0)

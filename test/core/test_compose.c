@@ -305,8 +305,11 @@ test_compose_roles(void)
 
 /*
  * greedy 2v2: a solo, then two parties of two.  The algorithm's match
- * (the solo, the first party, one of the second) splits a party: the
- * match waits for a fourth unit that fits, and forms with it.
+ * (the solo, the first party, one of the second) splits a party; the solo
+ * and the first party cannot be completed (no solo waits), so the match
+ * is formed again without its youngest kept unit, then from the units the
+ * step meant to play: the two parties, one a team, the solo waiting.  A
+ * second solo then makes no match of the two solos alone.
  */
 void
 test_compose_complete(void)
@@ -331,7 +334,6 @@ test_compose_complete(void)
 	{
 		t[i].id = i + 1;
 		t[i].rating = rating[i];
-		t[i].arrival = i < 3 ? i : i - 1;	/* each party at one instant */
 		t[i].arrival = party[i] == 7 ? 1 : party[i] == 9 ? 2 : i == 0 ? 0 : 3;
 		t[i].group = -1;
 		t[i].party = party[i];
@@ -342,23 +344,82 @@ test_compose_complete(void)
 	pool.ntickets = 5;
 	pool.stepped_at = -INFINITY;
 	CHECK_INT(mm_step(&cfg, &pool, 2.5, &res), MM_OK);
-	CHECK_INT(res.nmatches, 0);
-	CHECK_INT(res.nexpired, 0);
-	pool.ntickets = 6;
-	CHECK_INT(mm_step(&cfg, &pool, 3.0, &res), MM_OK);
 	CHECK_INT(res.nmatches, 1);
+	CHECK_INT(res.nexpired, 0);
 	CHECK_INT(matches[0].nmembers, 4);
 	CHECK_INT(matches[0].bots, 0);
-	/* the solo, the first party and the new solo; the party in one team */
-	CHECK_INT(members[0], 0);
-	CHECK_INT(members[1], 1);
-	CHECK_INT(members[2], 2);
-	CHECK_INT(members[3], 5);
-	CHECK_INT(teams[1], teams[2]);
-	CHECK(teams[0] != teams[1] && teams[3] != teams[1]);
+	CHECK_INT(members[0], 1);
+	CHECK_INT(members[1], 2);
+	CHECK_INT(members[2], 3);
+	CHECK_INT(members[3], 4);
+	CHECK_INT(teams[0], teams[1]);
+	CHECK_INT(teams[2], teams[3]);
+	CHECK(teams[0] != teams[2]);
+	mm_pool_compact(&pool, &res);
+	CHECK_INT(pool.ntickets, 1);
+	t[1] = t[5];
+	pool.ntickets = 2;
+	CHECK_INT(mm_step(&cfg, &pool, 3.0, &res), MM_OK);
+	CHECK_INT(res.nmatches, 0);
 	/* a party member outside a party number's domain is refused */
 	t[0].party = -2;
 	CHECK_INT(mm_step(&cfg, &pool, 3.0, &res), MM_ERR_ARGUMENT);
+}
+
+/*
+ * Parties that could play are not kept waiting by the algorithm's choice:
+ * 2v2, a party, a solo, then two parties (the algorithm's first match
+ * takes the party, the solo and half of the next party); and 3v3, parties
+ * of 2, 2, 3 and 3 (the two of 3 make a match).  Every algorithm forms a
+ * match at once.
+ */
+void
+test_compose_not_stuck(void)
+{
+	int			sizes[2][4] = {{2, 1, 2, 2}, {2, 2, 3, 3}};
+	int			shape[2] = {2, 3};
+
+	for (int c = 0; c < 2; c++)
+		for (int a = 0; a < 7; a++)
+		{
+			MMConfig	cfg;
+			MMTicket	t[12];
+			MMMatch		matches[12];
+			int			members[12];
+			int			teams[12];
+			int			expired[12];
+			MMGroup		groups[12];
+			MMResult	res = {matches, 0, members, teams, expired, 0};
+			MMPool		pool;
+			int			n = 0;
+
+			mm_config_init(&cfg, every[a]);
+			cfg.team_size = shape[c];
+			mm_config_set_max_wait(&cfg, 1000);
+			memset(&pool, 0, sizeof(pool));
+			memset(t, 0, sizeof(t));
+			for (int u = 0; u < 4; u++)
+				for (int p = 0; p < sizes[c][u]; p++)
+				{
+					t[n].id = n + 1;
+					t[n].rating = 0.5;
+					t[n].arrival = u * 0.01;
+					t[n].group = -1;
+					t[n].party = sizes[c][u] > 1 ? u : -1;
+					t[n].attr = -1;
+					t[n].crow = n;
+					n++;
+				}
+			pool.tickets = t;
+			pool.ntickets = n;
+			pool.groups = groups;
+			pool.ngroups_cap = 12;
+			pool.stepped_at = -INFINITY;
+			/* at most a few steps, well before max_wait */
+			for (int step = 0; step < 6 && res.nmatches == 0; step++)
+				CHECK_INT(mm_step(&cfg, &pool, 1.0 + step * 10, &res), MM_OK);
+			CHECK_INT(res.nmatches, 1);
+		}
 }
 
 /* 5v5 with roles: no match without tanks; one forms when two tanks come. */

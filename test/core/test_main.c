@@ -97,6 +97,7 @@ static const MMTestCase tests[] = {
 	{"compose_config", test_compose_config},
 	{"compose_sim", test_compose_sim},
 	{"compose_large_roles", test_compose_large_roles},
+	{"compose_not_stuck", test_compose_not_stuck},
 	{"filters_step", test_filters_step},
 	{"filters_equivalence", test_filters_equivalence},
 	{"filters_mixed_group", test_filters_mixed_group},

@@ -132,5 +132,6 @@ extern void test_compose_roles_wait(void);
 extern void test_compose_config(void);
 extern void test_compose_sim(void);
 extern void test_compose_large_roles(void);
+extern void test_compose_not_stuck(void);
 
 #endif							/* MM_TESTS_H */
