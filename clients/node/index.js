@@ -131,6 +131,17 @@ class Client {
     return Number(rows[0].id);
   }
 
+  /*
+   * A party's tickets in queue, all or nothing, in the order of players;
+   * a retry while the party waits returns the same tickets.
+   */
+  async enqueueParty(queue, players, ratings, attributes = {}) {
+    const rows = await this.query(
+      'SELECT matchmaker.enqueue_party($1, $2::text[], $3::float8[], $4::jsonb) AS ids',
+      [queue, players, ratings, JSON.stringify(attributes)]);
+    return rows[0].ids.map(Number);
+  }
+
   /* End a waiting or proposed ticket; false when it had already ended. */
   async cancel(ticket) {
     return (await this.query('SELECT matchmaker.cancel($1) AS done', [ticket]))[0].done;

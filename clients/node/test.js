@@ -41,6 +41,24 @@ async function main() {
   check(sa.matchId !== null && sa.matchId === sb.matchId && sa.team !== sb.team, 'both in one match, on two teams');
   check(typeof sa.waitedSeconds === 'number' && sa.enqueuedAt instanceof Date && sa.player === 'ann', 'typed fields');
 
+  // a party: all its tickets, one team; a retry returns the same tickets
+  await admin("SELECT matchmaker.create_queue('js_squad', team_size => 2, algorithm => 'greedy', max_wait => '1 hour')");
+  const party = await mm.enqueueParty('js_squad', ['pa', 'pb'], [0.4, 0.6]);
+  check(party.length === 2 && party.every(Number.isInteger), 'enqueueParty resolves to the tickets');
+  const again = await mm.enqueueParty('js_squad', ['pa', 'pb'], [0.4, 0.6]);
+  check(again[0] === party[0] && again[1] === party[1], 'a retried enqueueParty resolves to them again');
+  await mm.enqueue('js_squad', 'pc', 0.5);
+  await mm.enqueue('js_squad', 'pd', 0.5);
+  const p1 = await mm.waitForMatch(party[0], { timeout: 10000 });
+  const p2 = await mm.waitForMatch(party[1], { timeout: 10000 });
+  check(p1.state === 'matched' && p1.matchId === p2.matchId && p1.team === p2.team, 'the party plays in one team');
+  try {
+    await mm.enqueueParty('js_squad', ['x', 'y', 'z'], [0.5, 0.5, 0.5]);
+    check(false, 'a party larger than a team refused');
+  } catch (err) {
+    check(err instanceof MatchmakerError && err.sqlstate === '22023', `a party larger than a team refused (${err.message})`);
+  }
+
   // errors carry their SQLSTATE
   for (const [call, state, what] of [
     [() => mm.enqueue('no_such_queue', 'x', 0.5), '42704', 'unknown queue'],

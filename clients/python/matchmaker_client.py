@@ -117,6 +117,14 @@ class Client:
                         (queue, player, rating, json.dumps(attributes or {})))
         return int(row[0])
 
+    def enqueue_party(self, queue: str, players: list, ratings: list,
+                      attributes: Optional[dict] = None) -> list:
+        """A party's tickets in queue, all or nothing, in the order of players;
+        a retry while the party waits returns the same tickets."""
+        row = self._one("SELECT matchmaker.enqueue_party(%s, %s::text[], %s::float8[], %s::jsonb)",
+                        (queue, list(players), [float(r) for r in ratings], json.dumps(attributes or {})))
+        return [int(t) for t in row[0]]
+
     def cancel(self, ticket: int) -> bool:
         """End a waiting or proposed ticket; False when it had already ended."""
         return bool(self._one("SELECT matchmaker.cancel(%s)", (ticket,))[0])

@@ -49,6 +49,23 @@ check(sa.match_id is not None and sa.match_id == sb.match_id and sa.team != sb.t
 check(isinstance(sa.waited, timedelta) and sa.queue == "py_duel" and sa.player == "ann",
       "typed fields")
 
+# a party: all its tickets, one team; a retry returns the same tickets
+admin("SELECT matchmaker.create_queue('py_squad', team_size => 2, algorithm => 'greedy', max_wait => '1 hour')")
+party = mm.enqueue_party("py_squad", ["pa", "pb"], [0.4, 0.6])
+check(len(party) == 2 and all(isinstance(t, int) for t in party), "enqueue_party returns the tickets")
+check(mm.enqueue_party("py_squad", ["pa", "pb"], [0.4, 0.6]) == party, "a retried enqueue_party returns them again")
+mm.enqueue("py_squad", "pc", 0.5)
+mm.enqueue("py_squad", "pd", 0.5)
+s1 = mm.wait_for_match(party[0], timeout=10)
+s2 = mm.wait_for_match(party[1], timeout=10)
+check(s1.state == "matched" and s1.match_id == s2.match_id and s1.team == s2.team,
+      "the party plays in one team")
+try:
+    mm.enqueue_party("py_squad", ["x", "y", "z"], [0.5, 0.5, 0.5])
+    check(False, "a party larger than a team refused")
+except MatchmakerError as err:
+    check(err.sqlstate == "22023", "a party larger than a team refused (%s)" % err.message)
+
 # errors carry their SQLSTATE
 for call, state, what in ((lambda: mm.enqueue("no_such_queue", "x", 0.5), "42704", "unknown queue"),
                           (lambda: mm.enqueue("py_duel", "x", float("nan")), "22023", "NaN rating"),
