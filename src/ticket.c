@@ -224,6 +224,17 @@ queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *att
 	return queue;
 }
 
+/* Refuse a player whose waiting ticket belongs to a role the caller may not act for. */
+static void
+refuse_other_role(const char *player, const char *queue_name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("player \"%s\" already waits in queue \"%s\" with a ticket of another role",
+					player, queue_name),
+			 errhint("Enqueue a player from one role only, or cancel the waiting ticket from the role that enqueued it.")));
+}
+
 /*
  * Insert the player's waiting ticket (values: queue, player, rating,
  * attributes, and as ownership records them the calling role's oid and
@@ -308,11 +319,7 @@ insert_ticket(Datum *values, MMOwnership ownership, const MMCaller *caller,
 				continue;
 			owner = ticket_owner(ownership, SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &owner_name);
 			if (!mm_caller_owns(caller, owner, owner_name))
-				ereport(ERROR,
-						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-						 errmsg("player \"%s\" already waits in queue \"%s\" with a ticket of another role",
-								text_to_cstring(player), queue_name),
-						 errhint("Enqueue a player from one role only, or cancel the waiting ticket from the role that enqueued it.")));
+				refuse_other_role(text_to_cstring(player), queue_name);
 		}
 	}
 	if (!found)
@@ -680,11 +687,7 @@ mm_enqueue_party(PG_FUNCTION_ARGS)
 			Oid			owner = ticket_owner(MM_OWNER_NAMED, tup, desc, 4, &owner_name);
 
 			if (!mm_caller_owns(&caller, owner, owner_name))
-				ereport(ERROR,
-						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-						 errmsg("player \"%s\" already waits in queue \"%s\" with a ticket of another role",
-								who, queue_name),
-						 errhint("Enqueue a player from one role only, or cancel the waiting ticket from the role that enqueued it.")));
+				refuse_other_role(who, queue_name);
 			if (isnull || (party >= 0 && DatumGetInt64(pdatum) != party) || count != n)
 				same = false;
 			else

@@ -206,28 +206,26 @@ fit_spread(const Fit *f)
 }
 
 /*
- * Depth-first placement of units i .. n: each in a team with room, empty
- * teams being interchangeable (only the first is tried).  balance: teams
- * tried lightest first, every leaf compared, until the budget ends;
- * otherwise the first placement found ends the search.
+ * Depth-first placement of units i .. n, each in a team with room, empty
+ * teams being interchangeable (only the first is tried), teams tried
+ * lightest first (up to COMPOSE_BALANCE_TEAMS teams, else in order); every
+ * leaf's spread is compared with the best so far, until the budget ends
+ * or a spread of zero is found.  Returns whether a leaf was reached.
  */
 static bool
-fit_search(Fit *f, int i, bool balance)
+fit_search(Fit *f, int i)
 {
 	bool		tried_empty = false;
 	bool		found = false;
 
 	if (i == f->n)
 	{
-		if (balance)
-		{
-			double		s = fit_spread(f);
+		double		s = fit_spread(f);
 
-			if (s < f->best_spread)
-			{
-				f->best_spread = s;
-				memcpy(f->best, f->team, sizeof(int) * (size_t) f->n);
-			}
+		if (s < f->best_spread)
+		{
+			f->best_spread = s;
+			memcpy(f->best, f->team, sizeof(int) * (size_t) f->n);
 		}
 		return true;
 	}
@@ -237,14 +235,13 @@ fit_search(Fit *f, int i, bool balance)
 	{
 		int			t = pass;
 
-		if (balance && f->teams <= COMPOSE_BALANCE_TEAMS)
+		if (f->teams <= COMPOSE_BALANCE_TEAMS)
 		{
-			/* the pass-th lightest team (ties by number), in O(teams) */
-			int			rank;
-
+			/* the pass-th lightest team (ties by number) */
 			for (t = 0; t < f->teams; t++)
 			{
-				rank = 0;
+				int			rank = 0;
+
 				for (int u = 0; u < f->teams; u++)
 					if (f->sum[u] < f->sum[t] || (f->sum[u] == f->sum[t] && u < t))
 						rank++;
@@ -263,18 +260,10 @@ fit_search(Fit *f, int i, bool balance)
 		if (fit_move(f, i, t, 1))
 		{
 			f->team[i] = t;
-			if (fit_search(f, i + 1, balance))
-			{
-				found = true;
-				if (!balance || f->best_spread <= MM_BALANCE_TOLERANCE || f->budget < 0)
-				{
-					fit_move(f, i, t, -1);
-					return true;
-				}
-			}
+			found |= fit_search(f, i + 1);
 		}
 		fit_move(f, i, t, -1);
-		if (f->budget < 0)
+		if (f->budget < 0 || f->best_spread <= MM_BALANCE_TOLERANCE)
 			break;
 	}
 	return found;
@@ -454,7 +443,6 @@ typedef struct Compose
 {
 	const MMConfig *cfg;
 	const MMPool *pool;
-	double		now;
 	int			k;
 	int			n;
 	int			nunits;
@@ -1167,7 +1155,6 @@ mm_compose(const MMConfig *cfg, MMPool *pool, double now, MMResult *res)
 	}
 	c.cfg = cfg;
 	c.pool = pool;
-	c.now = now;
 	c.k = k;
 	c.n = n;
 	c.units = mm_malloc_array((size_t) nn, sizeof(Unit));
@@ -1545,7 +1532,7 @@ mm_compose_split(const MMConfig *cfg, const MMPool *pool, const int *mem, int n,
 			}
 			f.budget = COMPOSE_SPLIT_NODES;
 			if (f.best_spread > 0)
-				(void) fit_search(&f, 0, true);
+				(void) fit_search(&f, 0);
 			for (int q = 0; q < mu->npieces; q++)
 				mu->team[q] = f.best[q];
 		}

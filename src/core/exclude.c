@@ -146,6 +146,22 @@ member_cmp(const void *l, const void *r)
 	return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
+/* The pool's party tickets into members, sorted by party; returns how many. */
+static int
+party_members(const MMPool *pool, Member *members)
+{
+	int			m = 0;
+
+	for (int i = 0; i < pool->ntickets; i++)
+		if (pool->tickets[i].party >= 0)
+		{
+			members[m].party = pool->tickets[i].party;
+			members[m++].idx = i;
+		}
+	qsort(members, m, sizeof(Member), member_cmp);
+	return m;
+}
+
 /*
  * A party moves as one: every member takes the highest level (or apart)
  * of its members.  members: the m party tickets sorted by party.
@@ -348,13 +364,7 @@ exclude_pass(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		mm_free(members);
 		return MM_ERR_NOMEM;
 	}
-	for (int i = 0; i < n; i++)
-		if (pool->tickets[i].party >= 0)
-		{
-			members[nparty].party = pool->tickets[i].party;
-			members[nparty++].idx = i;
-		}
-	qsort(members, nparty, sizeof(Member), member_cmp);
+	nparty = party_members(pool, members);
 	/* the state every round starts from */
 	for (int i = 0; i < n; i++)
 	{
@@ -550,14 +560,8 @@ mm_exclude_deadline(const MMConfig *cfg, const MMPool *pool, MMDeadlineFn deadli
 	double		d;
 
 	/* without the memory, each ticket held apart its own key: a deadline at worst early */
-	for (int i = 0; members != NULL && i < pool->ntickets; i++)
-		if (pool->tickets[i].party >= 0)
-		{
-			members[nparty].party = pool->tickets[i].party;
-			members[nparty++].idx = i;
-		}
 	if (members != NULL)
-		qsort(members, nparty, sizeof(Member), member_cmp);
+		nparty = party_members(pool, members);
 	exclude_keys(pool, members, nparty);
 	keyed_view(pool, &view);
 	d = deadline(cfg, &view);

@@ -107,8 +107,11 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 			return MM_ERR_INTERRUPTED;
 		}
 
-		/* optimize chose the teams: they move with their members (k <= 12) */
-		if (m->nmembers <= 16 || cfg->algorithm == MM_ALGO_OPTIMIZE)
+		/*
+		 * optimize (k <= 12) and compose chose the teams: they move with
+		 * their members (compose lists them in order already)
+		 */
+		if (m->nmembers <= 16 || cfg->algorithm == MM_ALGO_OPTIMIZE || compose)
 		{
 			for (int i = 1; i < m->nmembers; i++)
 			{
