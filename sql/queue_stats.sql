@@ -47,6 +47,9 @@ UNION ALL
 SELECT 'duel', now() - interval '3 hours', 5, 10, 0, 0, 1.0, '{10}'::bigint[];
 SELECT matches_1h, players_1h, bot_share FROM matchmaker.queue_stats WHERE queue = 'duel';
 SELECT matchmaker.enqueue('duel', 'g', 0.31) > 0 AS g;
+-- (a backend trims once per bucket: rows age out at bucket boundaries; the
+-- rows inserted above are trimmed by the next session's first recording tick)
+\c
 SELECT matchmaker.tick('duel', now()) AS made;
 SELECT count(*) FILTER (WHERE bucket_start < now() - interval '2 hours') AS older_than_2h,
        count(*) FILTER (WHERE bucket_start < now() - interval '1 hour') AS older_than_1h
@@ -98,6 +101,7 @@ FROM estimates e JOIN matchmaker.tickets t ON t.player = e.player AND t.queue = 
 -- there is no estimate; a tick that records deletes the rows older than an hour.
 UPDATE matchmaker.queue_bands SET bucket_start = bucket_start - interval '2 hours' WHERE queue = 'duel';
 SELECT expected_wait FROM matchmaker.ticket_status(:i);
+\c
 SELECT matchmaker.tick('duel', now()) AS made;
 SELECT count(*) FILTER (WHERE bucket_start < now() - interval '1 hour') AS older_than_1h, count(*) > 0 AS recorded
 FROM matchmaker.queue_bands WHERE queue = 'duel';

@@ -161,6 +161,7 @@ extern void mm_settings_init(void);
 extern void mm_schedule_init(void);
 extern void mm_wake_on_commit(const char *queue);
 extern void mm_arrival_on_commit(const char *queue);
+extern void mm_queues_changed_on_commit(void);
 
 /* launcher.c */
 extern void mm_launcher_init(void);
@@ -178,6 +179,21 @@ typedef struct MMTickInfo
 extern int	mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 						  MMTickInfo *info);
 extern double mm_history_window(const MMQueue *queue, TimestampTz now);
+
+/* waiting.c: a tick's read of its queue's waiting tickets, through tickets_waiting */
+typedef struct MMWaitingScan MMWaitingScan;
+typedef struct MMWaitingRow
+{
+	int64		id;
+	double		rating;
+	TimestampTz enqueued_at;
+	int64		party;			/* -1 alone */
+	Datum		attributes;		/* jsonb, in the current tuple */
+	Datum		player;			/* text, in the current tuple */
+} MMWaitingRow;
+extern MMWaitingScan *mm_waiting_begin(const char *queue, TimestampTz until, TimestampTz ahead);
+extern bool mm_waiting_next(MMWaitingScan *scan, MMWaitingRow *row);
+extern void mm_waiting_end(MMWaitingScan *scan);
 
 /* Longest caller's string an error message repeats (see mm_shorten). */
 #define MM_MESSAGE_MAX_BYTES	64
@@ -213,6 +229,7 @@ extern const char *mm_float_text(double d);
 extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+extern SPIPlanPtr mm_keep_generic_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern void mm_require_read_committed(const char *function);
 extern void mm_ticket_not_found(int64 ticket) pg_attribute_noreturn();
 extern bool mm_table_exists(const char *name);

@@ -380,6 +380,7 @@ mm_create_queue(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	store_settings(&s, true);	/* raises duplicate_queue when the name is taken */
+	mm_queues_changed_on_commit();
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -775,6 +776,7 @@ mm_alter_queue(PG_FUNCTION_ARGS)
 	store_settings(&s, false);
 	if (strcmp(old_algorithm, "difference_wait") == 0 && strcmp(s.algorithm, "difference_wait") != 0)
 		clear_groups(name);
+	mm_queues_changed_on_commit();
 	SPI_finish();
 	PG_RETURN_VOID();
 }
@@ -850,6 +852,7 @@ mm_drop_queue(PG_FUNCTION_ARGS)
 		SPI_execute_with_args("DELETE FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
 							  1, argtypes, values, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not drop queue \"%s\"", name);
+	mm_queues_changed_on_commit();
 	SPI_finish();
 	PG_RETURN_VOID();
 }

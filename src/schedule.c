@@ -9,10 +9,15 @@
  * write under the database's lock (see schedule.h).
  *
  * An enqueue or cancel asks for a run of its queue when its transaction
- * commits: the committing backend sets a bit for the queue's name hash in
- * shared memory, counts the arrival, and sets the workers' latches (no
- * lock, no NOTIFY).  Bursts coalesce: the bits pile up while the workers
- * are busy and one tick serves them all.
+ * commits: the committing backend counts the arrival for the queue's name
+ * hash in shared memory and, when the queue can use it, sets a bit for
+ * that hash and the latch of one idle worker (no lock, no NOTIFY).  A
+ * queue whose last tick said how many more arrivals it needs before it can
+ * match (a periodic batch, greedy's k) is not woken before they have come:
+ * the enqueue only counts, and wakes nobody.  Bursts coalesce: the bits
+ * pile up while the workers are busy and one tick serves them all.
+ * create_queue, alter_queue and drop_queue bump a version at commit, which
+ * tells the workers to read matchmaker.queues again.
  */
 #include "schedule.h"
 
@@ -34,9 +39,15 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static int	mm_ndatabases = 0;
 static char mm_db_names[MM_MAX_DATABASES][NAMEDATALEN];
 
-/* Wake-ups (and arrivals) this backend owes the workers when its transaction commits. */
+/*
+ * Wake-ups (cancel), arrivals (enqueue, by bit, with the words that have
+ * some) and queue changes this backend owes the workers when its
+ * transaction commits.
+ */
 static uint32 pending_wake[MM_WAKE_WORDS];
+static uint32 pending_arrival_words[MM_WAKE_WORDS];
 static uint32 pending_arrivals[MM_WAKE_BITS];
+static bool pending_queues = false;
 static bool pending_any = false;
 
 /* The bit of a queue name in a wake set. */
@@ -99,7 +110,11 @@ mm_shmem_startup(void)
 			for (int w = 0; w < MM_WAKE_WORDS; w++)
 				pg_atomic_init_u32(&db->wake[w], 0);
 			for (int b = 0; b < MM_WAKE_BITS; b++)
-				pg_atomic_init_u32(&db->arrivals[b], 0);
+			{
+				pg_atomic_init_u64(&db->arrivals[b], 0);
+				pg_atomic_init_u64(&db->wake_at[b], 0);
+			}
+			pg_atomic_init_u32(&db->queues_version, 0);
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -107,8 +122,8 @@ mm_shmem_startup(void)
 
 /*
  * Remember to wake this database's workers for a queue when the current
- * transaction commits (enqueue and cancel call it).  Without the preloaded
- * library there is no worker and nothing to do.
+ * transaction commits (cancel calls it).  Without the preloaded library
+ * there is no worker and nothing to do.
  */
 void
 mm_wake_on_commit(const char *queue)
@@ -123,20 +138,34 @@ mm_wake_on_commit(const char *queue)
 }
 
 /*
- * The same for an arrival (enqueue): the workers also count arrivals per
- * queue, so that a queue that needs more players before it can match is
- * not ticked at every enqueue.
+ * The same for an arrival (enqueue): counted at commit, it wakes the
+ * workers only once the queue's last tick may be followed by a match (see
+ * MMDatabase.wake_at).
  */
 void
 mm_arrival_on_commit(const char *queue)
 {
+	uint32		bit;
+
 	if (mm_shared == NULL)
 		return;
-	mm_wake_on_commit(queue);
-	pending_arrivals[mm_wake_bit(queue)]++;
+	bit = mm_wake_bit(queue);
+	pending_arrival_words[bit / 32] |= (uint32) 1 << (bit % 32);
+	pending_arrivals[bit]++;
+	pending_any = true;
 }
 
-/* Set the latches of a database's workers. */
+/* A queue is created, altered or dropped: the workers read the queues again after commit. */
+void
+mm_queues_changed_on_commit(void)
+{
+	if (mm_shared == NULL)
+		return;
+	pending_queues = true;
+	pending_any = true;
+}
+
+/* Set the latches of a database's workers (to stop them, or to read the queues again). */
 void
 mm_wake_workers(MMDatabase *db)
 {
@@ -150,26 +179,93 @@ mm_wake_workers(MMDatabase *db)
 	}
 }
 
-/* Hand the pending wake-ups to this database's workers. */
+/*
+ * Set the latch of one worker that is not inside a tick and not already
+ * woken.  A worker inside a tick looks at the wake bits when it ends (the
+ * bits are set before busy is read here, and it clears busy before it
+ * reads them), and one already woken will: no latch is needed then.
+ */
+static void
+wake_idle_worker(MMDatabase *db)
+{
+	pg_memory_barrier();
+	for (int w = 0; w < MM_MAX_WORKERS; w++)
+	{
+		Latch	   *latch = db->workers[w].latch;
+
+		if (latch == NULL || db->workers[w].busy)
+			continue;
+		if (!latch->is_set)
+			SetLatch(latch);
+		return;
+	}
+}
+
+/*
+ * The arrival count from which an arrival of name hash bit wakes the
+ * workers, after a queue of that hash ran or was added (caller holds the
+ * database's lock): the least over its queues (see MMDatabase.wake_at).
+ */
+void
+mm_set_wake_at(MMDatabase *db, MMQueueSlot *queues, uint32 bit)
+{
+	uint64		at = PG_UINT64_MAX;
+
+	for (int i = 0; i < mm_max_queues; i++)
+	{
+		MMQueueSlot *q = &queues[i];
+
+		if (q->name[0] == '\0' || q->wake_bit != bit)
+			continue;
+		at = Min(at, q->need_arrivals > 0 ? q->arrivals_base + (uint64) q->need_arrivals : 0);
+	}
+	/* no queue of that hash known yet (a new one): any arrival wakes */
+	pg_atomic_write_u64(&db->wake_at[bit], at == PG_UINT64_MAX ? 0 : at);
+}
+
+/*
+ * Hand the pending wake-ups to this database's workers: count the
+ * arrivals, set the bits of the queues that can use them (the count is
+ * added, a full barrier, before wake_at is read; the worker writes
+ * wake_at before it reads the count), and wake one idle worker.
+ */
 static void
 hand_wake_bits(void)
 {
 	for (int d = 0; d < mm_shared->ndatabases; d++)
 	{
 		MMDatabase *db = &mm_shared->dbs[d];
+		bool		wake = false;
 
 		if (db->dboid != MyDatabaseId)
 			continue;
 		for (int w = 0; w < MM_WAKE_WORDS; w++)
 		{
-			if (pending_wake[w] == 0)
-				continue;
-			for (int b = w * 32; b < w * 32 + 32; b++)
-				if (pending_arrivals[b] != 0)
-					pg_atomic_fetch_add_u32(&db->arrivals[b], pending_arrivals[b]);
-			pg_atomic_fetch_or_u32(&db->wake[w], pending_wake[w]);
+			uint32		bits = pending_wake[w];
+
+			for (int b = w * 32; pending_arrival_words[w] != 0 && b < w * 32 + 32; b++)
+			{
+				uint64		count;
+
+				if (pending_arrivals[b] == 0)
+					continue;
+				count = pg_atomic_add_fetch_u64(&db->arrivals[b], pending_arrivals[b]);
+				if (count >= pg_atomic_read_u64(&db->wake_at[b]))
+					bits |= (uint32) 1 << (b % 32);
+			}
+			if (bits != 0)
+			{
+				pg_atomic_fetch_or_u32(&db->wake[w], bits);
+				wake = true;
+			}
 		}
-		mm_wake_workers(db);
+		if (pending_queues)
+		{
+			pg_atomic_fetch_add_u32(&db->queues_version, 1);
+			mm_wake_workers(db);
+		}
+		else if (wake)
+			wake_idle_worker(db);
 	}
 }
 
@@ -194,9 +290,11 @@ mm_wake_xact_callback(XactEvent event, void *arg)
 	if (end)
 	{
 		for (int w = 0; w < MM_WAKE_WORDS; w++)
-			if (pending_wake[w] != 0)
+			if (pending_arrival_words[w] != 0)
 				memset(&pending_arrivals[w * 32], 0, 32 * sizeof(uint32));
 		memset(pending_wake, 0, sizeof(pending_wake));
+		memset(pending_arrival_words, 0, sizeof(pending_arrival_words));
+		pending_queues = false;
 		pending_any = false;
 	}
 }

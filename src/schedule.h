@@ -27,7 +27,8 @@ typedef struct MMQueueSlot
 	TimestampTz next_run;		/* due time of its next timer tick */
 	TimestampTz failed_until;	/* after a failure, wake-ups wait until then */
 	int			need_arrivals;	/* from its last tick: arrivals before an arrival wake-up matters */
-	uint32		arrivals_base;	/* the arrival counter of its name hash when it last ran */
+	uint64		arrivals_base;	/* the arrival counter of its name hash when it last ran */
+	uint32		wake_bit;		/* its name hash in the wake sets (mm_wake_bit) */
 	int			running;		/* the worker running it, -1 when none */
 	bool		woken;			/* an enqueue or cancel asked for a run */
 	bool		seen;			/* still in matchmaker.queues (during a refresh) */
@@ -57,7 +58,16 @@ typedef struct MMDatabase
 	bool		overflow_warned;	/* a queue did not fit in the schedule */
 	MMWorkerProc workers[MM_MAX_WORKERS];
 	pg_atomic_uint32 wake[MM_WAKE_WORDS];	/* queues to run at once, by name hash */
-	pg_atomic_uint32 arrivals[MM_WAKE_BITS];	/* committed enqueues by name hash, ever growing */
+	pg_atomic_uint64 arrivals[MM_WAKE_BITS];	/* committed enqueues by name hash, ever growing */
+
+	/*
+	 * The arrival count of a name hash from which an arrival wakes the
+	 * workers: the least, over the queues of that hash, of arrivals_base +
+	 * need_arrivals (0 for a queue that any arrival may let match).  Below
+	 * it a committing enqueue only counts.
+	 */
+	pg_atomic_uint64 wake_at[MM_WAKE_BITS];
+	pg_atomic_uint32 queues_version;	/* bumped when a queue is created, altered or dropped */
 } MMDatabase;
 
 /* The workers' shared memory: the launcher, the databases, then their schedules. */
@@ -76,6 +86,7 @@ extern MMShared *mm_shared;
 extern uint32 mm_wake_bit(const char *queue);
 extern MMQueueSlot *mm_db_queues(int d);
 extern void mm_wake_workers(MMDatabase *db);
+extern void mm_set_wake_at(MMDatabase *db, MMQueueSlot *queues, uint32 bit);
 
 /* stats.c: keep a finished run's start, duration and lag in its slot. */
 extern void mm_stats_run(MMQueueSlot *slot, TimestampTz started, double ms, double lag_ms);

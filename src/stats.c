@@ -26,6 +26,7 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "common/int.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -119,6 +120,30 @@ rating_band(double normalised)
 	return Min((int) floor(normalised * MM_BANDS), MM_BANDS - 1);
 }
 
+/*
+ * Whether this backend should drop the old rows of queue's table kind
+ * (0: buckets, 1: bands) for the bucket that starts at bucket: once per
+ * bucket and queue, not at every tick (a small cache by name hash; a miss
+ * only trims again, which changes nothing).
+ */
+#define MM_TRIM_SLOTS	64
+static bool
+trim_due(const char *queue, int kind, TimestampTz bucket)
+{
+	static struct
+	{
+		char		name[NAMEDATALEN];
+		TimestampTz bucket;
+	}			done[2][MM_TRIM_SLOTS];
+	int			slot = (int) (hash_bytes((const unsigned char *) queue, strlen(queue)) % MM_TRIM_SLOTS);
+
+	if (done[kind][slot].bucket == bucket && strncmp(done[kind][slot].name, queue, NAMEDATALEN) == 0)
+		return false;
+	strlcpy(done[kind][slot].name, queue, NAMEDATALEN);
+	done[kind][slot].bucket = bucket;
+	return true;
+}
+
 /* Whether the installed schema keeps statistics (0.3.0 on). */
 static bool
 stats_available(void)
@@ -129,8 +154,8 @@ stats_available(void)
 /*
  * Add the waits of a tick's matched players (band_hist: MM_BANDS histograms
  * one after the other) to the queue's band rows of the minute of now, and
- * drop its band rows older than MM_BAND_KEEP.  One upsert of the bands
- * that matched someone.
+ * drop its band rows older than MM_BAND_KEEP (once a bucket).  One
+ * upsert of the bands that matched someone.
  */
 static void
 record_bands(const MMQueue *queue, TimestampTz now, const int64 *band_hist)
@@ -160,7 +185,7 @@ record_bands(const MMQueue *queue, TimestampTz now, const int64 *band_hist)
 		return;
 
 	/* row i of the bands takes elements (i - 1) * MM_WAIT_BUCKETS + 1 on of the waits */
-	mm_keep_plan(&add_plan,
+	mm_keep_generic_plan(&add_plan,
 				 "INSERT INTO matchmaker.queue_bands AS s (queue, band, bucket_start, waits) "
 				 "SELECT $1, u.band, $2, "
 				 "$4[((u.i OPERATOR(pg_catalog.-) 1) OPERATOR(pg_catalog.*) " CppAsString2(MM_WAIT_BUCKETS)
@@ -178,7 +203,9 @@ record_bands(const MMQueue *queue, TimestampTz now, const int64 *band_hist)
 		elog(ERROR, "could not record the queue's waits by rating");
 	pfree(waits);
 
-	mm_keep_plan(&trim_plan,
+	if (!trim_due(queue->name, 1, DatumGetTimestampTz(values[1])))
+		return;
+	mm_keep_generic_plan(&trim_plan,
 				 "DELETE FROM matchmaker.queue_bands WHERE queue OPERATOR(pg_catalog.=) $1 "
 				 "AND bucket_start OPERATOR(pg_catalog.<) $2",
 				 2, argtypes);
@@ -190,7 +217,8 @@ record_bands(const MMQueue *queue, TimestampTz now, const int64 *band_hist)
 
 /*
  * Add what a tick decided at now (res over pool: matches, expiries) to the
- * queue's bucket, and drop its buckets older than MM_STATS_KEEP.
+ * queue's bucket, and drop its buckets older than MM_STATS_KEEP (once a
+ * bucket).
  */
 void
 mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const MMResult *res)
@@ -237,7 +265,7 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 
 	bucket = bucket_floor(now, MM_STATS_BUCKET);
 
-	mm_keep_plan(&add_plan,
+	mm_keep_generic_plan(&add_plan,
 				 "INSERT INTO matchmaker.queue_buckets AS s "
 				 "(queue, bucket_start, matches, players, bot_games, expired, cost, waits) "
 				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
@@ -261,13 +289,16 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 	if (SPI_execute_plan(add_plan, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the queue's statistics");
 
-	mm_keep_plan(&trim_plan,
-				 "DELETE FROM matchmaker.queue_buckets WHERE queue OPERATOR(pg_catalog.=) $1 "
-				 "AND bucket_start OPERATOR(pg_catalog.<) $2",
-				 2, argtypes);
-	values[1] = TimestampTzGetDatum(bucket - (TimestampTz) MM_STATS_KEEP * USECS_PER_SEC);
-	if (SPI_execute_plan(trim_plan, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not trim the queue's statistics");
+	if (trim_due(queue->name, 0, bucket))
+	{
+		mm_keep_generic_plan(&trim_plan,
+							 "DELETE FROM matchmaker.queue_buckets WHERE queue OPERATOR(pg_catalog.=) $1 "
+							 "AND bucket_start OPERATOR(pg_catalog.<) $2",
+							 2, argtypes);
+		values[1] = TimestampTzGetDatum(bucket - (TimestampTz) MM_STATS_KEEP * USECS_PER_SEC);
+		if (SPI_execute_plan(trim_plan, values, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not trim the queue's statistics");
+	}
 
 	/* queue_bands comes with queue_buckets (0.3.0) */
 	if (res->nmatches > 0)

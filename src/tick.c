@@ -48,11 +48,8 @@
 
 PG_FUNCTION_INFO_V1(mm_tick);
 
-/* Rows fetched per round trip when loading waiting tickets. */
 /* Most keys (equal filters) whose own arrival rate an auto tick measures. */
 #define MM_KEY_RATES_MAX	256
-
-#define MM_FETCH_BATCH	10000
 
 /* Steps a tick runs at most when tickets it decided on could not be locked. */
 #define MM_LOCK_ATTEMPTS	3
@@ -397,16 +394,13 @@ static void
 load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 			 const int64 *left_out, int nleft_out, IdList *invalid, MMFilterDict *dict)
 {
-	static SPIPlanPtr plan[2];
-	static SPIPlanPtr plan_attributes[2];
 	/* tickets.party is there from 0.3.0 on, as proposals (ready checks) are */
 	int			has_party = mm_ready_available() ? 1 : 0;
 	int64	   *party_of = NULL;	/* each row's party, -1 alone */
 	uint8	   *roles = NULL;	/* with roles: each row's mask */
 	IdList		skipped = {0};	/* parties of rows left out or invalid (reason NULL: left out) */
-	Oid			argtypes[3] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
-	Datum		values[3];
-	Portal		portal;
+	MMWaitingScan *scan;
+	MMWaitingRow r;
 	int			cap = 1024;
 	int			nc = queue->cfg.criteria.n;
 	int			nf = queue->criteria.nfilters;
@@ -429,30 +423,12 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 
 	/*
 	 * A ticket enqueued after now (committed between the caller reading
-	 * the clock and this query, or a clock a little ahead) waits for the
+	 * the clock and this read, or a clock a little ahead) waits for the
 	 * next tick, so that no match is made before one of its tickets
-	 * arrived; one too far ahead of the current time ($3, infinity
-	 * included) is read, to be ended as invalid.  A queue with criteria (or optimize, for party and
-	 * ping) reads the attributes too.
+	 * arrived; one too far ahead of the current time (infinity included)
+	 * is read, to be ended as invalid.  A queue with criteria (or
+	 * optimize, for party and ping) reads the attributes too.
 	 */
-	if (read_attributes)
-		mm_keep_plan(&plan_attributes[has_party],
-					 psprintf("SELECT id, rating, enqueued_at, %s, attributes, player FROM matchmaker.tickets "
-							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
-							  "AND (enqueued_at OPERATOR(pg_catalog.<=) $2 OR enqueued_at OPERATOR(pg_catalog.>) $3)",
-							  has_party ? "party" : "NULL::pg_catalog.int8"),
-					 3, argtypes);
-	else
-		mm_keep_plan(&plan[has_party],
-					 psprintf("SELECT id, rating, enqueued_at, %s FROM matchmaker.tickets "
-							  "WHERE queue OPERATOR(pg_catalog.=) $1 AND state OPERATOR(pg_catalog.=) 'waiting' "
-							  "AND (enqueued_at OPERATOR(pg_catalog.<=) $2 OR enqueued_at OPERATOR(pg_catalog.>) $3)",
-							  has_party ? "party" : "NULL::pg_catalog.int8"),
-					 3, argtypes);
-	values[0] = CStringGetTextDatum(queue->name);
-	values[1] = TimestampTzGetDatum(now);
-	values[2] = TimestampTzGetDatum(clock + MM_ENQUEUED_AHEAD_MAX);
-
 	pool->tickets = palloc(sizeof(MMTicket) * cap);
 	party_of = palloc(sizeof(int64) * cap);
 	if (queue->cfg.roles.n > 0)
@@ -473,17 +449,21 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 		nblocks = palloc(sizeof(int) * cap);
 	}
 	pool->ntickets = 0;
-	portal = SPI_cursor_open(NULL, read_attributes ? plan_attributes[has_party] : plan[has_party],
-							 values, NULL, false);
-	for (;;)
+	scan = mm_waiting_begin(queue->name, now, clock + MM_ENQUEUED_AHEAD_MAX);
+	while (mm_waiting_next(scan, &r))
 	{
-		SPI_cursor_fetch(portal, true, MM_FETCH_BATCH);
-		if (SPI_processed == 0)
-			break;
-		if (pool->ntickets + (int) SPI_processed > cap)
+		int			row = pool->ntickets;
+		MMTicket   *t;
+		double		rating;
+		int64		id = r.id;
+		TimestampTz enqueued_at;
+		char	   *problem;
+		int64		party = r.party;
+		uint8		mask = 0;
+
+		if (pool->ntickets + 1 > cap)
 		{
-			while (pool->ntickets + (int) SPI_processed > cap)
-				cap *= 2;
+			cap *= 2;
 			pool->tickets = repalloc_huge(pool->tickets, sizeof(MMTicket) * cap);
 			party_of = repalloc_huge(party_of, sizeof(int64) * cap);
 			if (roles != NULL)
@@ -499,101 +479,85 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 				nblocks = repalloc_huge(nblocks, sizeof(int) * cap);
 			}
 		}
-		for (uint64 i = 0; i < SPI_processed; i++)
+		t = &pool->tickets[row];
+		if (id_in(left_out, nleft_out, id))
 		{
-			HeapTuple	tup = SPI_tuptable->vals[i];
-			TupleDesc	desc = SPI_tuptable->tupdesc;
-			int			row = pool->ntickets;
-			MMTicket   *t = &pool->tickets[row];
-			bool		isnull;
-			double		rating;
-			int64		id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-			TimestampTz enqueued_at;
-			char	   *problem;
-			Datum		pd = SPI_getbinval(tup, desc, 4, &isnull);
-			int64		party = isnull ? -1 : DatumGetInt64(pd);
-			uint8		mask = 0;
+			if (party >= 0)
+				idlist_add(&skipped, party, NULL);
+			continue;
+		}
+		rating = r.rating;
+		enqueued_at = r.enqueued_at;
+		problem = enqueued_at_problem(enqueued_at, clock);
+		if (problem == NULL)
+			problem = ticket_problem(queue, rating,
+									 read_attributes ? DatumGetJsonbP(r.attributes) : NULL,
+									 crit, &mask);
+		if (problem != NULL)
+		{
+			idlist_add(invalid, id, problem);
+			if (party >= 0)
+				idlist_add(&skipped, party, problem);
+			continue;
+		}
+		party_of[row] = party;
+		if (roles != NULL)
+			roles[row] = mask;
+		pool->ntickets++;
+		t->id = id;
+		/* inside the range (checked above): clamp rounding only */
+		rating = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
+		t->rating = Min(Max(rating, 0.0), 1.0);
+		t->arrival = seconds_since(enqueued_at, now);
+		t->group = -1;
+		t->party = -1;
+		t->attr = -1;
+		/* rows stay where they are read; the sort below moves tickets only */
+		t->crow = row;
+		if (nc > 0)
+			memcpy(criteria + (Size) row * nc, crit, sizeof(double) * nc);
+		if (nf > 0)
+		{
+			int			lens[MM_FILTER_COMBOS_MAX];
+			int			nc;
+			int			at = 0;
 
-			if (id_in(left_out, nleft_out, id))
+			/* ticket_problem accepted the attributes; keep the values at their size */
+			resetStringInfo(&fbuf);
+			(void) mm_filter_values(queue, DatumGetJsonbP(r.attributes),
+									&fbuf, lens, &nc);
+			if (nfv + nc > fcap)
 			{
-				if (party >= 0)
-					idlist_add(&skipped, party, NULL);
-				continue;
+				while (nfv + nc > fcap)
+					fcap *= 2;
+				fvalues = repalloc_huge(fvalues, sizeof(char *) * fcap);
+				flens = repalloc_huge(flens, sizeof(int) * fcap);
 			}
-			rating = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
-			enqueued_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull));
-			problem = enqueued_at_problem(enqueued_at, clock);
-			if (problem == NULL)
-				problem = ticket_problem(queue, rating,
-										 read_attributes ? DatumGetJsonbP(SPI_getbinval(tup, desc, 5, &isnull)) : NULL,
-										 crit, &mask);
-			if (problem != NULL)
+			fstart[row] = nfv;
+			for (int c = 0; c < nc; c++)
 			{
-				idlist_add(invalid, id, problem);
-				if (party >= 0)
-					idlist_add(&skipped, party, problem);
-				continue;
-			}
-			party_of[row] = party;
-			if (roles != NULL)
-				roles[row] = mask;
-			pool->ntickets++;
-			t->id = id;
-			/* inside the range (checked above): clamp rounding only */
-			rating = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
-			t->rating = Min(Max(rating, 0.0), 1.0);
-			t->arrival = seconds_since(enqueued_at, now);
-			t->group = -1;
-			t->party = -1;
-			t->attr = -1;
-			/* rows stay where they are read; the sort below moves tickets only */
-			t->crow = row;
-			if (nc > 0)
-				memcpy(criteria + (Size) row * nc, crit, sizeof(double) * nc);
-			if (nf > 0)
-			{
-				int			lens[MM_FILTER_COMBOS_MAX];
-				int			nc;
-				int			at = 0;
-
-				/* ticket_problem accepted the attributes; keep the values at their size */
-				resetStringInfo(&fbuf);
-				(void) mm_filter_values(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 5, &isnull)),
-										&fbuf, lens, &nc);
-				if (nfv + nc > fcap)
-				{
-					while (nfv + nc > fcap)
-						fcap *= 2;
-					fvalues = repalloc_huge(fvalues, sizeof(char *) * fcap);
-					flens = repalloc_huge(flens, sizeof(int) * fcap);
-				}
-				fstart[row] = nfv;
-				for (int c = 0; c < nc; c++)
-				{
-					fvalues[nfv] = palloc(Max(lens[c], 1));
-					memcpy(fvalues[nfv], fbuf.data + at, lens[c]);
-					flens[nfv++] = lens[c];
-					at += lens[c];
-				}
-			}
-			if (excl)
-			{
-				/* ticket_problem accepted the block list */
-				JsonbValue	names[MM_EXCLUDE_MAX];
-				int			nn;
-
-				players[row] = TextDatumGetCString(SPI_getbinval(tup, desc, 6, &isnull));
-				(void) mm_exclude_names(queue, DatumGetJsonbP(SPI_getbinval(tup, desc, 5, &isnull)),
-										names, &nn);
-				nblocks[row] = nn;
-				blocks[row] = palloc(sizeof(char *) * Max(nn, 1));
-				for (int j = 0; j < nn; j++)
-					blocks[row][j] = pnstrdup(names[j].val.string.val, names[j].val.string.len);
+				fvalues[nfv] = palloc(Max(lens[c], 1));
+				memcpy(fvalues[nfv], fbuf.data + at, lens[c]);
+				flens[nfv++] = lens[c];
+				at += lens[c];
 			}
 		}
-		SPI_freetuptable(SPI_tuptable);
+		if (excl)
+		{
+			/* ticket_problem accepted the block list */
+			JsonbValue	names[MM_EXCLUDE_MAX];
+			int			nn;
+
+			players[row] = TextDatumGetCString(r.player);
+			(void) mm_exclude_names(queue, DatumGetJsonbP(r.attributes),
+									names, &nn);
+			nblocks[row] = nn;
+			blocks[row] = palloc(sizeof(char *) * Max(nn, 1));
+			for (int j = 0; j < nn; j++)
+				blocks[row][j] = pnstrdup(names[j].val.string.val, names[j].val.string.len);
+		}
 	}
-	SPI_cursor_close(portal);
+	mm_waiting_end(scan);
 	nrows = pool->ntickets;
 	if (has_party)
 		settle_parties(queue, pool, party_of, roles, &skipped, invalid);
@@ -1259,7 +1223,7 @@ next_match_ids(int n)
 	Datum		values[1];
 	int64	   *ids = palloc(sizeof(int64) * Max(n, 1));
 
-	mm_keep_plan(&plan,
+	mm_keep_generic_plan(&plan,
 				 "SELECT pg_catalog.nextval('matchmaker.matches_id_seq'::pg_catalog.regclass) "
 				 "FROM pg_catalog.generate_series(1, $1)",
 				 1, argtypes);
@@ -1306,7 +1270,7 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 		wait[j] = res->matches[j].cost.wait;
 	}
 	if (proposed)
-		mm_keep_plan(&plans[1],
+		mm_keep_generic_plan(&plans[1],
 					 "INSERT INTO matchmaker.proposals (id, queue, created_at, bots, cost, criteria_cost, wait_cost, accept_by, filters, relaxed) "
 					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost, $8, m.filters::pg_catalog.jsonb, "
 					 "CASE WHEN m.relaxed IS NOT NULL THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(m.relaxed::pg_catalog.jsonb)) END "
@@ -1315,7 +1279,7 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 					 "AS m(id, bots, cost, criteria_cost, wait_cost, filters, relaxed)",
 					 10, argtypes);
 	else if (which == 0)
-		mm_keep_plan(&plans[0],
+		mm_keep_generic_plan(&plans[0],
 					 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost, filters, relaxed) "
 					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost, m.filters::pg_catalog.jsonb, "
 					 "CASE WHEN m.relaxed IS NOT NULL THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(m.relaxed::pg_catalog.jsonb)) END "
@@ -1324,7 +1288,7 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 					 "AS m(id, bots, cost, criteria_cost, wait_cost, filters, relaxed)",
 					 10, argtypes);
 	else
-		mm_keep_plan(&plans[2],
+		mm_keep_generic_plan(&plans[2],
 					 "INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost) "
 					 "SELECT m.id, $1, $2, m.bots, m.cost, m.criteria_cost, m.wait_cost "
 					 "FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4), pg_catalog.unnest($5), "
@@ -1416,7 +1380,7 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 		}
 
 	if (roles != (Datum) 0)
-		mm_keep_plan(&role_plan,
+		mm_keep_generic_plan(&role_plan,
 					 "UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
 					 "match_id = u.match_id, team = u.team, role = u.role "
 					 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), "
@@ -1424,7 +1388,7 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 					 "WHERE t.id OPERATOR(pg_catalog.=) u.id",
 					 6, argtypes);
 	else
-		mm_keep_plan(&plan,
+		mm_keep_generic_plan(&plan,
 					 "UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
 					 "match_id = u.match_id, team = u.team "
 					 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "
@@ -1755,7 +1719,7 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 	*nlocked = 0;
 	if (n == 0)
 		return NULL;
-	mm_keep_plan(&plan,
+	mm_keep_generic_plan(&plan,
 				 "SELECT id FROM matchmaker.tickets "
 				 "WHERE id OPERATOR(pg_catalog.=) ANY ($1) AND state OPERATOR(pg_catalog.=) 'waiting' "
 				 "FOR UPDATE SKIP LOCKED",

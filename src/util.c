@@ -60,13 +60,13 @@ mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname)
 	return text_to_cstring(PG_GETARG_TEXT_PP(argno));
 }
 
-/* Prepare a statement once per backend and keep it in *slot. */
-SPIPlanPtr
-mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+/* Prepare a statement once per backend, with cursor options, and keep it in *slot. */
+static SPIPlanPtr
+keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes, int options)
 {
 	if (*slot == NULL)
 	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+		SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes, options);
 
 		if (plan == NULL || SPI_keepplan(plan) != 0)
 			elog(ERROR, "could not prepare \"%s\": %s", sql, SPI_result_code_string(SPI_result));
@@ -74,6 +74,25 @@ mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 	}
 	return *slot;
 }
+
+/* Prepare a statement once per backend and keep it in *slot. */
+SPIPlanPtr
+mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	return keep_plan(slot, sql, nargs, argtypes, 0);
+}
+
+/*
+ * The same, always with the generic plan: for the writes a tick makes by
+ * id (arrays of ids, a queue's own rows), whose plan does not depend on
+ * the values, so that no execution pays for planning again.
+ */
+SPIPlanPtr
+mm_keep_generic_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	return keep_plan(slot, sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
+}
+
 
 /*
  * Raise the error of a core function's failure st (not MM_OK).  doing

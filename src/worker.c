@@ -19,6 +19,8 @@
 
 #include "access/xact.h"
 #include "commands/dbcommands.h"
+#include "access/xlog.h"
+#include "catalog/namespace.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -55,6 +57,11 @@ static MMQueueSlot *my_queues = NULL;
 static int	my_index = -1;		/* the worker's number in its database */
 
 static bool refresh_queues_guts(MemoryContext loopcxt);
+
+/* The schedule as last read from matchmaker.queues (see mm_worker_main). */
+static bool schedule_ok = false;	/* read, and the extension was there */
+static uint32 seen_version = 0;		/* the queues' version it was read at */
+static TimestampTz last_refresh = 0;
 
 /* Let go of the worker's slot and of a queue it was running. */
 static void
@@ -185,6 +192,9 @@ merge_queues(HTAB *listed)
 		strlcpy(q->name, lq->name, NAMEDATALEN);
 		q->tick = lq->tick;
 		q->running = -1;
+		q->wake_bit = mm_wake_bit(q->name);
+		/* until its first run, any arrival wakes it */
+		mm_set_wake_at(my_db, my_queues, q->wake_bit);
 	}
 	LWLockRelease(my_db->lock);
 }
@@ -274,7 +284,7 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 
 		if (q->name[0] == '\0')
 			continue;
-		bit = mm_wake_bit(q->name);
+		bit = q->wake_bit;
 		if (woken && (bits[bit / 32] & ((uint32) 1 << (bit % 32))))
 			q->woken = true;
 		if (q->running >= 0)
@@ -286,12 +296,18 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 		 * queues of the same name hash, so at worst it runs early, never
 		 * late); a queue backing off after a failure ignores wake-ups.
 		 */
-		if (q->woken &&
-			((q->need_arrivals > 0 &&
-			  pg_atomic_read_u32(&my_db->arrivals[bit]) - q->arrivals_base <
-			  (uint32) q->need_arrivals) ||
-			 now < q->failed_until))
+		if (q->need_arrivals > 0)
+		{
+			/*
+			 * Enough arrivals also wake a queue whose wake_at was crossed
+			 * before its last run set it (those enqueues woke nobody).
+			 */
+			q->woken = pg_atomic_read_u64(&my_db->arrivals[bit]) - q->arrivals_base >=
+				(uint64) q->need_arrivals;
+		}
+		if (q->woken && now < q->failed_until)
 			q->woken = false;
+
 		if (q->woken || now >= q->next_run)
 		{
 			if (best < 0 || q->last_run < my_queues[best].last_run)
@@ -310,7 +326,7 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 			? (double) (now - q->next_run) / 1000.0 : 0.0;
 		q->woken = false;
 		/* arrivals from here on count for the next run (some also for this one: early, not late) */
-		q->arrivals_base = pg_atomic_read_u32(&my_db->arrivals[mm_wake_bit(q->name)]);
+		q->arrivals_base = pg_atomic_read_u64(&my_db->arrivals[q->wake_bit]);
 		claim->index = best;
 		strlcpy(claim->name, q->name, NAMEDATALEN);
 		claim->tick = q->tick;
@@ -338,6 +354,7 @@ unclaim_queue(const ClaimedQueue *claim, const MMQueueSlot *outcome)
 		mm_stats_run(q, outcome->last_start, outcome->last_ms, outcome->last_lag_ms);
 		q->purge_at = outcome->purge_at;
 		q->running = -1;
+		mm_set_wake_at(my_db, my_queues, q->wake_bit);
 	}
 	my_db->workers[my_index].busy = false;
 	LWLockRelease(my_db->lock);
@@ -433,7 +450,19 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 		PushActiveSnapshot(GetTransactionSnapshot());
 		SPI_connect();
 		info.prev_step = claim->last_run;
-		made = mm_tick_queue(claim->name, now, MM_LOCK_SKIP, &info);
+
+		/*
+		 * The schedule is read every naptime, not at every run: the
+		 * extension may have been dropped since, or the server be a
+		 * standby now.  Then read it again, quietly, before any run.
+		 */
+		if (RecoveryInProgress() || !OidIsValid(get_namespace_oid("matchmaker", true)))
+		{
+			schedule_ok = false;
+			made = -1;
+		}
+		else
+			made = mm_tick_queue(claim->name, now, MM_LOCK_SKIP, &info);
 		SPI_finish();
 
 		/*
@@ -597,17 +626,36 @@ mm_worker_main(Datum main_arg)
 	for (;;)
 	{
 		long		timeout = mm_naptime;
+		uint32		version = pg_atomic_read_u32(&my_db->queues_version);
+		TimestampTz now = GetCurrentTimestamp();
 
 		idle_interrupts();
 		if (ConfigReloadPending)
 			reload_settings();
 
+		/*
+		 * Read the queues again when one was created, altered or dropped,
+		 * and at least every naptime (a restore, the extension dropped or
+		 * created, a promotion); not at every wake-up.
+		 */
 		MemoryContextSwitchTo(loopcxt);
-		if (mm_enabled && refresh_queues(loopcxt))
+		if (!mm_enabled)
+			schedule_ok = false;
+		else if (!schedule_ok || version != seen_version ||
+				 now >= TimestampTzPlusMilliseconds(last_refresh, mm_naptime))
+		{
+			seen_version = version;
+			last_refresh = now;
+			schedule_ok = refresh_queues(loopcxt);
+		}
+		if (schedule_ok)
 		{
 			/* the transactions above leave TopMemoryContext current */
 			MemoryContextSwitchTo(loopcxt);
 			timeout = run_due_queues(timeout, loopcxt);
+			now = GetCurrentTimestamp();
+			timeout = Min(timeout,
+						  Max((long) ((TimestampTzPlusMilliseconds(last_refresh, mm_naptime) - now) / 1000), 1));
 		}
 		pgstat_report_activity(STATE_IDLE, NULL);
 		MemoryContextReset(loopcxt);
