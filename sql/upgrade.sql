@@ -42,6 +42,15 @@ SELECT matchmaker.enqueue('duel', 'e', 0.8);
 SELECT matchmaker.tick('duel');
 SELECT player, state, team IS NOT NULL AS has_team FROM matchmaker.tickets WHERE player IN ('c', 'e');
 SELECT state FROM matchmaker.ticket_status(1);
+-- The same session ticked before the update, and reads the updated table
+-- as it is now: a party (a column the update added) plays in one team.
+SELECT matchmaker.create_queue('duo', team_size => 2, teams => 2, algorithm => 'greedy', max_wait => '1 hour');
+SELECT cardinality(matchmaker.enqueue_party('duo', ARRAY['pa', 'pb'], ARRAY[0.9, 0.9])) AS members;
+SELECT matchmaker.enqueue('duo', p, 0.1) > 0 AS alone FROM (VALUES ('pc'), ('pd')) v(p);
+SELECT matchmaker.tick('duo');
+SELECT count(DISTINCT team) AS party_teams FROM matchmaker.tickets WHERE queue = 'duo' AND player IN ('pa', 'pb');
+SELECT count(*) AS problems FROM matchmaker.check();
+SELECT matchmaker.drop_queue('duo', force => true);
 
 -- The catalog after the update: functions (definition, owner's privileges,
 -- comment), columns, constraints, indexes, table privileges, and what

@@ -185,6 +185,7 @@ typedef struct MMWaitingScan MMWaitingScan;
 typedef struct MMWaitingRow
 {
 	int64		id;
+	ItemPointerData tid;		/* where the version read is */
 	double		rating;
 	TimestampTz enqueued_at;
 	int64		party;			/* -1 alone */

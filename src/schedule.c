@@ -11,7 +11,7 @@
  * An enqueue or cancel asks for a run of its queue when its transaction
  * commits: the committing backend counts the arrival for the queue's name
  * hash in shared memory and, when the queue can use it, sets a bit for
- * that hash and the latch of one idle worker (no lock, no NOTIFY).  A
+ * that hash and the latch of an idle worker (no lock, no NOTIFY).  A
  * queue whose last tick said how many more arrivals it needs before it can
  * match (a periodic batch, greedy's k) is not woken before they have come:
  * the enqueue only counts, and wakes nobody.  Bursts coalesce: the bits
@@ -24,6 +24,7 @@
 #include "access/xact.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
@@ -180,24 +181,25 @@ mm_wake_workers(MMDatabase *db)
 }
 
 /*
- * Set the latch of one worker that is not inside a tick and not already
- * woken.  A worker inside a tick looks at the wake bits when it ends (the
- * bits are set before busy is read here, and it clears busy before it
- * reads them), and one already woken will: no latch is needed then.
+ * Set the latches of up to n workers that are not inside a tick and not
+ * already woken (n: the queues this commit woke; a woken worker runs one
+ * queue at a time, so two queues woken at once, by one commit or by two,
+ * need two workers when one of them is slow).  A worker inside a tick
+ * looks at the wake bits when it ends (the bits are set before busy is
+ * read here, and it clears busy before it reads them).
  */
 static void
-wake_idle_worker(MMDatabase *db)
+wake_idle_workers(MMDatabase *db, int n)
 {
 	pg_memory_barrier();
-	for (int w = 0; w < MM_MAX_WORKERS; w++)
+	for (int w = 0; w < MM_MAX_WORKERS && n > 0; w++)
 	{
 		Latch	   *latch = db->workers[w].latch;
 
-		if (latch == NULL || db->workers[w].busy)
+		if (latch == NULL || db->workers[w].busy || latch->is_set)
 			continue;
-		if (!latch->is_set)
-			SetLatch(latch);
-		return;
+		SetLatch(latch);
+		n--;
 	}
 }
 
@@ -227,7 +229,7 @@ mm_set_wake_at(MMDatabase *db, MMQueueSlot *queues, uint32 bit)
  * Hand the pending wake-ups to this database's workers: count the
  * arrivals, set the bits of the queues that can use them (the count is
  * added, a full barrier, before wake_at is read; the worker writes
- * wake_at before it reads the count), and wake one idle worker.
+ * wake_at before it reads the count), and wake an idle worker per queue.
  */
 static void
 hand_wake_bits(void)
@@ -235,7 +237,7 @@ hand_wake_bits(void)
 	for (int d = 0; d < mm_shared->ndatabases; d++)
 	{
 		MMDatabase *db = &mm_shared->dbs[d];
-		bool		wake = false;
+		int			woken = 0;
 
 		if (db->dboid != MyDatabaseId)
 			continue;
@@ -256,7 +258,7 @@ hand_wake_bits(void)
 			if (bits != 0)
 			{
 				pg_atomic_fetch_or_u32(&db->wake[w], bits);
-				wake = true;
+				woken += pg_popcount32(bits);
 			}
 		}
 		if (pending_queues)
@@ -264,8 +266,8 @@ hand_wake_bits(void)
 			pg_atomic_fetch_add_u32(&db->queues_version, 1);
 			mm_wake_workers(db);
 		}
-		else if (wake)
-			wake_idle_worker(db);
+		else if (woken > 0)
+			wake_idle_workers(db, woken);
 	}
 }
 

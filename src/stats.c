@@ -205,7 +205,7 @@ record_bands(const MMQueue *queue, TimestampTz now, const int64 *band_hist)
 
 	if (!trim_due(queue->name, 1, DatumGetTimestampTz(values[1])))
 		return;
-	mm_keep_generic_plan(&trim_plan,
+	mm_keep_plan(&trim_plan,
 				 "DELETE FROM matchmaker.queue_bands WHERE queue OPERATOR(pg_catalog.=) $1 "
 				 "AND bucket_start OPERATOR(pg_catalog.<) $2",
 				 2, argtypes);
@@ -291,7 +291,7 @@ mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool, const
 
 	if (trim_due(queue->name, 0, bucket))
 	{
-		mm_keep_generic_plan(&trim_plan,
+		mm_keep_plan(&trim_plan,
 							 "DELETE FROM matchmaker.queue_buckets WHERE queue OPERATOR(pg_catalog.=) $1 "
 							 "AND bucket_start OPERATOR(pg_catalog.<) $2",
 							 2, argtypes);

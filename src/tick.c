@@ -385,6 +385,111 @@ enqueued_at_problem(TimestampTz enqueued_at, TimestampTz now)
 }
 
 /*
+ * Where the tickets a tick read are (their ids, ascending, and the tuple
+ * each was read from): the tick locks and updates them by ctid, a tuple
+ * fetch each, rather than by id, an index descent each.  A ticket locked
+ * FOR UPDATE keeps its ctid until this transaction updates it; one
+ * updated by another transaction since it was read is not found at its
+ * old ctid by the lock's fresh snapshot, so it is not locked and waits
+ * for a later tick, as by id.  Reset at each tick; filled by
+ * load_tickets.
+ */
+typedef struct TidMap
+{
+	int			n;
+	int			cap;
+	int64	   *ids;
+	ItemPointerData *tids;
+	bool		sorted;
+} TidMap;
+
+static TidMap tick_tids;
+
+typedef struct TidPair
+{
+	int64		id;
+	ItemPointerData tid;
+} TidPair;
+
+static int
+tid_pair_cmp(const void *a, const void *b)
+{
+	return mm_int64_cmp(&((const TidPair *) a)->id, &((const TidPair *) b)->id);
+}
+
+static void
+tids_add(int64 id, ItemPointer tid)
+{
+	if (tick_tids.n == tick_tids.cap)
+	{
+		tick_tids.cap = Max(tick_tids.cap * 2, 1024);
+		tick_tids.ids = tick_tids.ids == NULL ? palloc(sizeof(int64) * tick_tids.cap) :
+			repalloc_huge(tick_tids.ids, sizeof(int64) * tick_tids.cap);
+		tick_tids.tids = tick_tids.tids == NULL ? palloc(sizeof(ItemPointerData) * tick_tids.cap) :
+			repalloc_huge(tick_tids.tids, sizeof(ItemPointerData) * tick_tids.cap);
+	}
+	tick_tids.ids[tick_tids.n] = id;
+	tick_tids.tids[tick_tids.n] = *tid;
+	tick_tids.n++;
+	tick_tids.sorted = false;
+}
+
+/* Sort the map by id (once, after a load). */
+static void
+tids_sort(void)
+{
+	TidPair    *pairs;
+
+	if (tick_tids.sorted || tick_tids.n == 0)
+	{
+		tick_tids.sorted = true;
+		return;
+	}
+	pairs = palloc(sizeof(TidPair) * tick_tids.n);
+	for (int i = 0; i < tick_tids.n; i++)
+	{
+		pairs[i].id = tick_tids.ids[i];
+		pairs[i].tid = tick_tids.tids[i];
+	}
+	qsort(pairs, tick_tids.n, sizeof(TidPair), tid_pair_cmp);
+	for (int i = 0; i < tick_tids.n; i++)
+	{
+		tick_tids.ids[i] = pairs[i].id;
+		tick_tids.tids[i] = pairs[i].tid;
+	}
+	pfree(pairs);
+	tick_tids.sorted = true;
+}
+
+/*
+ * The tids of ids[0 .. n) as a tid[] datum, or (Datum) 0 when one of them
+ * was not read by this tick (then the caller goes by id).
+ */
+static Datum
+tids_of(const int64 *ids, int n)
+{
+	Datum	   *d;
+	ArrayType  *a;
+
+	tids_sort();
+	d = palloc(sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		int64	   *at = bsearch(&ids[i], tick_tids.ids, tick_tids.n, sizeof(int64), mm_int64_cmp);
+
+		if (at == NULL)
+		{
+			pfree(d);
+			return (Datum) 0;
+		}
+		d[i] = PointerGetDatum(&tick_tids.tids[at - tick_tids.ids]);
+	}
+	a = construct_array(d, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
+	pfree(d);
+	return PointerGetDatum(a);
+}
+
+/*
  * Load a queue's waiting tickets into pool (times in seconds
  * relative to now, ratings normalised), sorted by arrival, leaving out
  * the ids in left_out (sorted) and the tickets the settings cannot use,
@@ -449,6 +554,10 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 		nblocks = palloc(sizeof(int) * cap);
 	}
 	pool->ntickets = 0;
+	tick_tids.n = 0;
+	tick_tids.cap = 0;
+	tick_tids.ids = NULL;
+	tick_tids.tids = NULL;
 	scan = mm_waiting_begin(queue->name, now, clock + MM_ENQUEUED_AHEAD_MAX);
 	while (mm_waiting_next(scan, &r))
 	{
@@ -480,6 +589,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 			}
 		}
 		t = &pool->tickets[row];
+		tids_add(id, &r.tid);
 		if (id_in(left_out, nleft_out, id))
 		{
 			if (party >= 0)
@@ -1357,11 +1467,12 @@ static int64 *
 mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_ids,
 			 bool proposed, Datum roles)
 {
-	static SPIPlanPtr plan;
-	static SPIPlanPtr role_plan;
+	static SPIPlanPtr plan[2];
+	static SPIPlanPtr role_plan[2];
 	Oid			argtypes[6] = {TIMESTAMPTZOID, INT8ARRAYOID, INT8ARRAYOID, INT4ARRAYOID, TEXTOID,
 	TEXTARRAYOID};
 	Datum		values[6];
+	bool		by_tid;
 	int			nmembers = 0;
 	int64	   *member_ids;
 	int64	   *member_match;
@@ -1379,28 +1490,38 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 			member_match[slot] = match_ids[j];
 		}
 
-	if (roles != (Datum) 0)
-		mm_keep_generic_plan(&role_plan,
-					 "UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
-					 "match_id = u.match_id, team = u.team, role = u.role "
-					 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), "
-					 "pg_catalog.unnest($6)) AS u(id, match_id, team, role) "
-					 "WHERE t.id OPERATOR(pg_catalog.=) u.id",
-					 6, argtypes);
+	/*
+	 * The members are locked: by ctid (see TidMap), else by id.  Planned
+	 * for each call's arrays (a few tickets: a tid scan each; a large
+	 * batch: a hash join), never a plan kept from a smaller table.
+	 */
+	values[1] = tids_of(member_ids, nmembers);
+	by_tid = values[1] != (Datum) 0;
+	if (by_tid)
+		argtypes[1] = TIDARRAYOID;
 	else
-		mm_keep_generic_plan(&plan,
-					 "UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
-					 "match_id = u.match_id, team = u.team "
-					 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "
-					 "WHERE t.id OPERATOR(pg_catalog.=) u.id",
-					 5, argtypes);
+		values[1] = sql_array(INT8OID, member_ids, nmembers, 0);
+	if (roles != (Datum) 0)
+		mm_keep_plan(&role_plan[by_tid],
+							 psprintf("UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
+									  "match_id = u.match_id, team = u.team, role = u.role "
+									  "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), "
+									  "pg_catalog.unnest($6)) AS u(id, match_id, team, role) "
+									  "WHERE t.%s OPERATOR(pg_catalog.=) u.id", by_tid ? "ctid" : "id"),
+							 6, argtypes);
+	else
+		mm_keep_plan(&plan[by_tid],
+							 psprintf("UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
+									  "match_id = u.match_id, team = u.team "
+									  "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "
+									  "WHERE t.%s OPERATOR(pg_catalog.=) u.id", by_tid ? "ctid" : "id"),
+							 5, argtypes);
 	values[0] = TimestampTzGetDatum(now);
-	values[1] = sql_array(INT8OID, member_ids, nmembers, 0);
 	values[2] = sql_array(INT8OID, member_match, nmembers, 0);
 	values[3] = sql_array(INT4OID, res->teams, nmembers, 0);
 	values[4] = CStringGetTextDatum(proposed ? "proposed" : "matched");
 	values[5] = roles;
-	run_plan(roles != (Datum) 0 ? role_plan : plan, values, SPI_OK_UPDATE, "mark matched tickets");
+	run_plan(roles != (Datum) 0 ? role_plan[by_tid] : plan[by_tid], values, SPI_OK_UPDATE, "mark matched tickets");
 	if (SPI_processed != (uint64) nmembers)
 		elog(ERROR, "marked %llu tickets matched, expected %d",
 			 (unsigned long long) SPI_processed, nmembers);
@@ -1712,29 +1833,62 @@ static int64 *
 lock_tickets(const int64 *ids, int n, int *nlocked)
 {
 	static SPIPlanPtr plan;
+	static SPIPlanPtr tid_plan;
 	Oid			argtypes[1] = {INT8ARRAYOID};
+	Oid			tid_argtypes[1] = {TIDARRAYOID};
 	Datum		values[1];
 	int64	   *locked;
+	bool		by_tid;
 
 	*nlocked = 0;
 	if (n == 0)
 		return NULL;
-	mm_keep_generic_plan(&plan,
-				 "SELECT id FROM matchmaker.tickets "
-				 "WHERE id OPERATOR(pg_catalog.=) ANY ($1) AND state OPERATOR(pg_catalog.=) 'waiting' "
-				 "FOR UPDATE SKIP LOCKED",
-				 1, argtypes);
-	values[0] = sql_array(INT8OID, ids, n, 0);
-	if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_SELECT)
+	values[0] = tids_of(ids, n);
+	by_tid = values[0] != (Datum) 0;
+	/*
+	 * By ctid, a tid scan (with no other condition, so that no plan can
+	 * prefer an index); the state is checked here.  A ticket updated
+	 * meanwhile but still waiting is locked in its new version, whose
+	 * ctid the map takes for the update that follows.
+	 */
+	if (by_tid)
+		mm_keep_generic_plan(&tid_plan,
+							 "SELECT id, state OPERATOR(pg_catalog.=) 'waiting', ctid FROM matchmaker.tickets "
+							 "WHERE ctid OPERATOR(pg_catalog.=) ANY ($1) "
+							 "FOR UPDATE SKIP LOCKED",
+							 1, tid_argtypes);
+	else
+	{
+		mm_keep_plan(&plan,
+					 "SELECT id FROM matchmaker.tickets "
+					 "WHERE id OPERATOR(pg_catalog.=) ANY ($1) AND state OPERATOR(pg_catalog.=) 'waiting' "
+					 "FOR UPDATE SKIP LOCKED",
+							 1, argtypes);
+		values[0] = sql_array(INT8OID, ids, n, 0);
+	}
+	if (SPI_execute_plan(by_tid ? tid_plan : plan, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock the tickets");
 	locked = palloc(sizeof(int64) * Max(SPI_processed, 1));
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
 		bool		isnull;
+		int64		id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 
-		locked[r] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
+		if (by_tid)
+		{
+			int64	   *at;
+
+			if (!DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull)))
+				continue;
+			at = bsearch(&id, tick_tids.ids, tick_tids.n, sizeof(int64), mm_int64_cmp);
+			if (at == NULL)
+				continue;
+			tick_tids.tids[at - tick_tids.ids] = *(ItemPointer) DatumGetPointer(SPI_getbinval(tup, desc, 3, &isnull));
+		}
+		locked[(*nlocked)++] = id;
 	}
-	*nlocked = (int) SPI_processed;
 	SPI_freetuptable(SPI_tuptable);
 	pfree(DatumGetPointer(values[0]));
 	qsort(locked, *nlocked, sizeof(int64), mm_int64_cmp);
@@ -1965,6 +2119,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	TimestampTz backfill_expiry = DT_NOEND;
 
 	mm_require_read_committed("tick");
+	memset(&tick_tids, 0, sizeof(tick_tids));
 	if (!mm_load_queue(name, lock, queue))
 	{
 		if (lock == MM_LOCK_SKIP)

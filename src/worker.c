@@ -56,7 +56,7 @@ static MMDatabase *my_db = NULL;
 static MMQueueSlot *my_queues = NULL;
 static int	my_index = -1;		/* the worker's number in its database */
 
-static bool refresh_queues_guts(MemoryContext loopcxt);
+static bool refresh_queues_guts(MemoryContext loopcxt, bool changed);
 
 /* The schedule as last read from matchmaker.queues (see mm_worker_main). */
 static bool schedule_ok = false;	/* read, and the extension was there */
@@ -98,18 +98,21 @@ idle_interrupts(void)
 
 /*
  * Refresh the schedule from matchmaker.queues (in a transaction of its
- * own).  Returns false when the extension is absent, being created or
+ * own); changed: a queue was created, altered or dropped since the last
+ * refresh.  Returns false when the extension is absent, being created or
  * dropped, or the server is in recovery: then there is nothing to do, and
  * nothing is logged above DEBUG1, so an idle worker leaves the log alone.
+ * With the extension absent the schedule is emptied, so that a queue of
+ * the same name in an extension created again starts afresh.
  */
 static bool
-refresh_queues(MemoryContext loopcxt)
+refresh_queues(MemoryContext loopcxt, bool changed)
 {
 	volatile bool ok = false;
 
 	PG_TRY();
 	{
-		ok = refresh_queues_guts(loopcxt);
+		ok = refresh_queues_guts(loopcxt, changed);
 	}
 	PG_CATCH();
 	{
@@ -135,9 +138,13 @@ typedef struct ListedQueue
 	bool		placed;			/* has its entry in the schedule */
 } ListedQueue;
 
-/* Merge the queues read (a hash table of ListedQueue) into the schedule. */
+/*
+ * Merge the queues read (a hash table of ListedQueue) into the schedule.
+ * After a change (an alter_queue may have changed a queue's algorithm or
+ * batch), no queue waits for the arrivals its last tick said it needed.
+ */
 static void
-merge_queues(HTAB *listed)
+merge_queues(HTAB *listed, bool changed)
 {
 	HASH_SEQ_STATUS seq;
 	ListedQueue *lq;
@@ -159,6 +166,11 @@ merge_queues(HTAB *listed)
 			continue;
 		}
 		lq->placed = true;
+		if (changed && q->need_arrivals != 0)
+		{
+			q->need_arrivals = 0;
+			mm_set_wake_at(my_db, my_queues, q->wake_bit);
+		}
 		if (lq->tick != q->tick)
 		{
 			/* a changed interval counts from the last run */
@@ -201,9 +213,10 @@ merge_queues(HTAB *listed)
 
 /* The body of refresh_queues, which may raise an error. */
 static bool
-refresh_queues_guts(MemoryContext loopcxt)
+refresh_queues_guts(MemoryContext loopcxt, bool changed)
 {
 	bool		ok = false;
+	bool		absent = false;
 	HASHCTL		ctl;
 	HTAB	   *listed;
 
@@ -217,7 +230,8 @@ refresh_queues_guts(MemoryContext loopcxt)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	if (!RecoveryInProgress() && OidIsValid(get_extension_oid("matchmaker", true)))
+	absent = !RecoveryInProgress() && !OidIsValid(get_extension_oid("matchmaker", true));
+	if (!RecoveryInProgress() && !absent)
 	{
 		SPI_connect();
 		if (SPI_execute("SELECT name, tick FROM matchmaker.queues", true, 0) == SPI_OK_SELECT)
@@ -244,8 +258,8 @@ refresh_queues_guts(MemoryContext loopcxt)
 	}
 	PopActiveSnapshot();
 	CommitTransactionCommand();
-	if (ok)
-		merge_queues(listed);
+	if (ok || absent)
+		merge_queues(listed, changed);
 	return ok;
 }
 
@@ -423,6 +437,19 @@ purge_claimed(const ClaimedQueue *claim, MemoryContext loopcxt)
 	return next;
 }
 
+/* Whether the extension's schema is there (in a transaction of its own; after an abort). */
+static bool
+extension_present(void)
+{
+	bool		present;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	present = !RecoveryInProgress() && OidIsValid(get_namespace_oid("matchmaker", true));
+	CommitTransactionCommand();
+	return present;
+}
+
 /*
  * Tick a claimed queue in a transaction of its own; log a failure and go
  * on.  A tick cancelled because the database is being dropped or renamed
@@ -504,14 +531,27 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 	{
 		ErrorData  *edata = caught_error(loopcxt);
 
-		ereport(WARNING,
-				(errmsg("matchmaker: queue \"%s\" failed: %s", claim->name, edata->message),
-				 edata->detail ? errdetail("%s", edata->detail) : 0,
-				 errhint("The worker runs the queue again in %g seconds; the other queues go on.",
-						 Max(tick, MM_FAILURE_BACKOFF))));
+		if (!extension_present())
+		{
+			/*
+			 * DROP EXTENSION committed while the tick waited for it: not a
+			 * failure of the queue; read the schedule again (now empty).
+			 */
+			elog(DEBUG1, "matchmaker: queue \"%s\" went with the extension: %s", claim->name, edata->message);
+			schedule_ok = false;
+			outcome.next_run = now + Min((TimestampTz) (tick * USECS_PER_SEC), 100 * 1000);
+		}
+		else
+		{
+			ereport(WARNING,
+					(errmsg("matchmaker: queue \"%s\" failed: %s", claim->name, edata->message),
+					 edata->detail ? errdetail("%s", edata->detail) : 0,
+					 errhint("The worker runs the queue again in %g seconds; the other queues go on.",
+							 Max(tick, MM_FAILURE_BACKOFF))));
+			outcome.next_run = now + (TimestampTz) (Max(tick, MM_FAILURE_BACKOFF) * USECS_PER_SEC);
+			outcome.failed_until = outcome.next_run;
+		}
 		FreeErrorData(edata);
-		outcome.next_run = now + (TimestampTz) (Max(tick, MM_FAILURE_BACKOFF) * USECS_PER_SEC);
-		outcome.failed_until = outcome.next_run;
 	}
 	PG_END_TRY();
 	outcome.last_start = now;
@@ -644,9 +684,11 @@ mm_worker_main(Datum main_arg)
 		else if (!schedule_ok || version != seen_version ||
 				 now >= TimestampTzPlusMilliseconds(last_refresh, mm_naptime))
 		{
+			bool		changed = version != seen_version;
+
 			seen_version = version;
 			last_refresh = now;
-			schedule_ok = refresh_queues(loopcxt);
+			schedule_ok = refresh_queues(loopcxt, changed);
 		}
 		if (schedule_ok)
 		{

@@ -51,5 +51,51 @@ ok($node->poll_query_until('postgres',
 is($node->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
 	'matchmaker.check() finds nothing');
 
+# Two queues woken by one commit, the first one's tick held: the other
+# worker serves the second queue at once (an idle worker is woken per
+# queue), not at its next timer.  The naptime is raised so that a wait
+# for the timer would show.
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.create_queue('slow2', algorithm => 'greedy', tick => '1 minute', max_wait => '1 hour');
+	SELECT matchmaker.create_queue('fast2', algorithm => 'greedy', tick => '1 minute', max_wait => '1 hour');
+	SELECT matchmaker.enqueue('slow2', 's1', 0.5);
+});
+# slow2 runs first, so that it is the queue a worker claims first below
+sleep(1);
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.enqueue('fast2', 'f1', 0.5);
+	ALTER SYSTEM SET matchmaker.naptime = '30s';
+	ALTER SYSTEM SET matchmaker.test_hold_tick = 'slow2';
+	SELECT pg_reload_conf();
+});
+$node->poll_query_until('postgres', "SELECT current_setting('matchmaker.test_hold_tick') = 'slow2'")
+  or die 'the reload';
+sleep(1);
+my $t0 = time();
+$node->safe_psql('postgres', q{
+	BEGIN;
+	SELECT matchmaker.enqueue('slow2', 's2', 0.5);
+	SELECT matchmaker.enqueue('fast2', 'f2', 0.5);
+	COMMIT;
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'fast2' AND state = 'matched'"),
+	'queue fast2 matches while queue slow2, woken by the same commit, holds a worker');
+my $took = time() - $t0;
+ok($took < 5, "queue fast2 matched within 5 s of the commit (took $took s), not at a timer");
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'matchmaker worker' AND query = 'tick queue slow2' AND state = 'active'"),
+	'the tick of queue slow2 is the one held meanwhile');
+$node->safe_psql('postgres', q{
+	ALTER SYSTEM RESET matchmaker.test_hold_tick;
+	ALTER SYSTEM RESET matchmaker.naptime;
+	SELECT pg_reload_conf();
+	SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+	WHERE backend_type = 'matchmaker worker' AND query = 'tick queue slow2';
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'slow2' AND state = 'matched'"),
+	'queue slow2 matches once its tick is no longer held');
+
 $node->stop;
 done_testing();
