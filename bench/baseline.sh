@@ -20,7 +20,8 @@
 # Otherwise default durability (fsync and synchronous commit on).
 #
 # Usage: bench/baseline.sh [SECONDS] [CLIENTS] [RATE] [ROUNDS]  (default 15 4 1000 2)
-# Writes bench/results/baseline.md.
+# Writes bench/results/baseline.md (OUT=file elsewhere; LOADS=max runs the
+# first load only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
@@ -66,7 +67,13 @@ SQL
 # Prints "matched/s median_ms p99_ms feed_tps backlog".
 run() {
 	local system=$1 load=$2 feeder table matcher="" result tps backlog
+	# the worker paused while the tables are emptied (a TRUNCATE behind a tick could deadlock with it)
+	q "ALTER SYSTEM SET matchmaker.enabled = off"
+	q "SELECT pg_reload_conf()" >/dev/null
+	sleep 1
 	q "TRUNCATE bl_tickets, bl_matches, matchmaker.tickets, matchmaker.matches"
+	q "ALTER SYSTEM RESET matchmaker.enabled"
+	q "SELECT pg_reload_conf()" >/dev/null
 	q "CHECKPOINT"
 	if [ "$system" = extension ]; then
 		feeder=$dir/extension.sql table=matchmaker.tickets
@@ -97,7 +104,7 @@ run() {
 }
 
 declare -A res
-loads=(max async "$rate")
+loads=(${LOADS:-max async "$rate"})
 for load in "${loads[@]}"; do
 	for ((i = 1; i <= rounds; i++)); do
 		for system in extension per-match batched; do
@@ -120,7 +127,7 @@ label() {
 	batched) echo "baseline, batched writes (\`bench/baseline.py batched\`)" ;;
 	esac
 }
-out=bench/results/baseline.md
+out=${OUT:-bench/results/baseline.md}
 {
 	echo "# Extension against an application-loop matchmaker"
 	echo

@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
 # Benchmark: matchmaker.enqueue throughput with pgbench clients, against a
 # plain single-row INSERT into a table of the same shape (same columns and
-# indexes), in the same run.  Default durability (fsync and synchronous
-# commit on).  Usage: bench/enqueue.sh [CLIENTS] [SECONDS]
-# Writes bench/results/enqueue.md.
+# indexes), in the same run, with the background worker running: enqueues
+# into a queue the worker has nothing to do for (a periodic batch larger
+# than the run: the worker idle), and into a queue it matches as they come
+# (periodic, batch 8: the worker matching the same queue).  Default
+# durability (fsync and synchronous commit on).  Runs alternate, ROUNDS
+# times, each on empty tables after a checkpoint.
+# Usage: bench/enqueue.sh [CLIENTS] [SECONDS] [ROUNDS]  (default 8 20 2)
+# Writes bench/results/enqueue-CLIENTS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 clients=${1:-8}
 seconds=${2:-20}
+rounds=${3:-2}
 
 mm_install_deps
 mm_build_install
-mm_start_cluster "fsync = on" "shared_buffers = '512MB'" "max_connections = 100"
+mm_start_cluster "fsync = on" "shared_buffers = '512MB'" "max_connections = 100" \
+	"shared_preload_libraries = 'matchmaker'" "matchmaker.database = 'postgres'"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
 q "CREATE EXTENSION matchmaker"
-q "SELECT matchmaker.create_queue('bench', algorithm => 'periodic', max_wait => '1 hour')" >/dev/null
+q "SELECT matchmaker.create_queue('idle', algorithm => 'periodic', max_wait => '1 hour', params => '{\"batch\": 1000000}')" >/dev/null
+q "SELECT matchmaker.create_queue('bench', algorithm => 'periodic', max_wait => '1 hour', params => '{\"batch\": 8}')" >/dev/null
 # The same shape as matchmaker.tickets: columns, defaults and indexes.
 q "CREATE TABLE plain (LIKE matchmaker.tickets INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
 q "ALTER TABLE plain ADD PRIMARY KEY (id)"
@@ -24,37 +32,57 @@ q "CREATE INDEX ON plain (match_id) WHERE match_id IS NOT NULL"
 
 dir=$(mktemp -d)
 chmod 755 "$dir"
-cat >"$dir/enqueue.sql" <<'SQL'
+cat >"$dir/idle.sql" <<'SQL'
 \set p random(1, 1000000000000000)
-SELECT matchmaker.enqueue('bench', 'p' || :p, 0.5);
+\set r random(0, 1000000)
+SELECT matchmaker.enqueue('idle', 'p' || :p, :r / 1000000.0);
+SQL
+cat >"$dir/matched.sql" <<'SQL'
+\set p random(1, 1000000000000000)
+\set r random(0, 1000000)
+SELECT matchmaker.enqueue('bench', 'p' || :p, :r / 1000000.0);
 SQL
 cat >"$dir/insert.sql" <<'SQL'
 \set p random(1, 1000000000000000)
-INSERT INTO plain (queue, player, rating, attributes, enqueued_at, enqueued_by, enqueued_by_name) VALUES ('bench', 'p' || :p, 0.5, '{}', clock_timestamp(), current_user::text::regrole, current_user);
+\set r random(0, 1000000)
+INSERT INTO plain (queue, player, rating, attributes, enqueued_at, enqueued_by, enqueued_by_name) VALUES ('bench', 'p' || :p, :r / 1000000.0, '{}', clock_timestamp(), current_user::text::regrole, current_user);
 SQL
 # One pgbench run on empty tables after a checkpoint; prints its tps.
+# The worker is paused while the tables are emptied (a TRUNCATE waiting
+# behind a tick could deadlock with it).
 tps() {
-	q "TRUNCATE plain, matchmaker.tickets"
+	q "ALTER SYSTEM SET matchmaker.enabled = off"
+	q "SELECT pg_reload_conf()" >/dev/null
+	sleep 1
+	q "TRUNCATE plain, matchmaker.tickets, matchmaker.matches"
+	q "ALTER SYSTEM RESET matchmaker.enabled"
+	q "SELECT pg_reload_conf()" >/dev/null
 	q "CHECKPOINT"
 	pgbench -n -c "$clients" -j 2 -T "$seconds" -f "$1" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
 }
-t_insert=$(tps "$dir/insert.sql")
-t_enqueue=$(tps "$dir/enqueue.sql")
-t_insert2=$(tps "$dir/insert.sql")
-t_enqueue2=$(tps "$dir/enqueue.sql")
+declare -A runs
+for ((i = 1; i <= rounds; i++)); do
+	for kind in insert idle matched; do
+		t=$(tps "$dir/$kind.sql")
+		echo "round $i, $kind: $t tps"
+		runs[$kind]="${runs[$kind]:-} $t"
+	done
+done
 rm -rf "$dir"
-out=bench/results/enqueue.md
+out=bench/results/enqueue-$clients.md
+mean() { tr ' ' '\n' <<<"${runs[$1]}" | awk 'NF { s += $1; n++ } END { printf "%.0f", s / n }'; }
+ratios() { paste -d' ' <(tr ' ' '\n' <<<"${runs[$1]}" | awk NF) <(tr ' ' '\n' <<<"${runs[insert]}" | awk NF) | awk '{ printf "%s%.2f", (n++ ? ", " : ""), $1 / $2 }'; }
 {
-	echo "# enqueue benchmark"
+	echo "# enqueue benchmark, $clients clients"
 	echo
 	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr), PostgreSQL $(q 'SHOW server_version'), fsync on, synchronous_commit on."
-	echo "Command: \`bench/enqueue.sh $clients $seconds\`, run $(date -u +%Y-%m-%d): pgbench, $clients clients, 2 threads, $seconds s per run, random players."
+	echo "Command: \`bench/enqueue.sh $clients $seconds $rounds\`, run $(date -u +%Y-%m-%d): pgbench, $clients clients, 2 threads, $seconds s per run, random players and ratings;"
+	echo "the background worker runs (two per database). Runs alternate, $rounds rounds, each on empty tables after a checkpoint."
 	echo
-	echo "| statement | transactions per second (two runs) |"
-	echo "|---|---:|"
-	echo "| plain \`INSERT\` into a table of the same shape | $t_insert, $t_insert2 |"
-	echo "| \`matchmaker.enqueue\` | $t_enqueue, $t_enqueue2 |"
-	echo
-	awk -v e="$t_enqueue" -v f="$t_enqueue2" -v a="$t_insert" -v b="$t_insert2" 'BEGIN { printf "Runs alternate, each on empty tables after a checkpoint. enqueue / plain INSERT (means): %.2f\n", (e + f) / (a + b) }'
+	echo "| statement | transactions per second (mean; each run) | / plain INSERT (each round) |"
+	echo "|---|---:|---:|"
+	echo "| plain \`INSERT\` into a table of the same shape | $(mean insert) ($(tr ' ' '\n' <<<"${runs[insert]}" | awk 'NF { printf "%s%.0f", (n++ ? ", " : ""), $1 }')) | |"
+	echo "| \`matchmaker.enqueue\`, the worker idle (a queue with nothing to match) | $(mean idle) ($(tr ' ' '\n' <<<"${runs[idle]}" | awk 'NF { printf "%s%.0f", (n++ ? ", " : ""), $1 }')) | $(ratios idle) |"
+	echo "| \`matchmaker.enqueue\`, the worker matching the same queue (periodic, batch 8) | $(mean matched) ($(tr ' ' '\n' <<<"${runs[matched]}" | awk 'NF { printf "%s%.0f", (n++ ? ", " : ""), $1 }')) | $(ratios matched) |"
 } >"$out"
 cat "$out"

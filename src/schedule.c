@@ -181,10 +181,10 @@ mm_wake_workers(MMDatabase *db)
 }
 
 /*
- * Set the latches of up to n workers that are not inside a tick and not
- * already woken (n: the queues this commit woke; a woken worker runs one
- * queue at a time, so two queues woken at once, by one commit or by two,
- * need two workers when one of them is slow).  A worker inside a tick
+ * Set the latches of up to n workers that are not inside a tick (n: the
+ * queues this commit woke; a woken worker runs one queue at a time, so two
+ * queues woken by one commit need two workers when one of them is slow);
+ * an idle worker already woken counts as one.  A worker inside a tick
  * looks at the wake bits when it ends (the bits are set before busy is
  * read here, and it clears busy before it reads them).
  */
@@ -196,9 +196,11 @@ wake_idle_workers(MMDatabase *db, int n)
 	{
 		Latch	   *latch = db->workers[w].latch;
 
-		if (latch == NULL || db->workers[w].busy || latch->is_set)
+		if (latch == NULL || db->workers[w].busy)
 			continue;
-		SetLatch(latch);
+		/* one already woken serves one of the queues */
+		if (!latch->is_set)
+			SetLatch(latch);
 		n--;
 	}
 }

@@ -1473,6 +1473,7 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 	TEXTARRAYOID};
 	Datum		values[6];
 	bool		by_tid;
+	SPIPlanPtr	(*keep) (SPIPlanPtr *, const char *, int, Oid *);
 	int			nmembers = 0;
 	int64	   *member_ids;
 	int64	   *member_match;
@@ -1491,18 +1492,20 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 		}
 
 	/*
-	 * The members are locked: by ctid (see TidMap), else by id.  Planned
-	 * for each call's arrays (a few tickets: a tid scan each; a large
-	 * batch: a hash join), never a plan kept from a smaller table.
+	 * The members are locked: by ctid (see TidMap), with the generic plan
+	 * (a tid scan per member, no planning per tick), else by id, planned
+	 * for each call's arrays (a generic plan made on a small table could
+	 * be a hash join over a scan of it).
 	 */
 	values[1] = tids_of(member_ids, nmembers);
 	by_tid = values[1] != (Datum) 0;
+	keep = by_tid ? mm_keep_generic_plan : mm_keep_plan;
 	if (by_tid)
 		argtypes[1] = TIDARRAYOID;
 	else
 		values[1] = sql_array(INT8OID, member_ids, nmembers, 0);
 	if (roles != (Datum) 0)
-		mm_keep_plan(&role_plan[by_tid],
+		keep(&role_plan[by_tid],
 							 psprintf("UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
 									  "match_id = u.match_id, team = u.team, role = u.role "
 									  "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), "
@@ -1510,7 +1513,7 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 									  "WHERE t.%s OPERATOR(pg_catalog.=) u.id", by_tid ? "ctid" : "id"),
 							 6, argtypes);
 	else
-		mm_keep_plan(&plan[by_tid],
+		keep(&plan[by_tid],
 							 psprintf("UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
 									  "match_id = u.match_id, team = u.team "
 									  "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "

@@ -10,10 +10,13 @@
  * once per tick.  The partial unique index tickets_waiting (queue, player)
  * WHERE state IN ('waiting', 'proposed') holds exactly the rows a tick
  * wants, whatever the statistics say, so the scan walks it with an
- * equality key on queue, collects the heap addresses, sorts them and
- * fetches the tuples in heap order (as a bitmap heap scan would: no random
- * access over a large pool), checking each for state 'waiting' and the
- * caller's enqueued_at bounds.  The table is locked before its index and
+ * equality key on queue, checking each tuple for state 'waiting' and the
+ * caller's enqueued_at bounds.  It fetches the tuples in index order (an
+ * index scan, not a bitmap one): that way the scan marks the entries of
+ * tickets matched long ago as dead, as the executor's index scans do, and
+ * the next tick skips them; collecting the addresses to fetch them in heap
+ * order would read a large pool faster but walk every dead entry of the
+ * queue's history at every tick until the next VACUUM.  The table is locked before its index and
  * columns are looked up (an ALTER EXTENSION UPDATE may have rebuilt or
  * extended them meanwhile).  The snapshot is taken as a READ COMMITTED
  * statement would take it, after the tick's own earlier writes.
@@ -40,10 +43,9 @@ struct MMWaitingScan
 	Relation	rel;
 	Snapshot	snapshot;
 	TupleTableSlot *slot;
-	IndexFetchTableData *fetch;
-	ItemPointerData *tids;		/* the index's entries for the queue, in heap order */
-	int			ntids;
-	int			next;
+	Relation	index;
+	IndexScanDesc scan;
+	ScanKeyData key;
 	TimestampTz until;
 	TimestampTz ahead;
 	/* the columns read, by number in the table as it is now */
@@ -76,12 +78,6 @@ column(Relation rel, const char *name, bool missing_ok)
 	return InvalidAttrNumber;
 }
 
-static int
-tid_cmp(const void *a, const void *b)
-{
-	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
-}
-
 /* Open the scan of queue's waiting tickets enqueued at or before until, or after ahead. */
 MMWaitingScan *
 mm_waiting_begin(const char *queue, TimestampTz until, TimestampTz ahead)
@@ -89,11 +85,6 @@ mm_waiting_begin(const char *queue, TimestampTz until, TimestampTz ahead)
 	MMWaitingScan *scan = palloc0(sizeof(MMWaitingScan));
 	Oid			relid;
 	Oid			indexid;
-	Relation	index;
-	IndexScanDesc iscan;
-	ScanKeyData key;
-	ItemPointer tid;
-	int			cap = 1024;
 
 	/* lock the table first: its index and columns are then what they stay */
 	relid = RangeVarGetRelidExtended(makeRangeVar("matchmaker", "tickets", -1),
@@ -105,10 +96,10 @@ mm_waiting_begin(const char *queue, TimestampTz until, TimestampTz ahead)
 				 errmsg("index matchmaker.tickets_waiting is missing"),
 				 errhint("Reinstall the extension: DROP EXTENSION matchmaker; CREATE EXTENSION matchmaker.")));
 	scan->rel = table_open(relid, NoLock);
-	index = index_open(indexid, AccessShareLock);
-	if (index->rd_index->indrelid != relid ||
-		IndexRelationGetNumberOfKeyAttributes(index) < 1 ||
-		index->rd_index->indkey.values[0] != column(scan->rel, "queue", false))
+	scan->index = index_open(indexid, AccessShareLock);
+	if (scan->index->rd_index->indrelid != relid ||
+		IndexRelationGetNumberOfKeyAttributes(scan->index) < 1 ||
+		scan->index->rd_index->indkey.values[0] != column(scan->rel, "queue", false))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("index matchmaker.tickets_waiting does not lead with the queue"),
@@ -127,27 +118,11 @@ mm_waiting_begin(const char *queue, TimestampTz until, TimestampTz ahead)
 	CommandCounterIncrement();
 	scan->snapshot = RegisterSnapshot(GetTransactionSnapshot());
 
-	/* the queue's index entries (one per heap tuple), then in heap order */
-	iscan = index_beginscan(scan->rel, index, scan->snapshot, 1, 0);
-	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
-						   index->rd_indcollation[0], F_TEXTEQ, CStringGetTextDatum(queue));
-	index_rescan(iscan, &key, 1, NULL, 0);
-	scan->tids = palloc(sizeof(ItemPointerData) * cap);
-	while ((tid = index_getnext_tid(iscan, ForwardScanDirection)) != NULL)
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (scan->ntids == cap)
-		{
-			cap *= 2;
-			scan->tids = repalloc_huge(scan->tids, sizeof(ItemPointerData) * cap);
-		}
-		scan->tids[scan->ntids++] = *tid;
-	}
-	index_endscan(iscan);
-	index_close(index, AccessShareLock);
-	qsort(scan->tids, scan->ntids, sizeof(ItemPointerData), tid_cmp);
 	scan->slot = table_slot_create(scan->rel, NULL);
-	scan->fetch = table_index_fetch_begin(scan->rel);
+	scan->scan = index_beginscan(scan->rel, scan->index, scan->snapshot, 1, 0);
+	ScanKeyEntryInitialize(&scan->key, 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   scan->index->rd_indcollation[0], F_TEXTEQ, CStringGetTextDatum(queue));
+	index_rescan(scan->scan, &scan->key, 1, NULL, 0);
 	return scan;
 }
 
@@ -160,22 +135,13 @@ mm_waiting_next(MMWaitingScan *scan, MMWaitingRow *row)
 {
 	TupleTableSlot *slot = scan->slot;
 
-	while (scan->next < scan->ntids)
+	while (index_getnext_slot(scan->scan, ForwardScanDirection, slot))
 	{
-		ItemPointerData tid = scan->tids[scan->next++];
-		bool		call_again = false;
-		bool		all_dead = false;
 		bool		isnull;
 		text	   *state;
 		TimestampTz enqueued_at;
 
 		CHECK_FOR_INTERRUPTS();
-		/* one entry twice (it cannot be, in a unique btree) is read once */
-		if (scan->next > 1 && ItemPointerEquals(&tid, &scan->tids[scan->next - 2]))
-			continue;
-		/* an MVCC snapshot sees at most one member of a HOT chain */
-		if (!table_index_fetch_tuple(scan->fetch, &tid, scan->snapshot, slot, &call_again, &all_dead))
-			continue;
 		state = DatumGetTextPP(slot_getattr(slot, scan->att_state, &isnull));
 		if (isnull || VARSIZE_ANY_EXHDR(state) != 7 || memcmp(VARDATA_ANY(state), "waiting", 7) != 0)
 			continue;
@@ -205,10 +171,10 @@ mm_waiting_next(MMWaitingScan *scan, MMWaitingRow *row)
 void
 mm_waiting_end(MMWaitingScan *scan)
 {
-	table_index_fetch_end(scan->fetch);
+	index_endscan(scan->scan);
 	ExecDropSingleTupleTableSlot(scan->slot);
 	UnregisterSnapshot(scan->snapshot);
+	index_close(scan->index, AccessShareLock);
 	table_close(scan->rel, NoLock);
-	pfree(scan->tids);
 	pfree(scan);
 }
