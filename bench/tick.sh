@@ -23,30 +23,15 @@ out=bench/results/tick.md
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
 
 q "CREATE EXTENSION matchmaker"
-q "CREATE FUNCTION bench_load(qname text, n int) RETURNS void LANGUAGE sql AS \$\$
-     DELETE FROM matchmaker.tickets WHERE queue = qname;
-     DELETE FROM matchmaker.matches WHERE queue = qname;
-     DELETE FROM matchmaker.provisional_groups WHERE queue = qname;
-     INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at, enqueued_by, enqueued_by_name)
-     SELECT qname, 'p' || i, random(), now() - interval '1 second' * random(), current_user::text::regrole, current_user
-     FROM generate_series(1, n) i;
-   \$\$"
+psql -X -q -v ON_ERROR_STOP=1 -f bench/bench_load.sql
 # One statement in a fresh backend: "ms KiB", its server-side time
 # (planning excluded) and the backend's peak private memory growth.
 run() {
 	/usr/bin/python3 bench/peak_memory.py "$1"
 }
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
-handwritten="WITH ranked AS (
-    SELECT id, (row_number() OVER (ORDER BY rating, enqueued_at, id) - 1) / 2 AS pair
-    FROM matchmaker.tickets WHERE queue = 'hand' AND state = 'waiting'),
-  base AS (SELECT setval('matchmaker.matches_id_seq', nextval('matchmaker.matches_id_seq') + (SELECT count(*) FROM ranked)) - (SELECT count(*) FROM ranked) AS b),
-  ids AS (SELECT pair, (SELECT b FROM base) + pair AS match_id FROM ranked GROUP BY pair),
-  m AS (INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost)
-        SELECT match_id, 'hand', now(), 0, 0, 0, 0 FROM ids),
-  u AS (UPDATE matchmaker.tickets t SET state = 'matched', matched_at = now(), match_id = ids.match_id
-        FROM ranked JOIN ids USING (pair) WHERE t.id = ranked.id RETURNING 1)
-  SELECT count(*) FROM u"
+# bench/hand_tick.sql without its comment lines and final semicolon
+handwritten=$(grep -v '^--' bench/hand_tick.sql | sed '$ s/;$//')
 q "SELECT setval('matchmaker.matches_id_seq', 1000000000)" >/dev/null
 
 {

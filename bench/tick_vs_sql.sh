@@ -26,13 +26,7 @@ mm_build_install
 mm_start_cluster "fsync = on" "shared_buffers = '1GB'" "max_wal_size = '4GB'"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
 q "CREATE EXTENSION matchmaker"
-q "CREATE FUNCTION bench_load(qname text, n int) RETURNS void LANGUAGE sql AS \$\$
-     DELETE FROM matchmaker.tickets WHERE queue = qname;
-     DELETE FROM matchmaker.matches WHERE queue = qname;
-     INSERT INTO matchmaker.tickets (queue, player, rating, enqueued_at, enqueued_by, enqueued_by_name)
-     SELECT qname, 'p' || i, random(), now() - interval '1 second' * random(), current_user::text::regrole, current_user
-     FROM generate_series(1, n) i;
-   \$\$"
+psql -X -q -v ON_ERROR_STOP=1 -f bench/bench_load.sql
 q "SELECT matchmaker.create_queue('tick', algorithm => 'periodic', max_wait => '1 hour', params => '{\"batch\": $((n - n % 2))}')" >/dev/null
 q "SELECT matchmaker.create_queue('hand', algorithm => 'periodic', max_wait => '1 hour')" >/dev/null
 q "SELECT setval('matchmaker.matches_id_seq', 1000000000)" >/dev/null
@@ -41,18 +35,7 @@ chmod 755 "$dir"
 cat >"$dir/tick.sql" <<'SQL'
 SELECT matchmaker.tick('tick');
 SQL
-cat >"$dir/hand.sql" <<'SQL'
-WITH ranked AS (
-    SELECT id, (row_number() OVER (ORDER BY rating, enqueued_at, id) - 1) / 2 AS pair
-    FROM matchmaker.tickets WHERE queue = 'hand' AND state = 'waiting'),
-  base AS (SELECT setval('matchmaker.matches_id_seq', nextval('matchmaker.matches_id_seq') + (SELECT count(*) FROM ranked)) - (SELECT count(*) FROM ranked) AS b),
-  ids AS (SELECT pair, (SELECT b FROM base) + pair AS match_id FROM ranked GROUP BY pair),
-  m AS (INSERT INTO matchmaker.matches (id, queue, created_at, bots, cost, criteria_cost, wait_cost)
-        SELECT match_id, 'hand', now(), 0, 0, 0, 0 FROM ids),
-  u AS (UPDATE matchmaker.tickets t SET state = 'matched', matched_at = now(), match_id = ids.match_id
-        FROM ranked JOIN ids USING (pair) WHERE t.id = ranked.id RETURNING 1)
-  SELECT count(*) FROM u;
-SQL
+cp bench/hand_tick.sql "$dir/hand.sql"
 
 # One measured run: KIND (tick or hand), SESSION (fresh or warm).  Prints
 # "ms wal_bytes_per_matched_ticket".
