@@ -1324,6 +1324,14 @@ run_plan(SPIPlanPtr plan, Datum *values, int expect, const char *what)
 		elog(ERROR, "could not %s", what);
 }
 
+/* The same for a statement by arrays of ids or ctids (see mm_execute_by_key). */
+static void
+run_by_key(SPIPlanPtr plan, Datum *values, int expect, const char *what)
+{
+	if (mm_execute_by_key(plan, values, 0) != expect)
+		elog(ERROR, "could not %s", what);
+}
+
 /* Take n match ids, in order, from the matches' sequence. */
 static int64 *
 next_match_ids(int n)
@@ -1491,10 +1499,8 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 		}
 
 	/*
-	 * The members are locked: by ctid (see TidMap), else by id.  Planned
-	 * for each call's arrays: a generic plan made while the table was
-	 * small can be a scan of it, kept while the history grows (measured:
-	 * enqueue-to-NOTIFY p99 doubled under a steady feed).
+	 * The members are locked: by ctid (see TidMap), else by id; never by
+	 * a scan of the table (mm_execute_by_key).
 	 */
 	values[1] = tids_of(member_ids, nmembers);
 	by_tid = values[1] != (Datum) 0;
@@ -1503,7 +1509,7 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 	else
 		values[1] = sql_array(INT8OID, member_ids, nmembers, 0);
 	if (roles != (Datum) 0)
-		mm_keep_plan(&role_plan[by_tid],
+		mm_keep_generic_plan(&role_plan[by_tid],
 							 psprintf("UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
 									  "match_id = u.match_id, team = u.team, role = u.role "
 									  "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), "
@@ -1511,7 +1517,7 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 									  "WHERE t.%s OPERATOR(pg_catalog.=) u.id", by_tid ? "ctid" : "id"),
 							 6, argtypes);
 	else
-		mm_keep_plan(&plan[by_tid],
+		mm_keep_generic_plan(&plan[by_tid],
 							 psprintf("UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
 									  "match_id = u.match_id, team = u.team "
 									  "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "
@@ -1522,7 +1528,7 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 	values[3] = sql_array(INT4OID, res->teams, nmembers, 0);
 	values[4] = CStringGetTextDatum(proposed ? "proposed" : "matched");
 	values[5] = roles;
-	run_plan(roles != (Datum) 0 ? role_plan[by_tid] : plan[by_tid], values, SPI_OK_UPDATE, "mark matched tickets");
+	run_by_key(roles != (Datum) 0 ? role_plan[by_tid] : plan[by_tid], values, SPI_OK_UPDATE, "mark matched tickets");
 	if (SPI_processed != (uint64) nmembers)
 		elog(ERROR, "marked %llu tickets matched, expected %d",
 			 (unsigned long long) SPI_processed, nmembers);
@@ -1677,13 +1683,13 @@ write_expired(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res)
 	ids = palloc(sizeof(int64) * res->nexpired);
 	for (int i = 0; i < res->nexpired; i++)
 		ids[i] = pool->tickets[res->expired[i]].id;
-	mm_keep_plan(&plan,
+	mm_keep_generic_plan(&plan,
 				 "UPDATE matchmaker.tickets SET state = 'expired', ended_at = $1 "
 				 "WHERE id OPERATOR(pg_catalog.=) ANY ($2)",
 				 2, argtypes);
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = sql_array(INT8OID, ids, res->nexpired, 0);
-	run_plan(plan, values, SPI_OK_UPDATE, "mark expired tickets");
+	run_by_key(plan, values, SPI_OK_UPDATE, "mark expired tickets");
 	if (SPI_processed != (uint64) res->nexpired)
 		elog(ERROR, "marked %llu tickets expired, expected %d",
 			 (unsigned long long) SPI_processed, res->nexpired);
@@ -1801,7 +1807,7 @@ write_invalid(MMQueue *queue, TimestampTz now, IdList *invalid)
 	reasons = palloc(sizeof(Datum) * invalid->n);
 	for (int i = 0; i < invalid->n; i++)
 		reasons[i] = CStringGetTextDatum(invalid->reasons[i]);
-	mm_keep_plan(&plan,
+	mm_keep_generic_plan(&plan,
 				 "UPDATE matchmaker.tickets AS t SET state = 'invalid', ended_at = $1, end_reason = u.reason "
 				 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(id, reason) "
 				 "WHERE t.id OPERATOR(pg_catalog.=) u.id AND t.state OPERATOR(pg_catalog.=) 'waiting'",
@@ -1809,7 +1815,7 @@ write_invalid(MMQueue *queue, TimestampTz now, IdList *invalid)
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = sql_array(INT8OID, invalid->ids, invalid->n, 0);
 	values[2] = PointerGetDatum(construct_array(reasons, invalid->n, TEXTOID, -1, false, TYPALIGN_INT));
-	run_plan(plan, values, SPI_OK_UPDATE, "end invalid tickets");
+	run_by_key(plan, values, SPI_OK_UPDATE, "end invalid tickets");
 	if (SPI_processed != (uint64) invalid->n)
 		elog(ERROR, "ended %llu invalid tickets, expected %d",
 			 (unsigned long long) SPI_processed, invalid->n);
@@ -1847,28 +1853,28 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 	values[0] = tids_of(ids, n);
 	by_tid = values[0] != (Datum) 0;
 	/*
-	 * By ctid (a tid scan, planned for each call's array, as in
-	 * mark_matched), with no other condition, so that no plan can prefer
-	 * an index; the state is checked here.  A ticket updated
+	 * By ctid (a tid scan: see mm_execute_by_key), with no other
+	 * condition, so that no plan can prefer an index; the state is
+	 * checked here.  A ticket updated
 	 * meanwhile but still waiting is locked in its new version, whose
 	 * ctid the map takes for the update that follows.
 	 */
 	if (by_tid)
-		mm_keep_plan(&tid_plan,
+		mm_keep_generic_plan(&tid_plan,
 							 "SELECT id, state OPERATOR(pg_catalog.=) 'waiting', ctid FROM matchmaker.tickets "
 							 "WHERE ctid OPERATOR(pg_catalog.=) ANY ($1) "
 							 "FOR UPDATE SKIP LOCKED",
 							 1, tid_argtypes);
 	else
 	{
-		mm_keep_plan(&plan,
+		mm_keep_generic_plan(&plan,
 					 "SELECT id FROM matchmaker.tickets "
 					 "WHERE id OPERATOR(pg_catalog.=) ANY ($1) AND state OPERATOR(pg_catalog.=) 'waiting' "
 					 "FOR UPDATE SKIP LOCKED",
 							 1, argtypes);
 		values[0] = sql_array(INT8OID, ids, n, 0);
 	}
-	if (SPI_execute_plan(by_tid ? tid_plan : plan, values, NULL, false, 0) != SPI_OK_SELECT)
+	if (mm_execute_by_key(by_tid ? tid_plan : plan, values, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock the tickets");
 	locked = palloc(sizeof(int64) * Max(SPI_processed, 1));
 	for (uint64 r = 0; r < SPI_processed; r++)

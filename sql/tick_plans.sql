@@ -1,0 +1,42 @@
+-- A tick locks and updates the tickets it decided on by ctid or id, never
+-- by a scan of the tickets table.  The session's plans are made while the
+-- table is new and small (the planner then prices one scan of it below a
+-- dozen tid probes), and the ticks go on as it grows: no scan of the table,
+-- whether they match or expire tickets.
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS matchmaker CASCADE;
+CREATE EXTENSION matchmaker;
+RESET client_min_messages;
+
+CREATE FUNCTION at(t float8) RETURNS timestamptz
+LANGUAGE sql AS $$ SELECT '2026-01-01 00:00:00+00'::timestamptz + t * interval '1 second' $$;
+SELECT matchmaker.create_queue('scanless', algorithm => 'greedy', max_wait => '5 s',
+                               params => '{"on_timeout": "expire"}');
+SELECT pg_stat_force_next_flush();
+SELECT seq_scan AS scans_before FROM pg_stat_user_tables WHERE relid = 'matchmaker.tickets'::regclass \gset
+-- Twelve rounds of twelve players arriving together (enqueued_at set by
+-- hand: the test is superuser), each round one tick: six pairs each.
+-- Then a player alone, who expires.
+DO $$
+DECLARE
+    ticket bigint;
+BEGIN
+    FOR i IN 1..12 LOOP
+        FOR p IN 1..12 LOOP
+            ticket := matchmaker.enqueue('scanless', 'p' || i || '.' || p, p / 100.0);
+            UPDATE matchmaker.tickets SET enqueued_at = at(100 * i) WHERE id = ticket;
+        END LOOP;
+        PERFORM matchmaker.tick('scanless', at(100 * i));
+    END LOOP;
+    ticket := matchmaker.enqueue('scanless', 'alone', 0.5);
+    UPDATE matchmaker.tickets SET enqueued_at = at(2000) WHERE id = ticket;
+    PERFORM matchmaker.tick('scanless', at(2010));
+END
+$$;
+SELECT pg_stat_force_next_flush();
+SELECT seq_scan - :scans_before AS scans,
+       (SELECT count(*) FROM matchmaker.tickets WHERE queue = 'scanless' AND state = 'matched') AS matched,
+       (SELECT count(*) FROM matchmaker.matches WHERE queue = 'scanless') AS matches,
+       (SELECT count(*) FROM matchmaker.tickets WHERE queue = 'scanless' AND state = 'expired') AS expired,
+       (SELECT count(*) FROM matchmaker.tickets WHERE queue = 'scanless' AND state = 'waiting') AS waiting
+FROM pg_stat_user_tables WHERE relid = 'matchmaker.tickets'::regclass;
