@@ -8,7 +8,7 @@ DROP EXTENSION IF EXISTS matchmaker CASCADE;
 CREATE EXTENSION matchmaker;
 RESET client_min_messages;
 
-CREATE FUNCTION at(t float8) RETURNS timestamptz
+CREATE OR REPLACE FUNCTION at(t float8) RETURNS timestamptz
 LANGUAGE sql AS $$ SELECT '2026-01-01 00:00:00+00'::timestamptz + t * interval '1 second' $$;
 SELECT matchmaker.create_queue('scanless', algorithm => 'greedy', max_wait => '5 s',
                                params => '{"on_timeout": "expire"}');

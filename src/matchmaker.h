@@ -11,6 +11,7 @@
 #include "executor/spi.h"
 #include "storage/lockdefs.h"
 #include "utils/jsonb.h"
+#include "utils/relcache.h"
 
 #include "core/mm_core.h"
 
@@ -195,6 +196,7 @@ typedef struct MMWaitingRow
 extern MMWaitingScan *mm_waiting_begin(const char *queue, TimestampTz until, TimestampTz ahead);
 extern bool mm_waiting_next(MMWaitingScan *scan, MMWaitingRow *row);
 extern void mm_waiting_end(MMWaitingScan *scan);
+extern AttrNumber mm_rel_column(Relation rel, const char *name, bool missing_ok);
 
 /* Longest caller's string an error message repeats (see mm_shorten). */
 #define MM_MESSAGE_MAX_BYTES	64

@@ -8,13 +8,25 @@
 
 #include <math.h>
 
+#include "access/genam.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
@@ -181,60 +193,155 @@ queue_not_found(const char *name)
 			 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
 }
 
+/* The columns of matchmaker.queues that a queue's settings are read from, in this order. */
+static const char *const queue_columns[] = {
+	"team_size", "teams", "algorithm", "max_wait", "rating_min", "rating_max", "tick", "params", "created_at"
+};
+#define MM_QUEUE_COLUMNS lengthof(queue_columns)
+
 /*
- * Load a queue's settings (SPI connected; the result lives in the current
- * memory context).  MM_LOCK_UPDATE locks the queue's row FOR UPDATE, which
- * serialises ticks and changes of one queue; MM_LOCK_SKIP does the same but
- * skips a row another transaction holds.  Returns false when the queue does
- * not exist (or, with MM_LOCK_SKIP, is locked).
+ * Read queue name's row into values (copied into the current memory
+ * context), not locking it, through the table's primary key, as a
+ * statement of the transaction would see it now; false when there is none.
+ * It checks the caller's SELECT privilege on the table as a query would.
+ * Enqueue reads its queue at every call: this costs a fraction of a
+ * prepared SELECT's executor start and end.
+ */
+static bool
+read_queue_row(const char *name, Datum *values)
+{
+	Oid			relid;
+	Oid			indexid;
+	AclResult	acl;
+	Relation	rel;
+	Relation	index;
+	Snapshot	snapshot;
+	TupleTableSlot *slot;
+	IndexScanDesc scan;
+	ScanKeyData key;
+	bool		found;
+
+	relid = RangeVarGetRelidExtended(makeRangeVar("matchmaker", "queues", -1),
+									 AccessShareLock, 0, NULL, NULL);
+	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_TABLE, "queues");
+	rel = table_open(relid, NoLock);
+	indexid = RelationGetPrimaryKeyIndex(rel);
+	if (!OidIsValid(indexid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("matchmaker.queues has no primary key"),
+				 errhint("Reinstall the extension: DROP EXTENSION matchmaker; CREATE EXTENSION matchmaker.")));
+	index = index_open(indexid, AccessShareLock);
+	if (IndexRelationGetNumberOfKeyAttributes(index) != 1 ||
+		index->rd_index->indkey.values[0] != mm_rel_column(rel, "name", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the primary key of matchmaker.queues is not its name"),
+				 errhint("Reinstall the extension: DROP EXTENSION matchmaker; CREATE EXTENSION matchmaker.")));
+
+	/* what a statement run now would see, the transaction's own writes included */
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	slot = table_slot_create(rel, NULL);
+	scan = index_beginscan(rel, index, snapshot, 1, 0);
+	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   index->rd_indcollation[0], F_TEXTEQ, CStringGetTextDatum(name));
+	index_rescan(scan, &key, 1, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	if (found)
+	{
+		TupleDesc	desc = RelationGetDescr(rel);
+
+		for (int i = 0; i < (int) MM_QUEUE_COLUMNS; i++)
+		{
+			AttrNumber	att = mm_rel_column(rel, queue_columns[i], false);
+			Form_pg_attribute form = TupleDescAttr(desc, att - 1);
+			bool		isnull;
+			Datum		d = slot_getattr(slot, att, &isnull);
+
+			if (isnull)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("queue \"%s\" has no %s", mm_shorten(name), queue_columns[i])));
+			values[i] = datumCopy(d, form->attbyval, form->attlen);
+		}
+	}
+	index_endscan(scan);
+	ExecDropSingleTupleTableSlot(slot);
+	UnregisterSnapshot(snapshot);
+	index_close(index, AccessShareLock);
+	table_close(rel, NoLock);
+	return found;
+}
+
+/*
+ * Load a queue's settings (the result lives in the current memory
+ * context).  MM_LOCK_NONE reads the row as it is now, MM_LOCK_UPDATE
+ * locks it FOR UPDATE (SPI connected), which serialises ticks and changes
+ * of one queue; MM_LOCK_SKIP does the same but skips a row another
+ * transaction holds.  Returns false when the queue does not exist (or,
+ * with MM_LOCK_SKIP, is locked).
  */
 bool
 mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 {
 	static const char *const sql[3] = {
-		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at "
-		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
+		NULL,
 		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at "
 		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at "
 		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE SKIP LOCKED"
 	};
 	static SPIPlanPtr plans[3];
-	Datum		values[1];
-	HeapTuple	tup;
-	TupleDesc	desc;
-	bool		isnull;
+	Datum		values[MM_QUEUE_COLUMNS];
 	char	   *algo;
+	Jsonb	   *params;
 
-	Oid			argtypes[1] = {TEXTOID};
+	StaticAssertStmt(MM_LOCK_NONE == 0, "MM_LOCK_NONE reads the row directly");
+	if (lock == MM_LOCK_NONE)
+	{
+		if (!read_queue_row(name, values))
+			return false;
+	}
+	else
+	{
+		Oid			argtypes[1] = {TEXTOID};
+		Datum		key[1];
 
-	mm_keep_plan(&plans[lock], sql[lock], 1, argtypes);
-	values[0] = CStringGetTextDatum(name);
-	if (SPI_execute_plan(plans[lock], values, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not look up queue \"%s\"", name);
-	if (SPI_processed == 0)
-		return false;
+		mm_keep_plan(&plans[lock], sql[lock], 1, argtypes);
+		key[0] = CStringGetTextDatum(name);
+		if (SPI_execute_plan(plans[lock], key, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not look up queue \"%s\"", name);
+		if (SPI_processed == 0)
+			return false;
+		for (int i = 0; i < (int) MM_QUEUE_COLUMNS; i++)
+		{
+			bool		isnull;
 
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
+			values[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &isnull);
+		}
+	}
+
 	queue->name = pstrdup(name);
-	queue->cfg.team_size = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
-	queue->cfg.teams = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
-	algo = TextDatumGetCString(SPI_getbinval(tup, desc, 3, &isnull));
+	queue->cfg.team_size = DatumGetInt32(values[0]);
+	queue->cfg.teams = DatumGetInt32(values[1]);
+	algo = TextDatumGetCString(values[2]);
 	if (mm_algorithm_parse(algo, &queue->cfg.algorithm) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("queue \"%s\" has unknown algorithm \"%s\"", name, algo)));
-	queue->cfg.max_wait = mm_interval_seconds(DatumGetIntervalP(SPI_getbinval(tup, desc, 4, &isnull)));
-	queue->rating_min = DatumGetFloat8(SPI_getbinval(tup, desc, 5, &isnull));
-	queue->rating_max = DatumGetFloat8(SPI_getbinval(tup, desc, 6, &isnull));
-	queue->tick_seconds = mm_interval_seconds(DatumGetIntervalP(SPI_getbinval(tup, desc, 7, &isnull)));
+	queue->cfg.max_wait = mm_interval_seconds(DatumGetIntervalP(values[3]));
+	queue->rating_min = DatumGetFloat8(values[4]);
+	queue->rating_max = DatumGetFloat8(values[5]);
+	queue->tick_seconds = mm_interval_seconds(DatumGetIntervalP(values[6]));
 	queue->cfg.arrival_rate = 0;
-	queue->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 9, &isnull));
-	mm_parse_params(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)),
-					&queue->cfg, &queue->criteria, &queue->wait_factor_set);
-	mm_tune_read(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)), &queue->tune);
-	queue->channel = mm_channel_read(DatumGetJsonbP(SPI_getbinval(tup, desc, 8, &isnull)));
+	queue->created_at = DatumGetTimestampTz(values[8]);
+	params = DatumGetJsonbP(values[7]);
+	mm_parse_params(params, &queue->cfg, &queue->criteria, &queue->wait_factor_set);
+	mm_tune_read(params, &queue->tune);
+	queue->channel = mm_channel_read(params);
 	return true;
 }
 

@@ -58,8 +58,12 @@ struct MMWaitingScan
 	AttrNumber	att_party;		/* InvalidAttrNumber before 0.3.0 */
 };
 
-static AttrNumber
-column(Relation rel, const char *name, bool missing_ok)
+/*
+ * The number of column name of a table of the extension as it is now, or
+ * InvalidAttrNumber when missing_ok and it has none.
+ */
+AttrNumber
+mm_rel_column(Relation rel, const char *name, bool missing_ok)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 
@@ -73,7 +77,7 @@ column(Relation rel, const char *name, bool missing_ok)
 	if (!missing_ok)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("matchmaker.tickets has no column \"%s\"", name),
+				 errmsg("matchmaker.%s has no column \"%s\"", RelationGetRelationName(rel), name),
 				 errhint("Update the extension with ALTER EXTENSION matchmaker UPDATE.")));
 	return InvalidAttrNumber;
 }
@@ -99,18 +103,18 @@ mm_waiting_begin(const char *queue, TimestampTz until, TimestampTz ahead)
 	scan->index = index_open(indexid, AccessShareLock);
 	if (scan->index->rd_index->indrelid != relid ||
 		IndexRelationGetNumberOfKeyAttributes(scan->index) < 1 ||
-		scan->index->rd_index->indkey.values[0] != column(scan->rel, "queue", false))
+		scan->index->rd_index->indkey.values[0] != mm_rel_column(scan->rel, "queue", false))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("index matchmaker.tickets_waiting does not lead with the queue"),
 				 errhint("Reinstall the extension: DROP EXTENSION matchmaker; CREATE EXTENSION matchmaker.")));
-	scan->att_id = column(scan->rel, "id", false);
-	scan->att_player = column(scan->rel, "player", false);
-	scan->att_rating = column(scan->rel, "rating", false);
-	scan->att_attributes = column(scan->rel, "attributes", false);
-	scan->att_state = column(scan->rel, "state", false);
-	scan->att_enqueued_at = column(scan->rel, "enqueued_at", false);
-	scan->att_party = column(scan->rel, "party", true);
+	scan->att_id = mm_rel_column(scan->rel, "id", false);
+	scan->att_player = mm_rel_column(scan->rel, "player", false);
+	scan->att_rating = mm_rel_column(scan->rel, "rating", false);
+	scan->att_attributes = mm_rel_column(scan->rel, "attributes", false);
+	scan->att_state = mm_rel_column(scan->rel, "state", false);
+	scan->att_enqueued_at = mm_rel_column(scan->rel, "enqueued_at", false);
+	scan->att_party = mm_rel_column(scan->rel, "party", true);
 	scan->until = until;
 	scan->ahead = ahead;
 
