@@ -400,8 +400,9 @@ AS $$
 $$;
 
 -- Queue statistics (stats.c): per queue and 10-second bucket, what the
--- ticks decided, written by the tick that decided it and kept two hours;
--- queue_stats reads them, so it costs the same however long the history.
+-- ticks decided (written by a tick run by tick(), by the worker at most a
+-- second after its ticks), kept two hours; queue_stats reads them, so it
+-- costs the same however long the history.
 CREATE TABLE matchmaker.queue_buckets (
     queue        text NOT NULL,
     bucket_start timestamptz NOT NULL,

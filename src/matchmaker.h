@@ -277,6 +277,9 @@ extern void mm_exclude_rows(char **players, char ***names, const int *nnames, in
 extern int64 mm_purge(const char *queue, TimestampTz before, int max_rows, bool wait);
 
 /* stats.c: add a tick's matches and expiries to the queue's statistics. */
+extern void mm_stats_defer(void);
+extern TimestampTz mm_stats_due(void);
+extern void mm_stats_flush(void);
 extern void mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool,
 							const MMResult *res);
 extern bool mm_stats_expected_wait(const MMQueue *queue, TimestampTz now, double rating,

@@ -584,6 +584,41 @@ reload_settings(void)
 }
 
 /*
+ * Write the statistics the worker's ticks hold, in a transaction of its
+ * own, when they are due (mm_stats_due); log a failure and go on (they
+ * stay held and are tried again in a second).
+ */
+static void
+flush_stats(MemoryContext loopcxt)
+{
+	if (GetCurrentTimestamp() < mm_stats_due())
+		return;
+	pgstat_report_activity(STATE_RUNNING, "write queue statistics");
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		SPI_connect();
+		mm_stats_flush();
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata = caught_error(loopcxt);
+
+		ereport(WARNING,
+				(errmsg("matchmaker: writing the queues' statistics failed: %s", edata->message),
+				 errhint("The worker keeps them and tries again in a second; matching goes on.")));
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(loopcxt);
+}
+
+/*
  * Run due queues one at a time until none is due, or every queue of the
  * schedule has had a turn (then the list of queues is read again first).
  * Returns how long to sleep until the next queue is due, timeout (the
@@ -602,6 +637,7 @@ run_due_queues(long timeout, MemoryContext loopcxt)
 			return sleep;
 		run_queue(&claim, loopcxt);
 		MemoryContextSwitchTo(loopcxt);
+		flush_stats(loopcxt);
 		idle_interrupts();
 	}
 	return 0;
@@ -659,6 +695,7 @@ mm_worker_main(Datum main_arg)
 	check_database_name();
 
 	loopcxt = AllocSetContextCreate(TopMemoryContext, "matchmaker worker loop", ALLOCSET_DEFAULT_SIZES);
+	mm_stats_defer();
 
 	ereport(LOG, (errmsg("matchmaker worker %d of %d started for database \"%s\"",
 						 my_index + 1, mm_workers_per_database, my_db->name)));
@@ -699,6 +736,10 @@ mm_worker_main(Datum main_arg)
 			timeout = Min(timeout,
 						  Max((long) ((TimestampTzPlusMilliseconds(last_refresh, mm_naptime) - now) / 1000), 1));
 		}
+		flush_stats(loopcxt);
+		/* held statistics are written a second after the first was held */
+		if (mm_stats_due() != DT_NOEND)
+			timeout = Min(timeout, Max((long) ((mm_stats_due() - GetCurrentTimestamp()) / 1000), 1));
 		pgstat_report_activity(STATE_IDLE, NULL);
 		MemoryContextReset(loopcxt);
 

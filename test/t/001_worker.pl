@@ -83,6 +83,30 @@ ok($node->poll_query_until('postgres', q{
 	FROM matchmaker.queue_stats WHERE queue = 'duel'}),
 	'queue_stats shows the match and the worker\'s last tick');
 
+# 2b. The worker holds its ticks' statistics and writes them about a second
+# later (above); those of a queue dropped and created again before they are
+# written are not written, to the old queue or to the new one.
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.create_queue('brief', algorithm => 'greedy', tick => '100 ms');
+	SELECT matchmaker.enqueue('brief', 'x', 0.1);
+	SELECT matchmaker.enqueue('brief', 'y', 0.2);
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'brief' AND state = 'matched'"),
+	'worker matched the brief queue');
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.drop_queue('brief');
+	SELECT matchmaker.create_queue('brief', algorithm => 'greedy', tick => '100 ms');
+});
+sleep 2;
+is($node->safe_psql('postgres', q{
+	SELECT (SELECT count(*) FROM matchmaker.queue_buckets WHERE queue = 'brief')
+	     + (SELECT count(*) FROM matchmaker.queue_bands WHERE queue = 'brief')}), '0',
+	'statistics of a queue dropped before they were written are not written');
+is($node->safe_psql('postgres', "SELECT matches_1m FROM matchmaker.queue_stats WHERE queue = 'brief'"),
+	'0', 'the queue created again under that name shows no matches');
+$node->safe_psql('postgres', "SELECT matchmaker.drop_queue('brief')");
+
 # 3. A failing queue is logged with its name and does not stop another.
 $node->safe_psql('postgres', q{
 	SELECT matchmaker.create_queue('broken', algorithm => 'greedy', tick => '100 ms');
