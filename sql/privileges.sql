@@ -134,5 +134,32 @@ SELECT matchmaker.cancel(:eve);
 SELECT state FROM matchmaker.ticket_status(:eve);
 SELECT count(*) FROM matchmaker.check();
 
+-- A queue's settings read as the caller, for the functions that run as the
+-- caller (match_cost): a grant of SELECT on the columns read is enough, and
+-- row security on matchmaker.queues hides a queue as a query would.
+CREATE ROLE regress_mm_reader;
+GRANT USAGE ON SCHEMA matchmaker TO regress_mm_reader;
+GRANT EXECUTE ON FUNCTION matchmaker.match_cost(text, float8[], float8[], integer, jsonb[]) TO regress_mm_reader;
+SET ROLE regress_mm_reader;
+SELECT matchmaker.match_cost('duel', '{0.1,0.2}', '{0,0}');
+RESET ROLE;
+GRANT SELECT (name, team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at)
+    ON matchmaker.queues TO regress_mm_reader;
+SET ROLE regress_mm_reader;
+SELECT matchmaker.match_cost('duel', '{0.1,0.2}', '{0,0}');
+RESET ROLE;
+GRANT SELECT ON matchmaker.queues TO regress_mm_reader;
+ALTER TABLE matchmaker.queues ENABLE ROW LEVEL SECURITY;
+CREATE POLICY regress_only_mine ON matchmaker.queues FOR SELECT TO regress_mm_reader USING (name = 'mine');
+SET ROLE regress_mm_reader;
+SELECT matchmaker.match_cost('duel', '{0.1,0.2}', '{0,0}');
+RESET ROLE;
+DROP POLICY regress_only_mine ON matchmaker.queues;
+ALTER TABLE matchmaker.queues DISABLE ROW LEVEL SECURITY;
+REVOKE ALL ON matchmaker.queues FROM regress_mm_reader;
+REVOKE ALL ON SCHEMA matchmaker FROM regress_mm_reader;
+DROP OWNED BY regress_mm_reader;
+DROP ROLE regress_mm_reader;
+
 DROP EXTENSION matchmaker CASCADE;
 DROP ROLE regress_mm_client, regress_mm_client2, regress_mm_admin, regress_mm_nobody;

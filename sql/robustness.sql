@@ -118,3 +118,20 @@ SELECT matchmaker.alter_queue('pg', algorithm => 'optimize');
 SELECT algorithm FROM matchmaker.queues WHERE name = 'pg';
 SELECT matchmaker.tick('pg', now() + interval '16 minutes') AS matches;
 SELECT player, state, team FROM matchmaker.tickets WHERE queue = 'pg' ORDER BY player;
+
+-- A queue row a superuser broke by hand (a null setting, a column of
+-- another type) is refused with a clear error by every read of it, the
+-- tick's locked one included; nothing crashes.
+SELECT matchmaker.create_queue('broken_row', algorithm => 'greedy');
+ALTER TABLE matchmaker.queues ALTER COLUMN max_wait DROP NOT NULL;
+UPDATE matchmaker.queues SET max_wait = NULL WHERE name = 'broken_row';
+SELECT matchmaker.tick('broken_row');
+SELECT matchmaker.enqueue('broken_row', 'p', 0.5);
+UPDATE matchmaker.queues SET max_wait = '1 minute' WHERE name = 'broken_row';
+ALTER TABLE matchmaker.queues ALTER COLUMN max_wait SET NOT NULL;
+ALTER TABLE matchmaker.queues ALTER COLUMN rating_max TYPE numeric;
+SELECT matchmaker.tick('broken_row');
+SELECT matchmaker.match_cost('broken_row', '{0.1,0.2}', '{0,0}');
+ALTER TABLE matchmaker.queues ALTER COLUMN rating_max TYPE float8;
+SELECT matchmaker.tick('broken_row') AS matches;
+SELECT matchmaker.drop_queue('broken_row');

@@ -2,7 +2,7 @@
 -- by a scan of the tickets table.  The session's plans are made while the
 -- table is new and small (the planner then prices one scan of it below a
 -- dozen tid probes), and the ticks go on as it grows: no scan of the table,
--- whether they match or expire tickets.
+-- whether they match, expire or end tickets.
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS matchmaker CASCADE;
 CREATE EXTENSION matchmaker;
@@ -40,3 +40,28 @@ SELECT seq_scan - :scans_before AS scans,
        (SELECT count(*) FROM matchmaker.tickets WHERE queue = 'scanless' AND state = 'expired') AS expired,
        (SELECT count(*) FROM matchmaker.tickets WHERE queue = 'scanless' AND state = 'waiting') AS waiting
 FROM pg_stat_user_tables WHERE relid = 'matchmaker.tickets'::regclass;
+
+-- The same for the tickets a tick ends as invalid (here rated outside the
+-- queue's range by hand; the test is superuser), with many tickets waiting
+-- in another queue: the plans are made on the small table, then the tick
+-- reads tickets_waiting once (its own read of the queue), scans no table
+-- and fetches fewer rows by the primary key than twice the tickets it
+-- ends (none of the 2,000 waiting in the other queue).
+\c
+SELECT matchmaker.create_queue('inv', algorithm => 'greedy', max_wait => '1 hour');
+SELECT matchmaker.create_queue('crowd', algorithm => 'periodic', params => '{"batch": 100000}');
+UPDATE matchmaker.tickets SET rating = 5 WHERE id = matchmaker.enqueue('inv', 'first', 0.5);
+SELECT matchmaker.tick('inv') AS matches;
+SELECT count(matchmaker.enqueue('crowd', 'c' || i, 0.5)) AS crowd FROM generate_series(1, 2000) i;
+SELECT count(matchmaker.enqueue('inv', 'i' || i, 0.5)) AS inv FROM generate_series(1, 50) i;
+UPDATE matchmaker.tickets SET rating = 5 WHERE queue = 'inv' AND state = 'waiting';
+SELECT pg_stat_force_next_flush();
+SELECT (SELECT seq_scan FROM pg_stat_user_tables WHERE relid = 'matchmaker.tickets'::regclass) AS seq_before,
+       (SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelid = 'matchmaker.tickets_waiting'::regclass) AS waiting_before,
+       (SELECT idx_tup_read FROM pg_stat_user_indexes WHERE indexrelid = 'matchmaker.tickets_pkey'::regclass) AS pkey_before \gset
+SELECT matchmaker.tick('inv') AS matches;
+SELECT pg_stat_force_next_flush();
+SELECT (SELECT seq_scan FROM pg_stat_user_tables WHERE relid = 'matchmaker.tickets'::regclass) - :seq_before AS scans,
+       (SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelid = 'matchmaker.tickets_waiting'::regclass) - :waiting_before AS waiting_reads,
+       (SELECT idx_tup_read FROM pg_stat_user_indexes WHERE indexrelid = 'matchmaker.tickets_pkey'::regclass) - :pkey_before < 100 AS pkey_rows_below_twice_ended,
+       (SELECT count(*) FROM matchmaker.tickets WHERE queue = 'inv' AND state = 'invalid') AS invalid;

@@ -555,12 +555,12 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 				 "UPDATE matchmaker.backfills SET state = 'expired', ended_at = $2 "
 				 "WHERE id OPERATOR(pg_catalog.=) $3",
 				 3, argtypes);
-	/* the two by arrays of ids: never a scan (mm_execute_by_key) */
-	mm_keep_generic_plan(&lock_plan,
+	/* the two by arrays of ids, rare: planned for each call's arrays and table */
+	mm_keep_custom_plan(&lock_plan,
 				 "SELECT id FROM matchmaker.tickets WHERE id OPERATOR(pg_catalog.=) ANY ($4) "
 				 "AND state OPERATOR(pg_catalog.=) 'waiting' ORDER BY id FOR UPDATE SKIP LOCKED",
 				 4, argtypes);
-	mm_keep_generic_plan(&fill_plan,
+	mm_keep_custom_plan(&fill_plan,
 				 "UPDATE matchmaker.tickets SET state = 'matched', matched_at = $2, match_id = $3, "
 				 "team = $5, backfill_id = $6 "
 				 "WHERE id OPERATOR(pg_catalog.=) ANY ($4) AND state OPERATOR(pg_catalog.=) 'waiting'",
@@ -641,8 +641,7 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 				for (int i = 0; i < n; i++)
 					ids[i] = pool->tickets[idx[i]].id;
 				values[3] = mm_int8_array(ids, n);
-				if (mm_execute_by_key(lock_plan, values, 0) != SPI_OK_SELECT)
-					elog(ERROR, "could not lock the tickets of a backfill");
+				backfill_run(lock_plan, values, SPI_OK_SELECT, "lock the tickets of a backfill");
 				locked = mm_spi_ids(1, &nlocked);
 				for (int i = 0; i < n; i++)
 				{
@@ -671,8 +670,7 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 			values[3] = mm_int8_array(filled, nfilled);
 			values[4] = Int32GetDatum(team);
 			values[5] = Int64GetDatum(q->id);
-			if (mm_execute_by_key(fill_plan, values, 0) != SPI_OK_UPDATE)
-				elog(ERROR, "could not fill a backfill request");
+			backfill_run(fill_plan, values, SPI_OK_UPDATE, "fill a backfill request");
 			if (SPI_processed != (uint64) nfilled)
 				elog(ERROR, "filled %llu tickets, expected %d", (unsigned long long) SPI_processed, nfilled);
 			values[4] = Int32GetDatum(nfilled);

@@ -234,6 +234,7 @@ extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argna
 extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern SPIPlanPtr mm_keep_generic_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern int	mm_execute_by_key(SPIPlanPtr plan, Datum *values, long count);
+extern SPIPlanPtr mm_keep_custom_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern void mm_require_read_committed(const char *function);
 extern void mm_ticket_not_found(int64 ticket) pg_attribute_noreturn();
 extern bool mm_table_exists(const char *name);

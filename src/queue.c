@@ -26,6 +26,7 @@
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
@@ -193,26 +194,69 @@ queue_not_found(const char *name)
 			 errhint("Create it with matchmaker.create_queue(), or see the queues in matchmaker.queues.")));
 }
 
-/* The columns of matchmaker.queues that a queue's settings are read from, in this order. */
+/* The columns of matchmaker.queues that a queue's settings are read from, in this order, and their types. */
 static const char *const queue_columns[] = {
 	"team_size", "teams", "algorithm", "max_wait", "rating_min", "rating_max", "tick", "params", "created_at"
 };
+static const Oid queue_column_types[] = {
+	INT4OID, INT4OID, TEXTOID, INTERVALOID, FLOAT8OID, FLOAT8OID, INTERVALOID, JSONBOID, TIMESTAMPTZOID
+};
 #define MM_QUEUE_COLUMNS lengthof(queue_columns)
+
+/* Refuse column i of queue name's row when it is null or of another type than the settings need. */
+static void
+check_queue_column(const char *name, int i, Oid type, bool isnull)
+{
+	if (type != queue_column_types[i])
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("column %s of matchmaker.queues has type %s, not %s",
+						queue_columns[i], format_type_be(type), format_type_be(queue_column_types[i])),
+				 errhint("Reinstall the extension: DROP EXTENSION matchmaker; CREATE EXTENSION matchmaker.")));
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("queue \"%s\" has no %s", mm_shorten(name), queue_columns[i]),
+				 errhint("Set it with matchmaker.alter_queue(), or drop the queue and create it again.")));
+}
+
+/*
+ * Whether the direct read of read_queue_row may serve the caller: it has
+ * SELECT on the table, or on the columns read, and no row security
+ * applies (else the read goes through a query, which applies it).
+ */
+static bool
+direct_read_allowed(Relation rel)
+{
+	Oid			relid = RelationGetRelid(rel);
+	Oid			user = GetUserId();
+
+	if (check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED)
+		return false;
+	if (pg_class_aclcheck(relid, user, ACL_SELECT) == ACLCHECK_OK)
+		return true;
+	if (pg_attribute_aclcheck(relid, mm_rel_column(rel, "name", false), user, ACL_SELECT) != ACLCHECK_OK)
+		return false;
+	for (int i = 0; i < (int) MM_QUEUE_COLUMNS; i++)
+		if (pg_attribute_aclcheck(relid, mm_rel_column(rel, queue_columns[i], false), user,
+								  ACL_SELECT) != ACLCHECK_OK)
+			return false;
+	return true;
+}
 
 /*
  * Read queue name's row into values (copied into the current memory
  * context), not locking it, through the table's primary key, as a
- * statement of the transaction would see it now; false when there is none.
- * It checks the caller's SELECT privilege on the table as a query would.
- * Enqueue reads its queue at every call: this costs a fraction of a
- * prepared SELECT's executor start and end.
+ * statement of the transaction would see it now: 1 when found, 0 when
+ * not, -1 when the caller's privileges or the table's row security need a
+ * query instead.  Enqueue reads its queue at every call: this costs a
+ * fraction of a prepared SELECT's executor start and end.
  */
-static bool
+static int
 read_queue_row(const char *name, Datum *values)
 {
 	Oid			relid;
 	Oid			indexid;
-	AclResult	acl;
 	Relation	rel;
 	Relation	index;
 	Snapshot	snapshot;
@@ -223,10 +267,12 @@ read_queue_row(const char *name, Datum *values)
 
 	relid = RangeVarGetRelidExtended(makeRangeVar("matchmaker", "queues", -1),
 									 AccessShareLock, 0, NULL, NULL);
-	acl = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (acl != ACLCHECK_OK)
-		aclcheck_error(acl, OBJECT_TABLE, "queues");
 	rel = table_open(relid, NoLock);
+	if (!direct_read_allowed(rel))
+	{
+		table_close(rel, NoLock);
+		return -1;
+	}
 	indexid = RelationGetPrimaryKeyIndex(rel);
 	if (!OidIsValid(indexid))
 		ereport(ERROR,
@@ -261,10 +307,7 @@ read_queue_row(const char *name, Datum *values)
 			bool		isnull;
 			Datum		d = slot_getattr(slot, att, &isnull);
 
-			if (isnull)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("queue \"%s\" has no %s", mm_shorten(name), queue_columns[i])));
+			check_queue_column(name, i, form->atttypid, isnull);
 			values[i] = datumCopy(d, form->attbyval, form->attlen);
 		}
 	}
@@ -273,22 +316,23 @@ read_queue_row(const char *name, Datum *values)
 	UnregisterSnapshot(snapshot);
 	index_close(index, AccessShareLock);
 	table_close(rel, NoLock);
-	return found;
+	return found ? 1 : 0;
 }
 
 /*
- * Load a queue's settings (the result lives in the current memory
- * context).  MM_LOCK_NONE reads the row as it is now, MM_LOCK_UPDATE
- * locks it FOR UPDATE (SPI connected), which serialises ticks and changes
- * of one queue; MM_LOCK_SKIP does the same but skips a row another
- * transaction holds.  Returns false when the queue does not exist (or,
- * with MM_LOCK_SKIP, is locked).
+ * Load a queue's settings (SPI connected; the result lives in the current
+ * memory context).  MM_LOCK_NONE reads the row as it is now, MM_LOCK_UPDATE
+ * locks it FOR UPDATE, which serialises ticks and changes of one queue;
+ * MM_LOCK_SKIP does the same but skips a row another transaction holds.
+ * Returns false when the queue does not exist (or, with MM_LOCK_SKIP, is
+ * locked).
  */
 bool
 mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 {
 	static const char *const sql[3] = {
-		NULL,
+		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at "
+		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1",
 		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at "
 		"FROM matchmaker.queues WHERE name OPERATOR(pg_catalog.=) $1 FOR UPDATE",
 		"SELECT team_size, teams, algorithm, max_wait, rating_min, rating_max, tick, params, created_at "
@@ -298,14 +342,15 @@ mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 	Datum		values[MM_QUEUE_COLUMNS];
 	char	   *algo;
 	Jsonb	   *params;
+	int			direct = -1;
 
-	StaticAssertStmt(MM_LOCK_NONE == 0, "MM_LOCK_NONE reads the row directly");
 	if (lock == MM_LOCK_NONE)
 	{
-		if (!read_queue_row(name, values))
+		direct = read_queue_row(name, values);
+		if (direct == 0)
 			return false;
 	}
-	else
+	if (direct < 0)
 	{
 		Oid			argtypes[1] = {TEXTOID};
 		Datum		key[1];
@@ -321,6 +366,7 @@ mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 			bool		isnull;
 
 			values[i] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, i + 1, &isnull);
+			check_queue_column(name, i, SPI_gettypeid(SPI_tuptable->tupdesc, i + 1), isnull);
 		}
 	}
 

@@ -169,24 +169,22 @@ dissolve(const char *queue, const char *channel, int64 id, const char *reason,
 	}
 	SPI_freetuptable(SPI_tuptable);
 
-	/* the two by arrays of ids: never a scan (mm_execute_by_key) */
-	mm_keep_generic_plan(&decline_plan,
+	/* the two by arrays of ids, rare: planned for each call's arrays and table */
+	mm_keep_custom_plan(&decline_plan,
 				 "UPDATE matchmaker.tickets SET state = 'declined', ended_at = $2, matched_at = NULL, "
 				 "accepted = COALESCE(accepted, false) "
 				 "WHERE id OPERATOR(pg_catalog.=) ANY ($1) AND state OPERATOR(pg_catalog.=) 'proposed'",
 				 2, listtypes);
-	mm_keep_generic_plan(&requeue_plan,
+	mm_keep_custom_plan(&requeue_plan,
 				 "UPDATE matchmaker.tickets SET state = 'waiting', match_id = NULL, team = NULL, "
 				 "matched_at = NULL, accepted = NULL "
 				 "WHERE id OPERATOR(pg_catalog.=) ANY ($1) AND state OPERATOR(pg_catalog.=) 'proposed'",
 				 1, listtypes);
 	values[0] = mm_int8_array(declined, nd);
 	values[1] = TimestampTzGetDatum(now);
-	if (mm_execute_by_key(decline_plan, values, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not end the declined tickets");
+	ready_run(decline_plan, values, SPI_OK_UPDATE, "end the declined tickets");
 	values[0] = mm_int8_array(requeued, nr);
-	if (mm_execute_by_key(requeue_plan, values, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not requeue a proposal's tickets");
+	ready_run(requeue_plan, values, SPI_OK_UPDATE, "requeue a proposal's tickets");
 	if (SPI_processed != (uint64) nr)
 		elog(ERROR, "requeued %llu tickets, expected %d", (unsigned long long) SPI_processed, nr);
 

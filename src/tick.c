@@ -1514,14 +1514,16 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 									  "match_id = u.match_id, team = u.team, role = u.role "
 									  "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4), "
 									  "pg_catalog.unnest($6)) AS u(id, match_id, team, role) "
-									  "WHERE t.%s OPERATOR(pg_catalog.=) u.id", by_tid ? "ctid" : "id"),
+									  "WHERE t.%s OPERATOR(pg_catalog.=) u.id AND t.%s OPERATOR(pg_catalog.=) ANY ($2)",
+									  by_tid ? "ctid" : "id", by_tid ? "ctid" : "id"),
 							 6, argtypes);
 	else
 		mm_keep_generic_plan(&plan[by_tid],
 							 psprintf("UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
 									  "match_id = u.match_id, team = u.team "
 									  "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3), pg_catalog.unnest($4)) AS u(id, match_id, team) "
-									  "WHERE t.%s OPERATOR(pg_catalog.=) u.id", by_tid ? "ctid" : "id"),
+									  "WHERE t.%s OPERATOR(pg_catalog.=) u.id AND t.%s OPERATOR(pg_catalog.=) ANY ($2)",
+									  by_tid ? "ctid" : "id", by_tid ? "ctid" : "id"),
 							 5, argtypes);
 	values[0] = TimestampTzGetDatum(now);
 	values[2] = sql_array(INT8OID, member_match, nmembers, 0);
@@ -1810,7 +1812,7 @@ write_invalid(MMQueue *queue, TimestampTz now, IdList *invalid)
 	mm_keep_generic_plan(&plan,
 				 "UPDATE matchmaker.tickets AS t SET state = 'invalid', ended_at = $1, end_reason = u.reason "
 				 "FROM ROWS FROM (pg_catalog.unnest($2), pg_catalog.unnest($3)) AS u(id, reason) "
-				 "WHERE t.id OPERATOR(pg_catalog.=) u.id AND t.state OPERATOR(pg_catalog.=) 'waiting'",
+				 "WHERE t.id OPERATOR(pg_catalog.=) u.id AND t.id OPERATOR(pg_catalog.=) ANY ($2)",
 				 3, argtypes);
 	values[0] = TimestampTzGetDatum(now);
 	values[1] = sql_array(INT8OID, invalid->ids, invalid->n, 0);
@@ -1853,11 +1855,11 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 	values[0] = tids_of(ids, n);
 	by_tid = values[0] != (Datum) 0;
 	/*
-	 * By ctid (a tid scan: see mm_execute_by_key), with no other
-	 * condition, so that no plan can prefer an index; the state is
-	 * checked here.  A ticket updated
-	 * meanwhile but still waiting is locked in its new version, whose
-	 * ctid the map takes for the update that follows.
+	 * By ctid (a tid scan), else by id (the primary key), with no other
+	 * condition, so that no plan can prefer another index (see
+	 * mm_execute_by_key); the state is checked here.  A ticket updated
+	 * meanwhile but still waiting is locked in its new version, whose ctid
+	 * the map takes for the update that follows.
 	 */
 	if (by_tid)
 		mm_keep_generic_plan(&tid_plan,
@@ -1868,9 +1870,9 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 	else
 	{
 		mm_keep_generic_plan(&plan,
-					 "SELECT id FROM matchmaker.tickets "
-					 "WHERE id OPERATOR(pg_catalog.=) ANY ($1) AND state OPERATOR(pg_catalog.=) 'waiting' "
-					 "FOR UPDATE SKIP LOCKED",
+							 "SELECT id, state OPERATOR(pg_catalog.=) 'waiting' FROM matchmaker.tickets "
+							 "WHERE id OPERATOR(pg_catalog.=) ANY ($1) "
+							 "FOR UPDATE SKIP LOCKED",
 							 1, argtypes);
 		values[0] = sql_array(INT8OID, ids, n, 0);
 	}
@@ -1884,12 +1886,12 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 		bool		isnull;
 		int64		id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 
+		if (!DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull)))
+			continue;
 		if (by_tid)
 		{
 			int64	   *at;
 
-			if (!DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull)))
-				continue;
 			at = bsearch(&id, tick_tids.ids, tick_tids.n, sizeof(int64), mm_int64_cmp);
 			if (at == NULL)
 				continue;

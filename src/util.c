@@ -96,13 +96,19 @@ mm_keep_generic_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes
 
 /*
  * Run a plan kept for statements that take arrays of ids or ctids
- * (mm_keep_generic_plan), with sequential scans disabled while it runs,
- * and so while it is planned: the generic plan of such a statement, made
- * while the table is small (after a TRUNCATE, one scan of it costs less
- * than ten tid or index probes), would otherwise be a scan of the table,
- * kept while the table grows (measured: a worker then spent two thirds
- * of its time scanning the tickets' history at every tick).  Planning
- * each call instead cost a sixth of the worker's time.
+ * (mm_keep_generic_plan), with sequential scans and nested loops disabled
+ * while it runs, and so while it is planned.  The generic plan of such a
+ * statement is made once, with the table's size of that moment: made
+ * while the table was small (after a TRUNCATE, one scan of it costs less
+ * than ten tid or index probes), it was a scan of the table kept while the
+ * table grew (measured: a worker then spent two thirds of its time
+ * scanning the tickets' history at every tick); planning each call
+ * instead cost a sixth of the worker's time.  The statements are written
+ * so that nothing else can drive them: each restricts the table by its
+ * ctids or primary keys and by nothing a partial index could serve (the
+ * state is checked from what they return), and a join with the arrays is
+ * a hash or merge join of two inputs of the arrays' size, never a loop
+ * over one for each row of the other.
  */
 int
 mm_execute_by_key(SPIPlanPtr plan, Datum *values, long count)
@@ -112,9 +118,22 @@ mm_execute_by_key(SPIPlanPtr plan, Datum *values, long count)
 
 	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_nestloop", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	rc = SPI_execute_plan(plan, values, NULL, false, count);
 	AtEOXact_GUC(true, nest);
 	return rc;
+}
+
+/*
+ * Prepare a statement once per backend, always planned for the call's
+ * values: for statements by arrays of ids that run rarely (ready checks,
+ * backfills), whose plans then follow the table's size as it is.
+ */
+SPIPlanPtr
+mm_keep_custom_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	return keep_plan(slot, sql, nargs, argtypes, CURSOR_OPT_CUSTOM_PLAN);
 }
 
 
