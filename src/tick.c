@@ -394,27 +394,33 @@ enqueued_at_problem(TimestampTz enqueued_at, TimestampTz now)
  * for a later tick, as by id.  Reset at each tick; filled by
  * load_tickets.
  */
-typedef struct TidMap
-{
-	int			n;
-	int			cap;
-	int64	   *ids;
-	ItemPointerData *tids;
-	bool		sorted;
-} TidMap;
-
-static TidMap tick_tids;
-
 typedef struct TidPair
 {
 	int64		id;
 	ItemPointerData tid;
 } TidPair;
 
+typedef struct TidMap
+{
+	int			n;
+	int			cap;
+	TidPair    *pairs;
+	bool		sorted;
+} TidMap;
+
+static TidMap tick_tids;
+
 static int
 tid_pair_cmp(const void *a, const void *b)
 {
 	return mm_int64_cmp(&((const TidPair *) a)->id, &((const TidPair *) b)->id);
+}
+
+/* Empty the map (its memory went with the previous tick's). */
+static void
+tids_reset(void)
+{
+	memset(&tick_tids, 0, sizeof(tick_tids));
 }
 
 static void
@@ -423,42 +429,31 @@ tids_add(int64 id, ItemPointer tid)
 	if (tick_tids.n == tick_tids.cap)
 	{
 		tick_tids.cap = Max(tick_tids.cap * 2, 1024);
-		tick_tids.ids = tick_tids.ids == NULL ? palloc(sizeof(int64) * tick_tids.cap) :
-			repalloc_huge(tick_tids.ids, sizeof(int64) * tick_tids.cap);
-		tick_tids.tids = tick_tids.tids == NULL ? palloc(sizeof(ItemPointerData) * tick_tids.cap) :
-			repalloc_huge(tick_tids.tids, sizeof(ItemPointerData) * tick_tids.cap);
+		tick_tids.pairs = tick_tids.pairs == NULL ? palloc(sizeof(TidPair) * tick_tids.cap) :
+			repalloc_huge(tick_tids.pairs, sizeof(TidPair) * tick_tids.cap);
 	}
-	tick_tids.ids[tick_tids.n] = id;
-	tick_tids.tids[tick_tids.n] = *tid;
+	tick_tids.pairs[tick_tids.n].id = id;
+	tick_tids.pairs[tick_tids.n].tid = *tid;
 	tick_tids.n++;
 	tick_tids.sorted = false;
 }
 
-/* Sort the map by id (once, after a load). */
-static void
-tids_sort(void)
+/* The entry of id, or NULL when the tick did not read it (sorting the map by id first, once). */
+static TidPair *
+tids_find(int64 id)
 {
-	TidPair    *pairs;
+	TidPair		key;
 
-	if (tick_tids.sorted || tick_tids.n == 0)
+	if (!tick_tids.sorted)
 	{
+		if (tick_tids.n > 1)
+			qsort(tick_tids.pairs, tick_tids.n, sizeof(TidPair), tid_pair_cmp);
 		tick_tids.sorted = true;
-		return;
 	}
-	pairs = palloc(sizeof(TidPair) * tick_tids.n);
-	for (int i = 0; i < tick_tids.n; i++)
-	{
-		pairs[i].id = tick_tids.ids[i];
-		pairs[i].tid = tick_tids.tids[i];
-	}
-	qsort(pairs, tick_tids.n, sizeof(TidPair), tid_pair_cmp);
-	for (int i = 0; i < tick_tids.n; i++)
-	{
-		tick_tids.ids[i] = pairs[i].id;
-		tick_tids.tids[i] = pairs[i].tid;
-	}
-	pfree(pairs);
-	tick_tids.sorted = true;
+	if (tick_tids.n == 0)
+		return NULL;
+	key.id = id;
+	return bsearch(&key, tick_tids.pairs, tick_tids.n, sizeof(TidPair), tid_pair_cmp);
 }
 
 /*
@@ -471,18 +466,17 @@ tids_of(const int64 *ids, int n)
 	Datum	   *d;
 	ArrayType  *a;
 
-	tids_sort();
 	d = palloc(sizeof(Datum) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 	{
-		int64	   *at = bsearch(&ids[i], tick_tids.ids, tick_tids.n, sizeof(int64), mm_int64_cmp);
+		TidPair    *at = tids_find(ids[i]);
 
 		if (at == NULL)
 		{
 			pfree(d);
 			return (Datum) 0;
 		}
-		d[i] = PointerGetDatum(&tick_tids.tids[at - tick_tids.ids]);
+		d[i] = PointerGetDatum(&at->tid);
 	}
 	a = construct_array(d, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
 	pfree(d);
@@ -554,10 +548,7 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 		nblocks = palloc(sizeof(int) * cap);
 	}
 	pool->ntickets = 0;
-	tick_tids.n = 0;
-	tick_tids.cap = 0;
-	tick_tids.ids = NULL;
-	tick_tids.tids = NULL;
+	tids_reset();
 	scan = mm_waiting_begin(queue->name, now, clock + MM_ENQUEUED_AHEAD_MAX);
 	while (mm_waiting_next(scan, &r))
 	{
@@ -1890,12 +1881,11 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 			continue;
 		if (by_tid)
 		{
-			int64	   *at;
+			TidPair    *at = tids_find(id);
 
-			at = bsearch(&id, tick_tids.ids, tick_tids.n, sizeof(int64), mm_int64_cmp);
 			if (at == NULL)
 				continue;
-			tick_tids.tids[at - tick_tids.ids] = *(ItemPointer) DatumGetPointer(SPI_getbinval(tup, desc, 3, &isnull));
+			at->tid = *(ItemPointer) DatumGetPointer(SPI_getbinval(tup, desc, 3, &isnull));
 		}
 		locked[(*nlocked)++] = id;
 	}
@@ -2129,7 +2119,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	TimestampTz backfill_expiry = DT_NOEND;
 
 	mm_require_read_committed("tick");
-	memset(&tick_tids, 0, sizeof(tick_tids));
+	tids_reset();
 	if (!mm_load_queue(name, lock, queue))
 	{
 		if (lock == MM_LOCK_SKIP)
