@@ -235,6 +235,7 @@ extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid
 extern SPIPlanPtr mm_keep_generic_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern int	mm_execute_by_key(SPIPlanPtr plan, Datum *values, long count);
 extern SPIPlanPtr mm_keep_custom_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+extern ErrorData *mm_in_subtransaction(void (*fn) (void *), void *arg);
 extern void mm_require_read_committed(const char *function);
 extern void mm_ticket_not_found(int64 ticket) pg_attribute_noreturn();
 extern bool mm_table_exists(const char *name);
@@ -280,7 +281,7 @@ extern int64 mm_purge(const char *queue, TimestampTz before, int max_rows, bool 
 /* stats.c: add a tick's matches and expiries to the queue's statistics. */
 extern void mm_stats_defer(void);
 extern TimestampTz mm_stats_due(void);
-extern void mm_stats_flush(void);
+extern ErrorData *mm_stats_flush(void);
 extern void mm_stats_record(const MMQueue *queue, TimestampTz now, const MMPool *pool,
 							const MMResult *res);
 extern bool mm_stats_expected_wait(const MMQueue *queue, TimestampTz now, double rating,

@@ -20,9 +20,11 @@
  * upsert per queue and bucket instead of two or three per tick (measured:
  * the per-tick upserts took a sixth of a busy worker's time and 143 bytes
  * of WAL per matched player).  A crash or stop of the worker loses at most
- * the last second's counts, never a match; a tick run by tick() writes
- * its own.  Rows of a queue dropped (or dropped and created again) before
- * they are written are not written.
+ * the last second's counts (while writing them fails, all it holds), never
+ * a match; a tick run by tick() writes its own.  Rows of a queue dropped
+ * (or dropped and created again) before they are written are not written.
+ * A client holding a lock on them costs the flush a lock_timeout, not the
+ * worker's matching.
  *
  * The same tick adds its matched players' waits to a histogram per tenth
  * of the queue's rating range and minute (matchmaker.queue_bands, kept
@@ -45,6 +47,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -316,8 +319,9 @@ typedef struct HeldRow
 static bool stats_deferred = false;
 static HTAB *pending_rows;
 static HTAB *held_rows;
-static TimestampTz held_since;
-static bool flushing;
+static TimestampTz flush_due;	/* when the held rows are written next */
+static bool flushing;			/* a flush's transaction is under way */
+static int	flush_failures;		/* flushes in a row in which a queue failed */
 
 static HTAB *
 held_table(const char *name)
@@ -393,15 +397,11 @@ stats_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_COMMIT)
 	{
 		if (flushing)
-		{
 			held_clear(held_rows, true);
-			/* what a drop_queue under way kept is tried again in a second */
-			held_since = GetCurrentTimestamp();
-		}
 		if (hash_get_num_entries(pending_rows) > 0)
 		{
 			if (hash_get_num_entries(held_rows) == 0)
-				held_since = GetCurrentTimestamp();
+				flush_due = GetCurrentTimestamp() + USECS_PER_SEC;
 			hash_seq_init(&seq, pending_rows);
 			while ((row = hash_seq_search(&seq)) != NULL)
 				(void) held_add(held_rows, &row->key, &row->counts);
@@ -416,7 +416,9 @@ stats_xact_callback(XactEvent event, void *arg)
 			hash_seq_init(&seq, held_rows);
 			while ((row = hash_seq_search(&seq)) != NULL)
 				row->done = false;
-			held_since = GetCurrentTimestamp();
+			/* the whole flush failed: try again later, as after a queue's failure */
+			flush_failures = Min(flush_failures + 1, 6);
+			flush_due = GetCurrentTimestamp() + ((TimestampTz) 1 << flush_failures) * USECS_PER_SEC;
 		}
 	}
 	else
@@ -438,14 +440,15 @@ mm_stats_defer(void)
 
 /*
  * When the held statistics are due to be written (DT_NOEND when none are
- * held): a second after the first of them was held.
+ * held): a second after the first of them was held, or after the last
+ * flush; later after failures (see mm_stats_flush).
  */
 TimestampTz
 mm_stats_due(void)
 {
 	if (!stats_deferred || hash_get_num_entries(held_rows) == 0)
 		return DT_NOEND;
-	return held_since + USECS_PER_SEC;
+	return flush_due;
 }
 
 /* qsort: held rows by queue, created_at, band, bucket. */
@@ -467,16 +470,70 @@ held_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/* One queue's share of a flush (flush_queue). */
+typedef struct FlushQueue
+{
+	HeldRow   **rows;			/* the queue's held rows */
+	int			n;
+	bool		keep;			/* out: hold them for the next flush */
+} FlushQueue;
+
+/*
+ * Write one queue's held rows (in a subtransaction of the flush), under
+ * its enqueue lock in share mode, which drop_queue takes exclusively
+ * before it removes the queue's rows: a queue being dropped keeps its rows
+ * for the next flush; the rows of a queue gone, or dropped and created
+ * again since, are dropped.
+ */
+static void
+flush_queue(void *arg)
+{
+	FlushQueue *f = arg;
+	const HeldKey *first = &f->rows[0]->key;
+	MMQueue		queue;
+
+	f->keep = false;
+	if (!mm_lock_queue_key(first->queue, MM_LOCK_KIND_ENQUEUE, 0, ShareLock, false))
+	{
+		f->keep = true;
+		return;
+	}
+	memset(&queue, 0, sizeof(queue));
+	if (!mm_load_queue(first->queue, MM_LOCK_NONE, &queue) || queue.created_at != first->created_at)
+		return;
+	for (int i = 0; i < f->n; i++)
+	{
+		const HeldKey *key = &f->rows[i]->key;
+
+		if (key->band < 0)
+			record_bucket(key->queue, key->bucket, &f->rows[i]->counts);
+		else
+		{
+			int64	   *band_hist = palloc0(sizeof(int64) * MM_BANDS * MM_WAIT_BUCKETS);
+
+			memcpy(band_hist + key->band * MM_WAIT_BUCKETS, f->rows[i]->counts.waits,
+				   sizeof(int64) * MM_WAIT_BUCKETS);
+			record_bands(key->queue, key->bucket, band_hist);
+			pfree(band_hist);
+		}
+	}
+}
+
 /*
  * Write the held statistics (worker, in a transaction of its own, SPI
- * connected): per queue, under its enqueue lock in share mode, which
- * drop_queue takes exclusively before it removes the queue's rows; a
- * queue whose lock is held (a drop_queue under way) keeps its rows for the
- * next flush; the rows of a queue gone, or dropped and created again
- * since, are dropped.  They leave the held ones when the transaction
- * commits.
+ * connected), each queue in a subtransaction of its own with lock_timeout
+ * MM_FLUSH_LOCK_TIMEOUT ms: a lock a client holds on a queue's statistics
+ * rows (a tick() left open) or on the tables costs the worker that long,
+ * not its matching, and that queue's rows stay held, as do those of a
+ * queue whose write fails.  Rows older than their tables keep are dropped
+ * unwritten (a long failure holds at most that much).  Written rows leave
+ * the held ones when the transaction commits.  After a flush in which a
+ * queue failed the next one waits twice as long, up to a minute; the
+ * first failure of a streak is logged (returned, in the current memory
+ * context; NULL when none).
  */
-void
+#define MM_FLUSH_LOCK_TIMEOUT	"100"
+ErrorData *
 mm_stats_flush(void)
 {
 	HASH_SEQ_STATUS seq;
@@ -484,9 +541,12 @@ mm_stats_flush(void)
 	HeldRow   **rows;
 	int			n = 0;
 	bool		present;
+	TimestampTz now = GetCurrentTimestamp();
+	ErrorData  *first_error = NULL;
+	bool		failed = false;
 
 	if (mm_stats_due() == DT_NOEND)
-		return;
+		return NULL;
 	rows = palloc(sizeof(HeldRow *) * hash_get_num_entries(held_rows));
 	hash_seq_init(&seq, held_rows);
 	while ((row = hash_seq_search(&seq)) != NULL)
@@ -494,46 +554,63 @@ mm_stats_flush(void)
 	qsort(rows, n, sizeof(HeldRow *), held_cmp);
 	flushing = true;
 	present = OidIsValid(get_namespace_oid("matchmaker", true)) && stats_available();
+	(void) set_config_option("lock_timeout", MM_FLUSH_LOCK_TIMEOUT, PGC_SUSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
 	for (int i = 0; i < n;)
 	{
 		int			j = i;
-		bool		same = false;
+		int			live = 0;
+		FlushQueue	f;
 
 		while (j < n && strcmp(rows[j]->key.queue, rows[i]->key.queue) == 0 &&
 			   rows[j]->key.created_at == rows[i]->key.created_at)
 			j++;
-		if (present)
+		/* the rows still within what their tables keep go first */
+		for (int k = i; k < j; k++)
 		{
-			MMQueue		queue;
+			TimestampTz keep = rows[k]->key.band < 0 ? MM_STATS_KEEP : MM_BAND_KEEP;
 
-			if (!mm_lock_queue_key(rows[i]->key.queue, MM_LOCK_KIND_ENQUEUE, 0, ShareLock, false))
+			if (rows[k]->key.bucket >= now - keep * USECS_PER_SEC)
 			{
-				i = j;			/* being dropped: next time */
-				continue;
+				HeldRow    *r = rows[i + live];
+
+				rows[i + live++] = rows[k];
+				rows[k] = r;
 			}
-			memset(&queue, 0, sizeof(queue));
-			same = mm_load_queue(rows[i]->key.queue, MM_LOCK_NONE, &queue) &&
-				queue.created_at == rows[i]->key.created_at;
+			else
+				rows[k]->done = true;
 		}
-		for (; i < j; i++)
+		f.rows = rows + i;
+		f.n = live;
+		f.keep = false;
+		if (present && live > 0)
 		{
-			const HeldKey *key = &rows[i]->key;
+			ErrorData  *e = mm_in_subtransaction(flush_queue, &f);
 
-			if (same && key->band < 0)
-				record_bucket(key->queue, key->bucket, &rows[i]->counts);
-			else if (same)
+			if (e != NULL)
 			{
-				int64	   *band_hist = palloc0(sizeof(int64) * MM_BANDS * MM_WAIT_BUCKETS);
-
-				memcpy(band_hist + key->band * MM_WAIT_BUCKETS, rows[i]->counts.waits,
-					   sizeof(int64) * MM_WAIT_BUCKETS);
-				record_bands(key->queue, key->bucket, band_hist);
-				pfree(band_hist);
+				failed = true;
+				f.keep = true;
+				if (first_error == NULL)
+					first_error = e;
+				else
+					FreeErrorData(e);
 			}
-			rows[i]->done = true;
 		}
+		for (int k = i; k < i + live; k++)
+			rows[k]->done = !f.keep;
+		i = j;
 	}
 	pfree(rows);
+	flush_failures = failed ? Min(flush_failures + 1, 6) : 0;
+	flush_due = now + ((TimestampTz) 1 << flush_failures) * USECS_PER_SEC;
+	if (first_error != NULL && flush_failures > 1)
+	{
+		/* logged at the first failure of a streak only */
+		FreeErrorData(first_error);
+		first_error = NULL;
+	}
+	return first_error;
 }
 
 /*

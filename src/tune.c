@@ -221,47 +221,6 @@ append_tried(StringInfo buf, const char *algorithm, const char *params, double c
 					 algorithm, params, cost, players > 0 ? cost / players : 0.0, games, bots);
 }
 
-/*
- * Run fn(arg) in a subtransaction.  Returns NULL when it succeeded, or its
- * error (in the caller's memory context) once the subtransaction is rolled
- * back; a cancel or terminate is raised again, not returned.
- */
-static ErrorData *
-in_subtransaction(void (*fn) (void *), void *arg)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
-	ErrorData  *volatile failure = NULL;
-
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
-	{
-		fn(arg);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
-			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
-			QueryCancelPending || ProcDiePending)
-			ReThrowError(edata);
-		failure = edata;
-	}
-	PG_END_TRY();
-	return failure;
-}
-
 /* What adopt_call needs. */
 typedef struct AdoptArgs
 {
@@ -298,7 +257,7 @@ static char *
 adopt(MMQueue *queue, const TuneCandidate *c)
 {
 	AdoptArgs	args = {queue, c};
-	ErrorData  *failure = in_subtransaction(adopt_call, &args);
+	ErrorData  *failure = mm_in_subtransaction(adopt_call, &args);
 
 	return failure ? failure->message : NULL;
 }
@@ -463,7 +422,7 @@ mm_tune_queue(MMQueue *queue, TimestampTz now)
 	mm_interrupt = tune_interrupt;
 	PG_TRY();
 	{
-		failure = in_subtransaction(tune_call, &args);
+		failure = mm_in_subtransaction(tune_call, &args);
 	}
 	PG_FINALLY();
 	{

@@ -276,3 +276,44 @@ mm_ticket_not_found(int64 ticket)
 			 errmsg("ticket %lld does not exist", (long long) ticket),
 			 errhint("Pass an id returned by matchmaker.enqueue().")));
 }
+
+/*
+ * Run fn(arg) in a subtransaction.  Returns NULL when it succeeded, or its
+ * error (in the caller's memory context) once the subtransaction is rolled
+ * back; a cancel or terminate is raised again, not returned.
+ */
+ErrorData *
+mm_in_subtransaction(void (*fn) (void *), void *arg)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	ErrorData  *volatile failure = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		fn(arg);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode == ERRCODE_QUERY_CANCELED ||
+			edata->sqlerrcode == ERRCODE_ADMIN_SHUTDOWN ||
+			QueryCancelPending || ProcDiePending)
+			ReThrowError(edata);
+		failure = edata;
+	}
+	PG_END_TRY();
+	return failure;
+}

@@ -591,6 +591,8 @@ reload_settings(void)
 static void
 flush_stats(MemoryContext loopcxt)
 {
+	ErrorData  *failure;
+
 	if (GetCurrentTimestamp() < mm_stats_due())
 		return;
 	pgstat_report_activity(STATE_RUNNING, "write queue statistics");
@@ -600,7 +602,11 @@ flush_stats(MemoryContext loopcxt)
 		StartTransactionCommand();
 		PushActiveSnapshot(GetTransactionSnapshot());
 		SPI_connect();
-		mm_stats_flush();
+		failure = mm_stats_flush();
+		if (failure != NULL)
+			ereport(WARNING,
+					(errmsg("matchmaker: writing the statistics of a queue failed: %s", failure->message),
+					 errhint("The worker keeps them and tries again, less often while it fails (logged once a streak); matching goes on.")));
 		SPI_finish();
 		PopActiveSnapshot();
 		CommitTransactionCommand();

@@ -107,6 +107,40 @@ is($node->safe_psql('postgres', "SELECT matches_1m FROM matchmaker.queue_stats W
 	'0', 'the queue created again under that name shows no matches');
 $node->safe_psql('postgres', "SELECT matchmaker.drop_queue('brief')");
 
+# 2c. A tick() a client leaves open in a transaction holds the statistics
+# rows it wrote, which the worker also holds counts for: the worker does not
+# wait for it, another queue goes on matching, and once the client rolls
+# back the worker's own counts are written (its match, not the client's).
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.create_queue('held', algorithm => 'greedy', tick => '100 ms');
+	SELECT matchmaker.create_queue('other', algorithm => 'greedy', tick => '100 ms');
+	SELECT matchmaker.enqueue('held', 'h1', 0.1);
+	SELECT matchmaker.enqueue('held', 'h2', 0.2);
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'held' AND state = 'matched'"),
+	'worker matched the held queue');
+my $client = $node->background_psql('postgres', on_error_stop => 1);
+$client->query_safe('BEGIN');
+$client->query_safe("SELECT matchmaker.enqueue('held', 'h3', 0.1), matchmaker.enqueue('held', 'h4', 0.2)");
+$client->query_safe("SELECT matchmaker.tick('held')");
+my $late = 0;
+for my $i (1 .. 4)
+{
+	$node->safe_psql('postgres',
+		"SELECT matchmaker.enqueue('other', 'o${i}a', 0.1), matchmaker.enqueue('other', 'o${i}b', 0.2)");
+	sleep 2;
+	$late += $node->safe_psql('postgres',
+		"SELECT count(*) FROM matchmaker.tickets WHERE queue = 'other' AND state = 'waiting'");
+}
+is($late, 0, 'another queue is matched within 2 s while a client holds a tick open');
+$client->query_safe('ROLLBACK');
+$client->quit;
+ok($node->poll_query_until('postgres',
+	"SELECT matches_1m = 1 FROM matchmaker.queue_stats WHERE queue = 'held'"),
+	"the worker's counts are written once the client rolled back");
+$node->safe_psql('postgres', "SELECT matchmaker.drop_queue('held'); SELECT matchmaker.drop_queue('other')");
+
 # 3. A failing queue is logged with its name and does not stop another.
 $node->safe_psql('postgres', q{
 	SELECT matchmaker.create_queue('broken', algorithm => 'greedy', tick => '100 ms');
