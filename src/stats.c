@@ -161,6 +161,25 @@ trim_due(const char *queue, int kind, TimestampTz bucket)
 	return true;
 }
 
+/* Delete queue's rows of kind (0: queue_buckets, 1: queue_bands) whose bucket starts before before. */
+static void
+trim_rows(int kind, const char *queue, TimestampTz before)
+{
+	static SPIPlanPtr plans[2];
+	static const char *const sql[2] = {
+		"DELETE FROM matchmaker.queue_buckets WHERE queue OPERATOR(pg_catalog.=) $1 "
+		"AND bucket_start OPERATOR(pg_catalog.<) $2",
+		"DELETE FROM matchmaker.queue_bands WHERE queue OPERATOR(pg_catalog.=) $1 "
+		"AND bucket_start OPERATOR(pg_catalog.<) $2"
+	};
+	Oid			argtypes[2] = {TEXTOID, TIMESTAMPTZOID};
+	Datum		values[2] = {CStringGetTextDatum(queue), TimestampTzGetDatum(before)};
+
+	mm_keep_plan(&plans[kind], sql[kind], 2, argtypes);
+	if (SPI_execute_plan(plans[kind], values, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not trim the queue's statistics");
+}
+
 /* Whether the installed schema keeps statistics (0.3.0 on). */
 static bool
 stats_available(void)
@@ -179,7 +198,6 @@ static void
 record_bands(const char *queue, TimestampTz minute, const int64 *band_hist)
 {
 	static SPIPlanPtr add_plan;
-	static SPIPlanPtr trim_plan;
 	Oid			argtypes[4] = {TEXTOID, TIMESTAMPTZOID, INT2ARRAYOID, INT8ARRAYOID};
 	Datum		values[4];
 	Datum		bands[MM_BANDS];
@@ -220,16 +238,8 @@ record_bands(const char *queue, TimestampTz minute, const int64 *band_hist)
 	if (SPI_execute_plan(add_plan, values, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the queue's waits by rating");
 	pfree(waits);
-
-	if (!trim_due(queue, 1, minute))
-		return;
-	mm_keep_plan(&trim_plan,
-				 "DELETE FROM matchmaker.queue_bands WHERE queue OPERATOR(pg_catalog.=) $1 "
-				 "AND bucket_start OPERATOR(pg_catalog.<) $2",
-				 2, argtypes);
-	values[1] = TimestampTzGetDatum(minute - (TimestampTz) MM_BAND_KEEP * USECS_PER_SEC);
-	if (SPI_execute_plan(trim_plan, values, NULL, false, 0) != SPI_OK_DELETE)
-		elog(ERROR, "could not trim the queue's waits by rating");
+	if (trim_due(queue, 1, minute))
+		trim_rows(1, queue, minute - (TimestampTz) MM_BAND_KEEP * USECS_PER_SEC);
 }
 
 /* What ticks add to a queue's bucket row. */
@@ -251,7 +261,6 @@ static void
 record_bucket(const char *queue, TimestampTz bucket, const BucketCounts *c)
 {
 	static SPIPlanPtr add_plan;
-	static SPIPlanPtr trim_plan;
 	Oid			argtypes[8] = {TEXTOID, TIMESTAMPTZOID, INT8OID, INT8OID, INT8OID, INT8OID,
 	FLOAT8OID, INT8ARRAYOID};
 	Datum		values[8];
@@ -284,15 +293,7 @@ record_bucket(const char *queue, TimestampTz bucket, const BucketCounts *c)
 		elog(ERROR, "could not record the queue's statistics");
 
 	if (trim_due(queue, 0, bucket))
-	{
-		mm_keep_plan(&trim_plan,
-					 "DELETE FROM matchmaker.queue_buckets WHERE queue OPERATOR(pg_catalog.=) $1 "
-					 "AND bucket_start OPERATOR(pg_catalog.<) $2",
-					 2, argtypes);
-		values[1] = TimestampTzGetDatum(bucket - (TimestampTz) MM_STATS_KEEP * USECS_PER_SEC);
-		if (SPI_execute_plan(trim_plan, values, NULL, false, 0) != SPI_OK_DELETE)
-			elog(ERROR, "could not trim the queue's statistics");
-	}
+		trim_rows(0, queue, bucket - (TimestampTz) MM_STATS_KEEP * USECS_PER_SEC);
 }
 
 /*

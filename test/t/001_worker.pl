@@ -63,6 +63,18 @@ sub matched_count_reaches
 		"SELECT count(*) = $n FROM matchmaker.tickets WHERE state = 'matched'");
 }
 
+# Create greedy queues (tick 100 ms) named q and others, enqueue a pair in q,
+# and wait until the worker has matched it.
+sub pair_matched_in
+{
+	my ($q, @others) = @_;
+	$node->safe_psql('postgres', join('',
+		map { "SELECT matchmaker.create_queue('$_', algorithm => 'greedy', tick => '100 ms');" } ($q, @others))
+		. "SELECT matchmaker.enqueue('$q', '${q}_1', 0.1); SELECT matchmaker.enqueue('$q', '${q}_2', 0.2);");
+	return $node->poll_query_until('postgres',
+		"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = '$q' AND state = 'matched'");
+}
+
 # 1. The extension is absent: the worker runs and logs nothing about it.
 my $pid = MatchmakerLoad::worker_pid($node);
 ok($pid > 0, 'worker starts with the server');
@@ -86,14 +98,7 @@ ok($node->poll_query_until('postgres', q{
 # 2b. The worker holds its ticks' statistics and writes them about a second
 # later (above); those of a queue dropped and created again before they are
 # written are not written, to the old queue or to the new one.
-$node->safe_psql('postgres', q{
-	SELECT matchmaker.create_queue('brief', algorithm => 'greedy', tick => '100 ms');
-	SELECT matchmaker.enqueue('brief', 'x', 0.1);
-	SELECT matchmaker.enqueue('brief', 'y', 0.2);
-});
-ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'brief' AND state = 'matched'"),
-	'worker matched the brief queue');
+ok(pair_matched_in('brief'), 'worker matched the brief queue');
 $node->safe_psql('postgres', q{
 	SELECT matchmaker.drop_queue('brief');
 	SELECT matchmaker.create_queue('brief', algorithm => 'greedy', tick => '100 ms');
@@ -111,15 +116,7 @@ $node->safe_psql('postgres', "SELECT matchmaker.drop_queue('brief')");
 # rows it wrote, which the worker also holds counts for: the worker does not
 # wait for it, another queue goes on matching, and once the client rolls
 # back the worker's own counts are written (its match, not the client's).
-$node->safe_psql('postgres', q{
-	SELECT matchmaker.create_queue('held', algorithm => 'greedy', tick => '100 ms');
-	SELECT matchmaker.create_queue('other', algorithm => 'greedy', tick => '100 ms');
-	SELECT matchmaker.enqueue('held', 'h1', 0.1);
-	SELECT matchmaker.enqueue('held', 'h2', 0.2);
-});
-ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'held' AND state = 'matched'"),
-	'worker matched the held queue');
+ok(pair_matched_in('held', 'other'), 'worker matched the held queue');
 my $client = $node->background_psql('postgres', on_error_stop => 1);
 $client->query_safe('BEGIN');
 $client->query_safe("SELECT matchmaker.enqueue('held', 'h3', 0.1), matchmaker.enqueue('held', 'h4', 0.2)");
