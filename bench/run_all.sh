@@ -13,13 +13,14 @@ bash optimize_rounds.sh 3
 bash simulate.sh 1000000 5
 bash tick.sh 1000 10000 100000 1000000
 bash tick_vs_sql.sh 100000 5
-bash enqueue.sh 8 20 2
-bash enqueue.sh 32 20 2
+bash enqueue.sh 8 10 3
+bash enqueue.sh 32 10 3
 bash notify_latency.sh 200
 bash slow_queue.sh 200
 bash live_vs_sim.sh
 bash baseline.sh 15 4 1000 2
-LOADS=max OUT=bench/results/baseline-max-4.md bash baseline.sh 15 4 1000 2
+LOADS=max OUT=bench/results/baseline-max-4.md bash baseline.sh 15 4 1000 3
+LOADS=max OUT=bench/results/baseline-max-16.md bash baseline.sh 15 16 1000 3
 bash filters.sh 100000
 bash parties.sh 50 600 100000
 bash queue_stats.sh
