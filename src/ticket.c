@@ -23,6 +23,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/array.h"
@@ -332,6 +333,21 @@ insert_ticket(Datum *values, MMOwnership ownership, const MMCaller *caller,
 }
 
 /*
+ * Whether the tickets table records the owner's name (0.3.0 on), looked up
+ * once the table is locked as the insert will lock it: an enqueue of 0.2.0
+ * that waited for ALTER EXTENSION UPDATE to 0.3.0 then records the name
+ * the updated table requires, rather than failing on it.
+ */
+static bool
+tickets_record_owner_name(void)
+{
+	Oid			rel = RangeVarGetRelidExtended(makeRangeVar("matchmaker", "tickets", -1),
+											   RowExclusiveLock, 0, NULL, NULL);
+
+	return get_attnum(rel, "enqueued_by_name") != InvalidAttrNumber;
+}
+
+/*
  * matchmaker.enqueue(queue, player, rating, attributes) returns the ticket
  * id.  While the player's ticket in that queue waits, a repeated call
  * returns the same id and changes nothing (the first call's rating and
@@ -373,6 +389,8 @@ enqueue_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 	values[3] = JsonbPGetDatum(attributes);
 	values[4] = ObjectIdGetDatum(caller.role);
 	values[5] = (Datum) 0;
+	if (ownership == MM_OWNER_OID && tickets_record_owner_name())
+		ownership = MM_OWNER_NAMED;
 	if (ownership == MM_OWNER_NAMED)
 		values[5] = CStringGetTextDatum(GetUserNameFromId(caller.role, false));
 	id = insert_ticket(values, ownership, &caller, queue_name, player);
