@@ -60,6 +60,7 @@ static bool refresh_queues_guts(MemoryContext loopcxt, bool changed);
 
 /* The schedule as last read from matchmaker.queues (see mm_worker_main). */
 static bool schedule_ok = false;	/* read, and the extension was there */
+static Oid	schedule_extension = InvalidOid;	/* the extension the schedule was read from */
 static uint32 seen_version = 0;		/* the queues' version it was read at */
 static TimestampTz last_refresh = 0;
 
@@ -230,7 +231,8 @@ refresh_queues_guts(MemoryContext loopcxt, bool changed)
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
-	absent = !RecoveryInProgress() && !OidIsValid(get_extension_oid("matchmaker", true));
+	schedule_extension = get_extension_oid("matchmaker", true);
+	absent = !RecoveryInProgress() && !OidIsValid(schedule_extension);
 	if (!RecoveryInProgress() && !absent)
 	{
 		SPI_connect();
@@ -437,17 +439,22 @@ purge_claimed(const ClaimedQueue *claim, MemoryContext loopcxt)
 	return next;
 }
 
-/* Whether the extension's schema is there (in a transaction of its own; after an abort). */
+/*
+ * Whether the extension the schedule was read from is still there (in a
+ * transaction of its own; after an abort): not when it was dropped, nor
+ * dropped and created again.
+ */
 static bool
-extension_present(void)
+extension_unchanged(void)
 {
-	bool		present;
+	bool		same;
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	present = !RecoveryInProgress() && OidIsValid(get_namespace_oid("matchmaker", true));
+	same = !RecoveryInProgress() && OidIsValid(schedule_extension) &&
+		get_extension_oid("matchmaker", true) == schedule_extension;
 	CommitTransactionCommand();
-	return present;
+	return same;
 }
 
 /*
@@ -531,11 +538,12 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 	{
 		ErrorData  *edata = caught_error(loopcxt);
 
-		if (!extension_present())
+		if (!extension_unchanged())
 		{
 			/*
-			 * DROP EXTENSION committed while the tick waited for it: not a
-			 * failure of the queue; read the schedule again (now empty).
+			 * DROP EXTENSION committed while the tick waited for it (and
+			 * maybe CREATE EXTENSION since): not a failure of the queue;
+			 * read the schedule again.
 			 */
 			elog(DEBUG1, "matchmaker: queue \"%s\" went with the extension: %s", claim->name, edata->message);
 			schedule_ok = false;

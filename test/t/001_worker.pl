@@ -201,6 +201,29 @@ create_duel();
 ok(matched_count_reaches(2), 'the worker matches again after CREATE EXTENSION');
 ok(!$node->log_contains('ERROR', $offset), 'no error in the log around DROP and CREATE EXTENSION');
 
+# 7b. DROP EXTENSION and CREATE EXTENSION right after it, while the worker
+# ticks 100 queues: the ticks the drop interrupted are not logged as
+# failures of their queues (the extension they were read from is gone).
+$offset = -s $node->logfile;
+for my $round (1 .. 3)
+{
+	$node->safe_psql('postgres', q{
+		SELECT count(matchmaker.create_queue('many' || i, algorithm => 'greedy', tick => '100 ms'))
+		FROM generate_series(1, 100) i});
+	sleep 1;
+	$node->safe_psql('postgres', 'DROP EXTENSION matchmaker CASCADE');
+	$node->safe_psql('postgres', 'CREATE EXTENSION matchmaker');
+}
+sleep 1;
+ok(!$node->log_contains('failed', $offset), 'no queue failure logged around DROP and CREATE EXTENSION');
+# as after 7: the duel queue with its first match
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.create_queue('duel', algorithm => 'greedy', tick => '100 ms');
+	SELECT matchmaker.enqueue('duel', 'a', 0.1);
+	SELECT matchmaker.enqueue('duel', 'b', 0.2);
+});
+ok(matched_count_reaches(2), 'the worker matches again after the last CREATE EXTENSION');
+
 # 8. matchmaker.enabled = off: the worker idles; on again: it matches.
 $node->append_conf('postgresql.conf', 'matchmaker.enabled = off');
 $node->reload;
