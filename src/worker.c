@@ -625,7 +625,7 @@ flush_stats(MemoryContext loopcxt)
 
 		ereport(WARNING,
 				(errmsg("matchmaker: writing the queues' statistics failed: %s", edata->message),
-				 errhint("The worker keeps them and tries again in a second; matching goes on.")));
+				 errhint("The worker keeps them and tries again, less often while it fails; matching goes on.")));
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
