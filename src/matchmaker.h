@@ -233,7 +233,7 @@ extern char *mm_text_arg(FunctionCallInfo fcinfo, int argno, const char *argname
 extern void mm_require_arg(FunctionCallInfo fcinfo, int argno, const char *argname);
 extern SPIPlanPtr mm_keep_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern SPIPlanPtr mm_keep_generic_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
-extern int	mm_execute_by_key(SPIPlanPtr plan, Datum *values, long count);
+extern int	mm_execute_by_key(SPIPlanPtr plan, Datum *values);
 extern SPIPlanPtr mm_keep_custom_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern ErrorData *mm_in_subtransaction(void (*fn) (void *), void *arg);
 extern void mm_require_read_committed(const char *function);

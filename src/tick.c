@@ -1319,7 +1319,7 @@ run_plan(SPIPlanPtr plan, Datum *values, int expect, const char *what)
 static void
 run_by_key(SPIPlanPtr plan, Datum *values, int expect, const char *what)
 {
-	if (mm_execute_by_key(plan, values, 0) != expect)
+	if (mm_execute_by_key(plan, values) != expect)
 		elog(ERROR, "could not %s", what);
 }
 
@@ -1867,7 +1867,7 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 							 1, argtypes);
 		values[0] = sql_array(INT8OID, ids, n, 0);
 	}
-	if (mm_execute_by_key(by_tid ? tid_plan : plan, values, 0) != SPI_OK_SELECT)
+	if (mm_execute_by_key(by_tid ? tid_plan : plan, values) != SPI_OK_SELECT)
 		elog(ERROR, "could not lock the tickets");
 	locked = palloc(sizeof(int64) * Max(SPI_processed, 1));
 	for (uint64 r = 0; r < SPI_processed; r++)

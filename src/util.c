@@ -111,7 +111,7 @@ mm_keep_generic_plan(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes
  * over one for each row of the other.
  */
 int
-mm_execute_by_key(SPIPlanPtr plan, Datum *values, long count)
+mm_execute_by_key(SPIPlanPtr plan, Datum *values)
 {
 	int			nest = NewGUCNestLevel();
 	int			rc;
@@ -120,7 +120,7 @@ mm_execute_by_key(SPIPlanPtr plan, Datum *values, long count)
 							 GUC_ACTION_SAVE, true, 0, false);
 	(void) set_config_option("enable_nestloop", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	rc = SPI_execute_plan(plan, values, NULL, false, count);
+	rc = SPI_execute_plan(plan, values, NULL, false, 0);
 	AtEOXact_GUC(true, nest);
 	return rc;
 }

@@ -594,7 +594,7 @@ reload_settings(void)
 /*
  * Write the statistics the worker's ticks hold, in a transaction of its
  * own, when they are due (mm_stats_due); log a failure and go on (they
- * stay held and are tried again in a second).
+ * stay held and are tried again, later while writes fail).
  */
 static void
 flush_stats(MemoryContext loopcxt)
