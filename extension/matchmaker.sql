@@ -677,6 +677,78 @@ LANGUAGE C VOLATILE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp;
 COMMENT ON FUNCTION matchmaker.purge IS 'Remove a queue''s matches (with their tickets), dissolved proposals and unmatched ended tickets from before a time, at most max_rows of each kind; returns the rows removed. The workers do it under matchmaker.retention.';
 
+-- Node ids (matchmaker_router, doc/scaling.md): a node of a sharded
+-- cluster hands out ticket, match and backfill ids from its own range,
+-- [id * 2^43 + 1, (id + 1) * 2^43), so that an id says which node holds
+-- it and a router sends cancel or ticket_status there without a lookup.
+-- Ids stay below 2^53 (exact as JSON and JavaScript numbers).  A node that
+-- never set one is node 0, whose range is where the sequences start.
+CREATE FUNCTION matchmaker.set_node_id(id integer)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    lo bigint;
+    hi bigint;
+    seq text;
+    top bigint;
+    outside bigint;
+BEGIN
+    IF id IS NULL OR id < 0 OR id > 1023 THEN
+        RAISE EXCEPTION USING
+            ERRCODE = 'invalid_parameter_value',
+            MESSAGE = format('node id %s is out of range', COALESCE(id::text, 'NULL')),
+            HINT = 'A node id is from 0 to 1023: the lowest PL/Proxy partition number naming the node.';
+    END IF;
+    lo := (id::bigint << 43) + 1;
+    hi := ((id::bigint + 1) << 43) - 1;
+    -- no id is taken while the ranges change
+    LOCK TABLE matchmaker.tickets, matchmaker.matches, matchmaker.proposals, matchmaker.backfills
+        IN SHARE MODE;
+    SELECT count(*) INTO outside FROM (
+        SELECT t.id FROM matchmaker.tickets t WHERE t.id NOT BETWEEN lo AND hi
+        UNION ALL SELECT m.id FROM matchmaker.matches m WHERE m.id NOT BETWEEN lo AND hi
+        UNION ALL SELECT p.id FROM matchmaker.proposals p WHERE p.id NOT BETWEEN lo AND hi
+        UNION ALL SELECT b.id FROM matchmaker.backfills b WHERE b.id NOT BETWEEN lo AND hi) o;
+    IF outside > 0 THEN
+        RAISE EXCEPTION USING
+            ERRCODE = 'object_not_in_prerequisite_state',
+            MESSAGE = format('cannot make this node node %s: %s of its ticket, match and backfill ids are outside that node''s range', id, outside),
+            DETAIL = format('Node %s''s ids are %s to %s.', id, lo, hi),
+            HINT = 'Set the node id before the node''s first enqueue (or after purging what it holds).';
+    END IF;
+    -- a sequence already in the range stays where it is; one outside it
+    -- starts after the highest id its table holds in the range
+    FOR seq, top IN
+        SELECT 'tickets_id_seq', (SELECT max(t.id) FROM matchmaker.tickets t)
+        UNION ALL SELECT 'matches_id_seq', GREATEST((SELECT max(m.id) FROM matchmaker.matches m),
+                                                    (SELECT max(p.id) FROM matchmaker.proposals p))
+        UNION ALL SELECT 'backfills_id_seq', (SELECT max(b.id) FROM matchmaker.backfills b)
+    LOOP
+        IF (SELECT s.last_value FROM pg_sequences s
+            WHERE s.schemaname = 'matchmaker' AND s.sequencename = seq) BETWEEN lo AND hi THEN
+            EXECUTE format('ALTER SEQUENCE matchmaker.%I MINVALUE %s MAXVALUE %s START %s', seq, lo, hi, lo);
+        ELSE
+            EXECUTE format('ALTER SEQUENCE matchmaker.%I MINVALUE %s MAXVALUE %s START %s RESTART %s',
+                           seq, lo, hi, lo, GREATEST(lo, COALESCE(top + 1, lo)));
+        END IF;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION matchmaker.set_node_id IS 'Make this database node id of a sharded cluster (0 to 1023): its ticket, match and backfill ids come from that node''s range; refused once it holds ids outside it.';
+
+CREATE FUNCTION matchmaker.node_id()
+RETURNS integer
+LANGUAGE sql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT (GREATEST(s.last_value, s.min_value) >> 43)::integer
+    FROM pg_sequences s
+    WHERE s.schemaname = 'matchmaker' AND s.sequencename = 'tickets_id_seq'
+$$;
+COMMENT ON FUNCTION matchmaker.node_id IS 'This database''s node id (0 unless set_node_id set another): the top bits of its ticket ids.';
+
 -- ---------------------------------------------------------------------
 -- Privileges.  PUBLIC gets nothing.  matchmaker_client (game backends):
 -- enqueue, cancel and read its own tickets.  matchmaker_admin (operators):
@@ -746,6 +818,7 @@ GRANT EXECUTE ON FUNCTION
     matchmaker.wait_quantile(bigint[], float8),
     matchmaker.worker_queues(),
     matchmaker.purge(text, timestamptz, integer),
+    matchmaker.node_id(),
     matchmaker.backfill(bigint, integer, integer, interval),
     matchmaker.cancel_backfill(bigint),
     matchmaker.ticket_status(bigint)
