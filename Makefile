@@ -31,6 +31,15 @@ include $(PGXS)
 extension/matchmaker--$(EXTVERSION).sql: extension/matchmaker.sql
 	cp $< $@
 
+# The router extension (router/, SQL only, over PL/Proxy) installs with matchmaker.
+.PHONY: install-router uninstall-router
+install: install-router
+uninstall: uninstall-router
+install-router:
+	$(MAKE) -C router PG_CONFIG=$(PG_CONFIG) install
+uninstall-router:
+	$(MAKE) -C router PG_CONFIG=$(PG_CONFIG) uninstall
+
 # The core's unit tests: plain C, no server needed.
 CORE_SRCS = $(wildcard src/core/*.c)
 CORE_TEST_SRCS = $(wildcard test/core/*.c)

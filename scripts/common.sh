@@ -11,7 +11,7 @@ PG_MAJOR=15
 PGBIN=$("$PG_CONFIG" --bindir)
 MM_PACKAGES="postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR \
 make gcc libc6-dev libipc-run-perl python3 python3-psycopg2 valgrind pgbouncer \
-prometheus-postgres-exporter"
+prometheus-postgres-exporter postgresql-$PG_MAJOR-plproxy"
 
 # Run a command as root: directly when we are root, else through sudo.
 mm_as_root() {
