@@ -16,6 +16,11 @@
  * so is the state after a reconnect, since notifications sent while the
  * listener was away are lost.  Server errors are MatchmakerError with the
  * SQLSTATE in .sqlstate.
+ *
+ * The calls may go to a matchmaker_router (queues sharded over nodes):
+ * events are sent on the node that holds the ticket, so the listener then
+ * connects to that node (matchmaker.ticket_node's connect string, with the
+ * listen settings' user, password and the rest, but the node's place).
  */
 const pg = require('pg');
 
@@ -80,6 +85,17 @@ function names(payload, ticket) {
   return ['tickets', 'declined', 'requeued'].some((k) => (event[k] || []).includes(ticket));
 }
 
+/* A libpq key=value connect string (what ticket_node returns) as its pairs. */
+function parseConninfo(conninfo) {
+  const out = {};
+  const re = /([A-Za-z_]+)\s*=\s*(?:'((?:[^'\\]|\\.)*)'|(\S+))/g;
+  let m;
+  while ((m = re.exec(conninfo)) !== null) {
+    out[m[1]] = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : m[3];
+  }
+  return out;
+}
+
 class Client {
   /*
    * config: pg's connection settings for the calls; listen: those of the
@@ -91,6 +107,29 @@ class Client {
     this.listenConfig = listen || config;
     this.channel = channel;
     this.conn = null;
+    this.router = null; // whether the calls reach a matchmaker_router (asked once)
+  }
+
+  /* The listening session's settings for a ticket: listen's, or through a router its node's place. */
+  async listenConfigFor(ticket) {
+    if (this.router === null) {
+      const rows = await this.query(
+        "SELECT pg_catalog.to_regprocedure('matchmaker.ticket_node(bigint)') IS NOT NULL AS router");
+      this.router = rows[0].router;
+    }
+    if (!this.router) return this.listenConfig;
+    const node = (await this.query('SELECT matchmaker.ticket_node($1) AS node', [ticket]))[0].node;
+    if (node == null) {
+      throw new MatchmakerError({ code: '22023', message: `ticket ${ticket} names no node of the router's cluster` });
+    }
+    const where = parseConninfo(node);
+    const config = { ...this.listenConfig };
+    for (const k of ['host', 'port', 'database', 'connectionString']) delete config[k];
+    config.host = where.host || where.hostaddr;
+    if (where.port) config.port = Number(where.port);
+    if (where.dbname) config.database = where.dbname;
+    if (where.user && !config.user) config.user = where.user;
+    return config;
   }
 
   async query(sql, args) {
@@ -168,7 +207,18 @@ class Client {
     reconnectDelay = 500 } = {}) {
     const deadline = Date.now() + timeout;
     for (;;) {
-      const listener = new pg.Client(this.listenConfig);
+      let listenConfig;
+      try {
+        listenConfig = await this.listenConfigFor(ticket);
+      } catch (err) {
+        if (err instanceof MatchmakerError || !(err.lost || connectionLost(err))) throw err;
+        if (Date.now() + reconnectDelay >= deadline) {
+          throw new TimeoutError(`ticket ${ticket}: connection lost and not back within ${timeout} ms`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, reconnectDelay));
+        continue;
+      }
+      const listener = new pg.Client(listenConfig);
       let wake = null;
       let lost = false;
       let heard = false;

@@ -16,6 +16,11 @@ NOTIFY is only a hint: every event that names the ticket is confirmed with
 ticket_status, and so is the state after a reconnect, since notifications
 sent while the listener was disconnected are lost.
 
+dsn may reach a matchmaker_router (queues sharded over several nodes):
+events are sent on the node that holds the ticket, so the listener then
+connects to that node (the connect string matchmaker.ticket_node returns,
+with listen_dsn's user, password and other settings but its place).
+
 Errors from the server are raised as MatchmakerError, carrying the SQLSTATE
 (e.g. "22023" for a bad argument, "42704" for an unknown queue or ticket).
 """
@@ -77,7 +82,8 @@ class Client:
         self.listen_dsn = listen_dsn or dsn
         self.channel = channel
         self._conn = None
-        self._listener = None
+        self._router = None      # whether dsn reaches a matchmaker_router (asked once)
+        self._listeners = {}     # listening connections, by the dsn they reached
 
     # -- the calling connection ------------------------------------------
     def _cursor(self):
@@ -108,7 +114,7 @@ class Client:
     def close(self):
         """Close both connections."""
         self.close_calls()
-        self._close_listener()
+        self._close_listeners()
 
     # -- the client functions --------------------------------------------
     def enqueue(self, queue: str, player: str, rating: float, attributes: Optional[dict] = None) -> int:
@@ -140,20 +146,52 @@ class Client:
         return TicketStatus(ticket, *row)
 
     # -- waiting for a match ---------------------------------------------
-    def _close_listener(self):
-        if self._listener is not None:
+    def _close_listeners(self):
+        listeners, self._listeners = self._listeners, {}
+        for conn in listeners.values():
             try:
-                self._listener.close()
-            finally:
-                self._listener = None
+                conn.close()
+            except psycopg2.Error:
+                pass
 
-    def _listen(self):
-        if self._listener is None or self._listener.closed:
-            self._listener = psycopg2.connect(self.listen_dsn)
-            self._listener.set_isolation_level(psycopg2.extensions.ISOLATION_LEVEL_AUTOCOMMIT)
-            with self._listener.cursor() as cur:
+    def _listen_dsn_for(self, ticket: int) -> str:
+        """Where events of the ticket are sent: listen_dsn, or through a router the
+        ticket's node, reached with listen_dsn's settings but the node's place."""
+        if self._router is None:
+            self._router = bool(self._one(
+                "SELECT pg_catalog.to_regprocedure('matchmaker.ticket_node(bigint)') IS NOT NULL", ())[0])
+        if not self._router:
+            return self.listen_dsn
+        node = self._one("SELECT matchmaker.ticket_node(%s)", (ticket,))[0]
+        if node is None:
+            raise MatchmakerError("22023", "ticket %d names no node of the router's cluster" % ticket)
+        settings = psycopg2.extensions.parse_dsn(self.listen_dsn)
+        for place in ("host", "hostaddr", "port", "dbname", "service"):
+            settings.pop(place, None)
+        settings.update({k: v for k, v in psycopg2.extensions.parse_dsn(node).items()
+                         if k not in settings})
+        return psycopg2.extensions.make_dsn(**settings)
+
+    def _listen(self, ticket: int):
+        dsn = self._listen_dsn_for(ticket)
+        # what the other nodes' listeners heard meanwhile is of no use: read and drop
+        # it, so that their servers never wait on a full socket
+        for other, conn in list(self._listeners.items()):
+            if other != dsn:
+                try:
+                    conn.poll()
+                    conn.notifies.clear()
+                except psycopg2.Error:
+                    conn.close()
+                    del self._listeners[other]
+        conn = self._listeners.get(dsn)
+        if conn is None or conn.closed:
+            conn = psycopg2.connect(dsn)
+            conn.set_isolation_level(psycopg2.extensions.ISOLATION_LEVEL_AUTOCOMMIT)
+            with conn.cursor() as cur:
                 cur.execute("LISTEN %s" % psycopg2.extensions.quote_ident(self.channel, cur))
-        return self._listener
+            self._listeners[dsn] = conn
+        return conn
 
     @staticmethod
     def _names(payload: str, ticket: int) -> bool:
@@ -173,7 +211,7 @@ class Client:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                conn = self._listen()
+                conn = self._listen(ticket)
                 # catch up first: an event may have been sent before LISTEN
                 status = self.status(ticket)
                 if status.state in until:
@@ -194,7 +232,7 @@ class Client:
                             return status
             except psycopg2.OperationalError:
                 # the listener (or the calling connection) was lost: reconnect and catch up
-                self._close_listener()
+                self._close_listeners()
                 self.close_calls()
                 if time.monotonic() + reconnect_delay >= deadline:
                     raise TimeoutError("ticket %d: connection lost and not back within %g s"

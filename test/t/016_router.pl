@@ -14,6 +14,7 @@ use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use IPC::Run;
+use File::Copy;
 use Test::More;
 
 my @nodes;
@@ -135,6 +136,40 @@ is( $router->safe_psql('postgres',
 		"SELECT string_agg(problem || ' ' || id, ',' ORDER BY id) FROM matchmaker.check()"),
 	'node id 1,node id 2', 'check() reports nodes whose ids route to another node');
 $swap->($part[1], $part[2]);
+
+# --- the client libraries through the router --------------------------
+# Each waits for a match through the router: its listener must connect to
+# the ticket's node (the router sends no events).
+{
+	local $ENV{PGHOST} = $router->host;
+	local $ENV{PGPORT} = $router->port;
+	local $ENV{PGDATABASE} = 'postgres';
+	local $ENV{PGUSER} = $me;
+	my $clients = "$FindBin::RealBin/../../clients";
+	my ($cout, $cerr) = ('', '');
+	my $ok = IPC::Run::run([ '/usr/bin/python3', "$clients/python/test_router.py" ],
+		'>', \$cout, '2>', \$cerr);
+	note($cout);
+	ok($ok && $cout =~ /^0 failed$/m, 'the Python client works through the router')
+	  or diag("$cout\n$cerr");
+
+	# the Node.js client, with its dependency installed from the npm registry into a copy
+	my $dir = PostgreSQL::Test::Utils::tempdir;
+	for my $f ('package.json', 'index.js', 'test_router.js')
+	{
+		File::Copy::copy("$clients/node/$f", "$dir/$f") or die "copy $f: $!";
+	}
+	local $ENV{npm_config_cache} = "$dir/.npm";
+	($cout, $cerr) = ('', '');
+	IPC::Run::run([ 'npm', 'install', '--no-audit', '--no-fund', '--prefix', $dir ],
+		'>', \$cout, '2>', \$cerr)
+	  or diag("npm install: $cout\n$cerr");
+	($cout, $cerr) = ('', '');
+	$ok = IPC::Run::run([ 'node', "$dir/test_router.js" ], '>', \$cout, '2>', \$cerr);
+	note($cout);
+	ok($ok && $cout =~ /^0 failed$/m, 'the Node.js client works through the router')
+	  or diag("$cout\n$cerr");
+}
 
 # --- moving a queue --------------------------------------------------
 my $mq = $on_node[0][0];
