@@ -87,18 +87,25 @@ BEGIN
 END
 $$;
 
--- The partition a queue lives on: its placement, or hashtext(name) as
--- PL/Proxy maps it (the low bits).  A null name goes to partition 0,
--- whose node refuses it like any node.
-CREATE FUNCTION matchmaker.queue_partition(queue text)
+-- The hash PL/Proxy places a queue by: its placement, or hashtext(name)
+-- (PL/Proxy keeps the low bits: hash & (partition count - 1)).  A null
+-- name goes to partition 0, whose node refuses it like any node.
+CREATE FUNCTION matchmaker.queue_hash(queue text)
 RETURNS integer
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT COALESCE((SELECT p.partition FROM matchmaker.placements p WHERE p.queue = $1),
-                    hashtext($1) & (matchmaker.partition_count() - 1), 0)
+                    hashtext($1), 0)
 $$;
-COMMENT ON FUNCTION matchmaker.queue_partition IS 'The partition that holds a queue: its placement (move_queue) or hashtext(name).';
+COMMENT ON FUNCTION matchmaker.queue_hash IS 'The hash the router places a queue by: its partition in placements (move_queue), or hashtext(name).';
+
+CREATE FUNCTION matchmaker.queue_partition(queue text)
+RETURNS integer
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$ SELECT matchmaker.queue_hash($1) & (matchmaker.partition_count() - 1) $$;
+COMMENT ON FUNCTION matchmaker.queue_partition IS 'The partition that holds a queue: its placement (move_queue) or hashtext(name) as PL/Proxy maps it.';
 
 -- The partition of a ticket, match or backfill id: its node id.
 CREATE FUNCTION matchmaker.id_partition(id bigint)
@@ -153,7 +160,7 @@ RETURNS void
 LANGUAGE plproxy
 AS $$
     CLUSTER 'matchmaker_cluster';
-    RUN ON matchmaker.queue_partition(name);
+    RUN ON matchmaker.queue_hash(name);
 $$;
 COMMENT ON FUNCTION matchmaker.create_queue IS 'Create a matchmaking queue on the node of its name.';
 
@@ -171,7 +178,7 @@ RETURNS void
 LANGUAGE plproxy
 AS $$
     CLUSTER 'matchmaker_cluster';
-    RUN ON matchmaker.queue_partition(name);
+    RUN ON matchmaker.queue_hash(name);
 $$;
 COMMENT ON FUNCTION matchmaker.alter_queue IS 'Change a queue''s settings on its node; NULL leaves a setting unchanged.';
 
@@ -180,7 +187,7 @@ RETURNS void
 LANGUAGE plproxy
 AS $$
     CLUSTER 'matchmaker_cluster';
-    RUN ON matchmaker.queue_partition(name);
+    RUN ON matchmaker.queue_hash(name);
 $$;
 COMMENT ON FUNCTION matchmaker.drop_queue IS 'Drop a queue on its node (refused while tickets wait unless force); its placement stays until forget_placement.';
 
@@ -189,7 +196,7 @@ RETURNS bigint
 LANGUAGE plproxy
 AS $$
     CLUSTER 'matchmaker_cluster';
-    RUN ON matchmaker.queue_partition(queue);
+    RUN ON matchmaker.queue_hash(queue);
 $$;
 COMMENT ON FUNCTION matchmaker.enqueue IS 'Put a player in a queue on the queue''s node; returns the ticket id, which names that node.';
 
@@ -198,7 +205,7 @@ RETURNS bigint[]
 LANGUAGE plproxy
 AS $$
     CLUSTER 'matchmaker_cluster';
-    RUN ON matchmaker.queue_partition(queue);
+    RUN ON matchmaker.queue_hash(queue);
 $$;
 COMMENT ON FUNCTION matchmaker.enqueue_party IS 'Put a party in a queue on the queue''s node, all or nothing; returns its members'' ticket ids.';
 
@@ -257,7 +264,7 @@ RETURNS float8
 LANGUAGE plproxy
 AS $$
     CLUSTER 'matchmaker_cluster';
-    RUN ON matchmaker.queue_partition(queue);
+    RUN ON matchmaker.queue_hash(queue);
 $$;
 COMMENT ON FUNCTION matchmaker.match_cost IS 'Cost of one game in a queue (Schlup eq. 1), computed on the queue''s node.';
 
@@ -266,7 +273,7 @@ RETURNS integer
 LANGUAGE plproxy
 AS $$
     CLUSTER 'matchmaker_cluster';
-    RUN ON matchmaker.queue_partition(queue);
+    RUN ON matchmaker.queue_hash(queue);
 $$;
 COMMENT ON FUNCTION matchmaker.tick IS 'Run a queue''s algorithm on its node at time now (the node''s worker does it by itself).';
 
@@ -521,6 +528,7 @@ GRANT EXECUTE ON FUNCTION
     matchmaker.partition_count(),
     matchmaker.partition_node(integer),
     matchmaker.queue_partition(text),
+    matchmaker.queue_hash(text),
     matchmaker.id_partition(bigint)
 TO matchmaker_client, matchmaker_admin;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA matchmaker TO matchmaker_admin;
