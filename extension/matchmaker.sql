@@ -693,6 +693,7 @@ DECLARE
     hi bigint;
     seq text;
     top bigint;
+    cur bigint;
     outside bigint;
 BEGIN
     IF id IS NULL OR id < 0 OR id > 1023 THEN
@@ -726,8 +727,9 @@ BEGIN
                                                     (SELECT max(p.id) FROM matchmaker.proposals p))
         UNION ALL SELECT 'backfills_id_seq', (SELECT max(b.id) FROM matchmaker.backfills b)
     LOOP
-        IF (SELECT s.last_value FROM pg_sequences s
-            WHERE s.schemaname = 'matchmaker' AND s.sequencename = seq) BETWEEN lo AND hi THEN
+        -- its position, which a restore keeps (pg_sequences shows none before a first nextval)
+        EXECUTE format('SELECT last_value FROM matchmaker.%I', seq) INTO cur;
+        IF cur BETWEEN lo AND hi THEN
             EXECUTE format('ALTER SEQUENCE matchmaker.%I MINVALUE %s MAXVALUE %s START %s', seq, lo, hi, lo);
         ELSE
             EXECUTE format('ALTER SEQUENCE matchmaker.%I MINVALUE %s MAXVALUE %s START %s RESTART %s',
@@ -743,11 +745,23 @@ RETURNS integer
 LANGUAGE sql STABLE
 SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT (GREATEST(s.last_value, s.min_value) >> 43)::integer
-    FROM pg_sequences s
-    WHERE s.schemaname = 'matchmaker' AND s.sequencename = 'tickets_id_seq'
+    -- the sequence's position, which pg_dump keeps (its bounds it does not)
+    SELECT (GREATEST(q.last_value, 1) >> 43)::integer FROM matchmaker.tickets_id_seq q
 $$;
 COMMENT ON FUNCTION matchmaker.node_id IS 'This database''s node id (0 unless set_node_id set another): the top bits of its ticket ids.';
+
+-- A router (matchmaker_router) asks the node a queue is leaving whether
+-- players of an enqueue still wait there, to send the enqueue there (where
+-- it returns the waiting ticket) rather than to the queue's new node.
+CREATE FUNCTION matchmaker.waiting(queue text, players text[])
+RETURNS boolean
+LANGUAGE sql STABLE
+SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT EXISTS (SELECT FROM matchmaker.tickets t
+                   WHERE t.queue = $1 AND t.player = ANY ($2) AND t.state IN ('waiting', 'proposed'))
+$$;
+COMMENT ON FUNCTION matchmaker.waiting IS 'Whether any of the players has a waiting or proposed ticket in the queue (what enqueue would find); for a router moving the queue.';
 
 -- ---------------------------------------------------------------------
 -- Privileges.  PUBLIC gets nothing.  matchmaker_client (game backends):
@@ -799,7 +813,8 @@ GRANT EXECUTE ON FUNCTION
     matchmaker.accept(bigint, boolean),
     matchmaker.backfill(bigint, integer, integer, interval),
     matchmaker.cancel_backfill(bigint),
-    matchmaker.ticket_status(bigint)
+    matchmaker.ticket_status(bigint),
+    matchmaker.waiting(text, text[])
 TO matchmaker_client;
 
 GRANT EXECUTE ON FUNCTION
@@ -819,6 +834,7 @@ GRANT EXECUTE ON FUNCTION
     matchmaker.worker_queues(),
     matchmaker.purge(text, timestamptz, integer),
     matchmaker.node_id(),
+    matchmaker.waiting(text, text[]),
     matchmaker.backfill(bigint, integer, integer, interval),
     matchmaker.cancel_backfill(bigint),
     matchmaker.ticket_status(bigint)

@@ -52,20 +52,25 @@ COMMENT ON TABLE matchmaker.placements IS 'Queues moved off the partition of the
 -- Where things live.
 -- ---------------------------------------------------------------------
 
--- The cluster's partitions: number and connect string (without a password).
+-- The cluster's partitions: number and connect string, its key=value
+-- pairs sorted (so that two spellings of one node's are one string) and
+-- without a password (put passwords in user mappings: every role may read
+-- a server's options).
 CREATE FUNCTION matchmaker.partitions(OUT partition integer, OUT conninfo text)
 RETURNS SETOF record
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT substr(o, 2, strpos(o, '=') - 2)::integer,
-           btrim(regexp_replace(substr(o, strpos(o, '=') + 1),
-                                '(^|\s)password\s*=\s*(''([^''\\]|\\.)*''|\S+)', ' ', 'g'))
+           (SELECT string_agg(kv[1] || '=' || kv[2], ' ' ORDER BY kv[1], kv[2])
+            FROM regexp_matches(substr(o, strpos(o, '=') + 1),
+                                '([A-Za-z_]+)\s*=\s*(''(?:[^''\\]|\\.)*''|[^\s'']\S*)', 'g') kv
+            WHERE kv[1] <> 'password')
     FROM pg_foreign_server s, unnest(s.srvoptions) o
     WHERE s.srvname = 'matchmaker_cluster' AND o ~ '^p[0-9]+='
     ORDER BY 1
 $$;
-COMMENT ON FUNCTION matchmaker.partitions IS 'The partitions of the PL/Proxy cluster matchmaker_cluster and their connect strings (a password removed).';
+COMMENT ON FUNCTION matchmaker.partitions IS 'The partitions of the PL/Proxy cluster matchmaker_cluster and their connect strings (pairs sorted, a password removed).';
 
 -- The partition count, checked once per call of what needs it.
 CREATE FUNCTION matchmaker.partition_count()
@@ -85,6 +90,15 @@ BEGIN
     END IF;
     RETURN n;
 END
+$$;
+
+CREATE FUNCTION matchmaker.waiting_on(partition integer, queue text, players text[])
+RETURNS boolean
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'matchmaker_cluster';
+    RUN ON partition;
+    SELECT matchmaker.waiting(queue, players);
 $$;
 
 -- The hash PL/Proxy places a queue by: its placement, or hashtext(name)
@@ -189,23 +203,66 @@ AS $$
     CLUSTER 'matchmaker_cluster';
     RUN ON matchmaker.queue_hash(name);
 $$;
-COMMENT ON FUNCTION matchmaker.drop_queue IS 'Drop a queue on its node (refused while tickets wait unless force); its placement stays until forget_placement.';
+COMMENT ON FUNCTION matchmaker.drop_queue IS 'Drop a queue on its node (refused while tickets wait unless force); a placement of it stays in matchmaker.placements.';
 
-CREATE FUNCTION matchmaker.enqueue(queue text, player text, rating float8, attributes jsonb DEFAULT '{}')
+-- Where an enqueue of players goes: the queue's partition, but while the
+-- queue drains from a move, the partition it is leaving when one of the
+-- players still waits there (there the enqueue finds the waiting ticket,
+-- as a retry does; the new node would give the player a second one).
+-- PL/Proxy calls do not nest: this asks, then the caller calls.
+CREATE FUNCTION matchmaker.enqueue_hash(queue text, players text[])
+RETURNS integer
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    here integer;
+    old integer;
+BEGIN
+    SELECT p.partition, p.drained_from INTO here, old
+    FROM matchmaker.placements p WHERE p.queue = enqueue_hash.queue;
+    IF old IS NOT NULL AND matchmaker.waiting_on(old, queue, players) THEN
+        RETURN old;
+    END IF;
+    RETURN COALESCE(here, hashtext(queue), 0);
+END
+$$;
+COMMENT ON FUNCTION matchmaker.enqueue_hash IS 'The hash an enqueue is routed by: queue_hash, or while the queue drains from a move and one of the players waits on the node it leaves, that node''s partition.';
+
+CREATE FUNCTION matchmaker.enqueue_at(hash integer, queue text, player text, rating float8, attributes jsonb)
 RETURNS bigint
 LANGUAGE plproxy
 AS $$
     CLUSTER 'matchmaker_cluster';
-    RUN ON matchmaker.queue_hash(queue);
+    RUN ON hash;
+    SELECT matchmaker.enqueue(queue, player, rating, attributes);
+$$;
+
+CREATE FUNCTION matchmaker.enqueue(queue text, player text, rating float8, attributes jsonb DEFAULT '{}')
+RETURNS bigint
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT matchmaker.enqueue_at(matchmaker.enqueue_hash($1, ARRAY[$2]), $1, $2, $3, $4)
 $$;
 COMMENT ON FUNCTION matchmaker.enqueue IS 'Put a player in a queue on the queue''s node; returns the ticket id, which names that node.';
 
-CREATE FUNCTION matchmaker.enqueue_party(queue text, players text[], ratings float8[], attributes jsonb DEFAULT '{}')
+CREATE FUNCTION matchmaker.enqueue_party_at(hash integer, queue text, players text[], ratings float8[],
+                                            attributes jsonb)
 RETURNS bigint[]
 LANGUAGE plproxy
 AS $$
     CLUSTER 'matchmaker_cluster';
-    RUN ON matchmaker.queue_hash(queue);
+    RUN ON hash;
+    SELECT matchmaker.enqueue_party(queue, players, ratings, attributes);
+$$;
+
+CREATE FUNCTION matchmaker.enqueue_party(queue text, players text[], ratings float8[], attributes jsonb DEFAULT '{}')
+RETURNS bigint[]
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT matchmaker.enqueue_party_at(matchmaker.enqueue_hash($1, $2), $1, $2, $3, $4)
 $$;
 COMMENT ON FUNCTION matchmaker.enqueue_party IS 'Put a party in a queue on the queue''s node, all or nothing; returns its members'' ticket ids.';
 
@@ -311,7 +368,8 @@ $$;
 -- Every node's check(), and the router's own invariants: each node's id
 -- is a partition that names that node (else ids route elsewhere), each
 -- placement is a partition of the cluster, and a queue being moved exists
--- on the node it moves to.
+-- on the node it moves to.  A node is one connect string (partitions()
+-- sorts its pairs): name each node with one host, port and database.
 CREATE FUNCTION matchmaker.check()
 RETURNS TABLE (problem text, queue text, id bigint, detail text)
 LANGUAGE plpgsql STABLE
@@ -341,6 +399,14 @@ BEGIN
                format('placed on partition %s of a cluster of %s', pl.partition, n)
         FROM matchmaker.placements pl
         WHERE pl.partition >= n OR pl.drained_from >= n;
+    -- a queue being moved exists where it goes (drop_queue during the
+    -- move dropped it there only)
+    RETURN QUERY
+        SELECT 'placement'::text, pl.queue, pl.partition::bigint,
+               format('moving from partition %s to %s, where it does not exist', pl.drained_from, pl.partition)
+        FROM matchmaker.placements pl
+        WHERE pl.drained_from IS NOT NULL AND pl.partition < n
+          AND NOT EXISTS (SELECT FROM matchmaker.queue_settings_on(pl.partition, pl.queue));
 END
 $$;
 COMMENT ON FUNCTION matchmaker.check IS 'Every node''s check(), plus the router''s: node ids that route elsewhere, placements outside the cluster. Every node must answer.';
@@ -500,12 +566,15 @@ BEGIN
             ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = format('queue %s is not being moved', COALESCE(queue, 'NULL'));
     END IF;
-    -- refused by the node while tickets wait there
-    PERFORM matchmaker.drop_queue_on(old, queue);
+    -- refused by the node while tickets wait there; gone already when an
+    -- earlier finish_move dropped it and then rolled back on the router
+    IF EXISTS (SELECT FROM matchmaker.queue_settings_on(old, queue)) THEN
+        PERFORM matchmaker.drop_queue_on(old, queue);
+    END IF;
     UPDATE matchmaker.placements pl SET drained_from = NULL WHERE pl.queue = finish_move.queue;
 END
 $$;
-COMMENT ON FUNCTION matchmaker.finish_move IS 'Drop a moved queue on the node it left; refused there while tickets wait.';
+COMMENT ON FUNCTION matchmaker.finish_move IS 'Drop a moved queue, with its history, on the node it left; refused there while tickets wait.';
 
 -- ---------------------------------------------------------------------
 -- Privileges, as on a node: matchmaker_client calls the client functions,
@@ -529,7 +598,12 @@ GRANT EXECUTE ON FUNCTION
     matchmaker.partition_node(integer),
     matchmaker.queue_partition(text),
     matchmaker.queue_hash(text),
+    matchmaker.enqueue_hash(text, text[]),
+    matchmaker.enqueue_at(integer, text, text, float8, jsonb),
+    matchmaker.enqueue_party_at(integer, text, text[], float8[], jsonb),
+    matchmaker.waiting_on(integer, text, text[]),
     matchmaker.id_partition(bigint)
 TO matchmaker_client, matchmaker_admin;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA matchmaker TO matchmaker_admin;
-GRANT SELECT ON matchmaker.placements, matchmaker.queue_stats TO matchmaker_admin;
+GRANT SELECT ON matchmaker.placements TO matchmaker_client, matchmaker_admin;
+GRANT SELECT ON matchmaker.queue_stats TO matchmaker_admin;

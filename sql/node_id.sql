@@ -18,12 +18,27 @@ SELECT id >> 43 AS match_node FROM matchmaker.matches WHERE queue = 'nodes';
 SELECT matchmaker.set_node_id(5);
 SELECT matchmaker.enqueue('nodes', 'cat', 0.5) = :bob + 1 AS continues;
 SELECT matchmaker.node_id();
+-- a restore keeps the sequences' positions but not their bounds:
+-- node_id() reads the position; set_node_id with the same id puts the
+-- bounds back and keeps the position
+ALTER SEQUENCE matchmaker.tickets_id_seq NO MINVALUE NO MAXVALUE;
+SELECT setval('matchmaker.tickets_id_seq', (5 * 2^43 + 40)::bigint, false) > 0 AS restored;
+SELECT matchmaker.node_id();
+SELECT matchmaker.set_node_id(5);
+SELECT min_value = 5 * 2^43 + 1 AS min_back, max_value = 6 * 2^43 - 1 AS max_back
+FROM pg_sequences WHERE sequencename = 'tickets_id_seq';
+SELECT matchmaker.enqueue('nodes', 'eve', 0.5) = 5 * 2^43 + 40 AS position_kept;
+-- waiting(): whether any of the players waits in the queue (for a router
+-- moving the queue), for clients too
+SELECT matchmaker.waiting('nodes', ARRAY['cat']) AS cat, matchmaker.waiting('nodes', ARRAY['ann', 'zed']) AS ann,
+       matchmaker.waiting('nodes', ARRAY['cat', 'zed']) AS cat_or_zed, matchmaker.waiting('nowhere', ARRAY['cat']) AS elsewhere;
 -- another id is refused while the node holds ids of node 5
 SELECT matchmaker.set_node_id(6);
 -- a client or an admin may not set it
 CREATE ROLE node_admin IN ROLE matchmaker_admin;
 SET ROLE node_admin;
 SELECT matchmaker.node_id();
+SELECT matchmaker.waiting('nodes', ARRAY['eve']);
 SELECT matchmaker.set_node_id(0);
 RESET ROLE;
 DROP ROLE node_admin;

@@ -23,6 +23,8 @@
  * listen settings' user, password and the rest, but the node's place).
  */
 const pg = require('pg');
+// pg's own parser of connection strings (a dependency of pg)
+const parseConnectionString = require('pg-connection-string').parse;
 
 const FINAL_STATES = ['matched', 'cancelled', 'expired', 'declined', 'invalid'];
 
@@ -122,13 +124,15 @@ class Client {
     if (node == null) {
       throw new MatchmakerError({ code: '22023', message: `ticket ${ticket} names no node of the router's cluster` });
     }
+    // our settings (a connection string's user, password and ssl included)
+    // with only the node's place: its user (if any) is the router's, not ours
     const where = parseConninfo(node);
-    const config = { ...this.listenConfig };
-    for (const k of ['host', 'port', 'database', 'connectionString']) delete config[k];
+    const { connectionString, ...rest } = this.listenConfig;
+    const config = { ...(connectionString ? parseConnectionString(connectionString) : {}), ...rest };
+    for (const k of ['host', 'port', 'database']) delete config[k];
     config.host = where.host || where.hostaddr;
     if (where.port) config.port = Number(where.port);
     if (where.dbname) config.database = where.dbname;
-    if (where.user && !config.user) config.user = where.user;
     return config;
   }
 

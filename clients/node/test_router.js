@@ -27,6 +27,17 @@ async function main() {
   await admin.end();
   check(queues.length >= 2, `queues on ${queues.length} nodes`);
 
+  // the listener keeps the caller's credentials and settings, and takes only
+  // the node's place from ticket_node (not the user in its connect string)
+  const fake = new Client({ connectionString: 'postgres://backend:s3cret@router.example:6432/game?application_name=shop' });
+  fake.router = true;
+  fake.query = async () => [{ node: "dbname=game2 host=10.0.0.2 port=5433 user=postgres application_name='x y'" }];
+  const lc = await fake.listenConfigFor(8796093022209);
+  check(lc.user === 'backend' && lc.password === 's3cret' && lc.application_name === 'shop',
+    `the listener keeps the caller's user, password and settings (${lc.user}, ${lc.application_name})`);
+  check(lc.host === '10.0.0.2' && lc.port === 5433 && lc.database === 'game2',
+    "the listener connects to the ticket's node");
+
   const mm = new Client();
   const other = new Client();
   for (const q of queues) {

@@ -165,11 +165,12 @@ class Client:
         node = self._one("SELECT matchmaker.ticket_node(%s)", (ticket,))[0]
         if node is None:
             raise MatchmakerError("22023", "ticket %d names no node of the router's cluster" % ticket)
-        settings = psycopg2.extensions.parse_dsn(self.listen_dsn)
-        for place in ("host", "hostaddr", "port", "dbname", "service"):
-            settings.pop(place, None)
+        places = ("host", "hostaddr", "port", "dbname", "service")
+        settings = {k: v for k, v in psycopg2.extensions.parse_dsn(self.listen_dsn).items()
+                    if k not in places}
+        # only the node's place: its user (if any) is the router's, not ours
         settings.update({k: v for k, v in psycopg2.extensions.parse_dsn(node).items()
-                         if k not in settings})
+                         if k in places})
         return psycopg2.extensions.make_dsn(**settings)
 
     def _listen(self, ticket: int):

@@ -34,6 +34,18 @@ with conn.cursor() as cur:
         cur.execute("SELECT matchmaker.create_queue(%s, algorithm => 'greedy', max_wait => '1 hour')", (q,))
 check(len(queues) >= 2, "queues on %d nodes" % len(queues))
 
+# the listener keeps the caller's credentials and settings, and takes only
+# the node's place from ticket_node (not the user in its connect string)
+fake = Client("host=router.example port=6432 dbname=game user=backend password=s3cret application_name=shop")
+fake._router = True
+fake._one = lambda sql, args: ("dbname=game2 host=10.0.0.2 port=5433 user=postgres application_name='x y'",)
+got = psycopg2.extensions.parse_dsn(fake._listen_dsn_for(8796093022209))
+check(got.get("user") == "backend" and got.get("password") == "s3cret"
+      and got.get("application_name") == "shop",
+      "the listener keeps the caller's user, password and settings (%s)" % got)
+check(got.get("host") == "10.0.0.2" and got.get("port") == "5433" and got.get("dbname") == "game2",
+      "the listener connects to the ticket's node")
+
 mm = Client("")
 for q in queues:
     a = mm.enqueue(q, "ann", 0.5)

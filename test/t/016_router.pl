@@ -51,7 +51,9 @@ $router->safe_psql('postgres', qq{
 sub node_of
 {
 	my ($ci) = @_;
-	for my $i (0 .. 2) { return $i if $ci eq $part[$i]; }
+	# partitions() sorts a connect string's pairs: match by port
+	my ($port) = $ci =~ /\bport=(\d+)/;
+	for my $i (0 .. 2) { return $i if defined $port && $port == $nodes[$i]->port; }
 	die "no node for $ci";
 }
 
@@ -137,6 +139,32 @@ is( $router->safe_psql('postgres',
 	'node id 1,node id 2', 'check() reports nodes whose ids route to another node');
 $swap->($part[1], $part[2]);
 
+# --- privileges on the router ------------------------------------------
+# A matchmaker_client role (with USAGE on the server and a user mapping)
+# enqueues, reads and cancels; the admin functions are refused to it.
+$router->safe_psql('postgres', qq{
+	CREATE ROLE backend LOGIN IN ROLE matchmaker_client;
+	GRANT USAGE ON FOREIGN SERVER matchmaker_cluster TO backend;
+});
+my $as_backend = sub {
+	my ($sql) = @_;
+	my ($r, $o, $e) = $router->psql('postgres', "SET ROLE backend; $sql");
+	return $e eq '' ? $o : "ERROR $e";
+};
+my $bt = $as_backend->("SELECT matchmaker.enqueue('$on_node[2][0]', 'gus', 0.3)");
+like($bt, qr/^\d+$/, 'a matchmaker_client role enqueues through the router');
+is($as_backend->("SELECT state FROM matchmaker.ticket_status($bt)"), 'waiting',
+	'and reads its ticket');
+is($as_backend->("SELECT matchmaker.cancel($bt)"), 't', 'and cancels it');
+for my $call ("matchmaker.create_queue('nope')", "matchmaker.move_queue('q0', 1)",
+	"matchmaker.finish_move('q0')", 'matchmaker.check()', "matchmaker.drop_queue('q0')")
+{
+	like($as_backend->("SELECT $call"), qr/permission denied for function/,
+		"$call is refused to a matchmaker_client role");
+}
+like($as_backend->('SELECT * FROM matchmaker.queue_stats'), qr/permission denied/,
+	'queue_stats is refused to a matchmaker_client role');
+
 # --- the client libraries through the router --------------------------
 # Each waits for a match through the router: its listener must connect to
 # the ticket's node (the router sends no events).
@@ -175,15 +203,19 @@ $swap->($part[1], $part[2]);
 my $mq = $on_node[0][0];
 my $old = $router->safe_psql('postgres', "SELECT matchmaker.enqueue('$mq', 'eve', 0.9)");
 $router->safe_psql('postgres',
-	"SELECT matchmaker.alter_queue('$mq', max_wait => '3 s', params => '{\"on_timeout\": \"expire\", \"channel\": \"moved\"}')");
+	"SELECT matchmaker.alter_queue('$mq', max_wait => '5 s', params => '{\"on_timeout\": \"expire\", \"channel\": \"moved\"}')");
 $router->safe_psql('postgres', "SELECT matchmaker.move_queue('$mq', 2)");
 is( $nodes[2]->safe_psql('postgres',
 		"SELECT max_wait || ' ' || (params->>'channel') FROM matchmaker.queues WHERE name = '$mq'"),
-	'00:00:03 moved', 'move_queue created the queue with its settings on the new node');
+	'00:00:05 moved', 'move_queue created the queue with its settings on the new node');
 my $new = $router->safe_psql('postgres', "SELECT matchmaker.enqueue('$mq', 'fay', 0.9)");
 is($new >> 43, 2, 'after the move, enqueue goes to the new node');
 is($router->safe_psql('postgres', "SELECT state FROM matchmaker.ticket_status($old)"), 'waiting',
 	'a ticket enqueued before the move still waits on the old node, reached by its id');
+is($router->safe_psql('postgres', "SELECT matchmaker.enqueue('$mq', 'eve', 0.9)"), $old,
+	'a retried enqueue of a player waiting on the old node returns that ticket (no second one)');
+is($nodes[2]->safe_psql('postgres', "SELECT count(*) FROM matchmaker.tickets WHERE player = 'eve'"), '0',
+	'nothing of that player on the new node');
 ($rc, $out, $err) = $router->psql('postgres', "SELECT matchmaker.finish_move('$mq')");
 like($err, qr/waiting ticket/, 'finish_move is refused while tickets wait on the old node');
 ($rc, $out, $err) = $router->psql('postgres', "SELECT matchmaker.move_queue('$mq', 0)");
@@ -191,11 +223,33 @@ like($err, qr/still draining/, 'a second move waits for finish_move');
 ok( $router->poll_query_until('postgres',
 		"SELECT state <> 'waiting' FROM matchmaker.ticket_status($old)"),
 	'the old node ends the waiting ticket within max_wait');
-$router->safe_psql('postgres', "SELECT matchmaker.finish_move('$mq')");
+# a finish_move rolled back on the router after the old node dropped the queue
+$router->safe_psql('postgres', "BEGIN; SELECT matchmaker.finish_move('$mq'); ROLLBACK;");
 is($nodes[0]->safe_psql('postgres', "SELECT count(*) FROM matchmaker.queues WHERE name = '$mq'"),
 	'0', 'finish_move dropped the queue on the old node');
-is($router->safe_psql('postgres', "SELECT matchmaker.cancel($new)"), 't',
-	'the moved queue\'s ticket is cancelled on the new node');
+$router->safe_psql('postgres', "SELECT matchmaker.finish_move('$mq')");
+is($router->safe_psql('postgres', "SELECT drained_from IS NULL FROM matchmaker.placements WHERE queue = '$mq'"),
+	't', 'finish_move again, after one rolled back on the router, completes the move');
+is($router->safe_psql('postgres', "SELECT queue FROM matchmaker.ticket_status($new)"), $mq,
+	'the ticket enqueued after the move is on the new node');
+my $gil = $router->safe_psql('postgres', "SELECT matchmaker.enqueue('$mq', 'gil', 0.9)");
+is($router->safe_psql('postgres', "SELECT matchmaker.cancel($gil)"), 't',
+	'the moved queue\'s tickets are cancelled on the new node');
+is($router->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
+	'check() clean after the move');
+# drop_queue during a move drops the queue where it goes only: check() says so
+my $mq2 = $on_node[0][1] // $on_node[2][1];
+my $mq2_old = $router->safe_psql('postgres', "SELECT matchmaker.queue_partition('$mq2')");
+my $mq2_to = $mq2_old == 1 ? 2 : 1;
+$router->safe_psql('postgres', "SELECT matchmaker.move_queue('$mq2', $mq2_to)");
+$router->safe_psql('postgres', "SELECT matchmaker.drop_queue('$mq2')");
+like($router->safe_psql('postgres', "SELECT problem || ': ' || detail FROM matchmaker.check() WHERE queue = '$mq2'"),
+	qr/^placement: moving from partition $mq2_old to $mq2_to, where it does not exist$/,
+	'check() reports a queue dropped where it moves while it drains');
+$router->safe_psql('postgres', "SELECT matchmaker.create_queue('$mq2', algorithm => 'greedy', max_wait => '1 s', tick => '100 ms', params => '{\"on_timeout\": \"expire\"}')");
+$router->safe_psql('postgres', "SELECT matchmaker.finish_move('$mq2')");
+$on{$mq2} = $mq2_to == 1 ? 1 : 2;
+@on_node = map { my $i = $_; [ grep { $on{$_} == $i } @queues ] } (0 .. 2);
 $on{$mq} = 2;
 
 # --- load through the router, one node killed ------------------------
@@ -216,11 +270,12 @@ open my $fh, '>', "$dir/enqueue.sql" or die;
 print $fh "\\set q random(0, " . $#queues . ")\n\\set p random(1, 1000000000)\n"
   . "SELECT logged_enqueue('q' || :q, :client_id || '-' || :p, random());\n";
 close $fh;
-my ($bout, $berr) = ('', '');
+# (pgbench writes to files: it prints every NOTICE the calls raise, and a
+# pipe nobody reads while the test sleeps would stall it)
 my $pgbench = IPC::Run::start(
 	[ $router->installed_command('pgbench'), '-n', '-h', $router->host, '-p', $router->port,
-	  '-c', 4, '-j', 2, '-T', 14, '-f', "$dir/enqueue.sql", 'postgres' ],
-	'>', \$bout, '2>', \$berr);
+	  '-c', 4, '-j', 2, '-T', 20, '-f', "$dir/enqueue.sql", 'postgres' ],
+	'>', "$dir/pgbench.out", '2>', "$dir/pgbench.err");
 
 sub logged_on
 {
@@ -236,27 +291,30 @@ sub matches_on
 $router->poll_query_until('postgres', 'SELECT count(*) >= 300 FROM enqueue_log')
   or die 'the load does not make progress';
 
+my $killed = $router->safe_psql('postgres', 'SELECT clock_timestamp()');
 $nodes[1]->kill9;
 my @before = (matches_on(0), matches_on(2));
 my @logged = (logged_on(0), logged_on(2));
-my $failed_before = $router->safe_psql('postgres', 'SELECT count(*) FROM failed_log');
 sleep 3;
 my @after = (matches_on(0), matches_on(2));
 ok($after[0] > $before[0] && $after[1] > $before[1],
 	"with node 1 down, nodes 0 and 2 keep matching ($before[0] -> $after[0], $before[1] -> $after[1] matches)");
 ok(logged_on(0) > $logged[0] && logged_on(2) > $logged[1],
 	'with node 1 down, enqueues to the other nodes\' queues go on through the router');
-my $failed_now = $router->safe_psql('postgres',
-	"SELECT count(*), count(*) FILTER (WHERE q.queue IN ('" . join("','", @{ $on_node[1] }) . "'))"
-	  . " FROM failed_log q WHERE q.at > now() - interval '1 hour'");
-my ($nf, $nf1) = split /\|/, $failed_now;
-ok($nf > $failed_before, "enqueues to node 1's queues fail while it is down ($nf)");
+my $failed = $router->safe_psql('postgres',
+	"SELECT count(*), count(*) FILTER (WHERE f.queue IN ('" . join("','", @{ $on_node[1] }) . "'))"
+	  . " FROM failed_log f");
+my ($nf, $nf1) = split /\|/, $failed;
+ok($nf > 0, "enqueues to node 1's queues fail while it is down ($nf)");
 is($nf1, $nf, 'only enqueues to node 1\'s queues fail');
+is($router->safe_psql('postgres', "SELECT count(*) FROM failed_log WHERE at < '$killed'"), '0',
+	'no enqueue failed before the kill');
 
 $nodes[1]->start;
 my $restarted = $router->safe_psql('postgres', 'SELECT clock_timestamp()');
 $pgbench->finish;
-is($pgbench->result(0), 0, 'pgbench through the router completed') or diag($berr);
+is($pgbench->result(0), 0, 'pgbench through the router completed')
+  or diag(PostgreSQL::Test::Utils::slurp_file("$dir/pgbench.err"));
 ok( $router->safe_psql('postgres',
 		"SELECT count(*) > 0 FROM enqueue_log WHERE ticket >> 43 = 1 AND at > '$restarted'"),
 	'after its restart, enqueues through the router reach node 1 again');
@@ -285,5 +343,25 @@ for my $i (0 .. 2)
 }
 is($router->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
 	'check() clean on every node after the crash');
+
+# --- growing the cluster's partition count ---------------------------
+# Pinning every queue where it is, then going from four partitions to
+# eight (the new ones on the same nodes), changes no queue's node.
+my $where = "SELECT string_agg(queue || '=' || matchmaker.queue_node(queue), ',' ORDER BY queue) FROM matchmaker.queue_stats";
+my $before = $router->safe_psql('postgres', $where);
+$router->safe_psql('postgres', q{
+	INSERT INTO matchmaker.placements (queue, partition)
+	SELECT s.queue, matchmaker.queue_partition(s.queue) FROM matchmaker.queue_stats s
+	ON CONFLICT (queue) DO NOTHING});
+$router->safe_psql('postgres',
+	"ALTER SERVER matchmaker_cluster OPTIONS (ADD p4 '$part[0]', ADD p5 '$part[1]', ADD p6 '$part[2]', ADD p7 '$part[0]')");
+is($router->safe_psql('postgres', $where), $before,
+	'pinned, every queue stays on its node when the partitions go from 4 to 8');
+is($router->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
+	'check() clean with eight partitions');
+my $t8 = $router->safe_psql('postgres', "SELECT matchmaker.enqueue('$on_node[1][0]', 'late', 0.5)");
+is($t8 >> 43, 1, 'an enqueue after the change goes to the queue\'s node');
+is($router->safe_psql('postgres', "SELECT state FROM matchmaker.ticket_status($t8)"), 'waiting',
+	'and its ticket is found there by id');
 
 done_testing();
