@@ -25,4 +25,5 @@ bash filters.sh 100000
 bash parties.sh 50 600 100000
 bash queue_stats.sh
 bash expected_wait.sh 10 20 60 180
+bash router.sh 6 10 3
 bash soak.sh 1800 500 5min
