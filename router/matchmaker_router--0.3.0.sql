@@ -52,11 +52,12 @@ COMMENT ON TABLE matchmaker.placements IS 'Queues moved off the partition of the
 -- Where things live.
 -- ---------------------------------------------------------------------
 
--- The cluster's partitions: number and connect string, its key=value
--- pairs sorted (so that two spellings of one node's are one string) and
--- without a password (put passwords in user mappings: every role may read
--- a server's options).
-CREATE FUNCTION matchmaker.partitions(OUT partition integer, OUT conninfo text)
+-- The cluster's partitions: number, connect string (its key=value pairs
+-- sorted, without a password or any other secret: put those in user
+-- mappings, since every role may read a server's options) and the node it
+-- names, its host, address, port and database only (two partitions name
+-- one node when these are the same, whatever else their strings set).
+CREATE FUNCTION matchmaker.partitions(OUT partition integer, OUT conninfo text, OUT node text)
 RETURNS SETOF record
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -65,12 +66,16 @@ AS $$
            (SELECT string_agg(kv[1] || '=' || kv[2], ' ' ORDER BY kv[1], kv[2])
             FROM regexp_matches(substr(o, strpos(o, '=') + 1),
                                 '([A-Za-z_]+)\s*=\s*(''(?:[^''\\]|\\.)*''|[^\s'']\S*)', 'g') kv
-            WHERE kv[1] <> 'password')
+            WHERE kv[1] !~* 'password|secret|key$'),
+           (SELECT string_agg(kv[1] || '=' || btrim(kv[2], ''''), ' ' ORDER BY kv[1])
+            FROM regexp_matches(substr(o, strpos(o, '=') + 1),
+                                '([A-Za-z_]+)\s*=\s*(''(?:[^''\\]|\\.)*''|[^\s'']\S*)', 'g') kv
+            WHERE kv[1] IN ('host', 'hostaddr', 'port', 'dbname'))
     FROM pg_foreign_server s, unnest(s.srvoptions) o
     WHERE s.srvname = 'matchmaker_cluster' AND o ~ '^p[0-9]+='
     ORDER BY 1
 $$;
-COMMENT ON FUNCTION matchmaker.partitions IS 'The partitions of the PL/Proxy cluster matchmaker_cluster and their connect strings (pairs sorted, a password removed).';
+COMMENT ON FUNCTION matchmaker.partitions IS 'The partitions of the PL/Proxy cluster matchmaker_cluster: their connect strings (pairs sorted, secrets removed) and the node each names (host, address, port, database).';
 
 -- The partition count, checked once per call of what needs it.
 CREATE FUNCTION matchmaker.partition_count()
@@ -137,6 +142,17 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT p.conninfo FROM matchmaker.partitions() p
+    WHERE p.partition = $1 & (matchmaker.partition_count() - 1)
+$$;
+
+-- Which node a partition names (host, address, port, database): how the
+-- router tells nodes apart.
+CREATE FUNCTION matchmaker.partition_node_key(partition integer)
+RETURNS text
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $$
+    SELECT p.node FROM matchmaker.partitions() p
     WHERE p.partition = $1 & (matchmaker.partition_count() - 1)
 $$;
 
@@ -221,8 +237,17 @@ DECLARE
 BEGIN
     SELECT p.partition, p.drained_from INTO here, old
     FROM matchmaker.placements p WHERE p.queue = enqueue_hash.queue;
-    IF old IS NOT NULL AND matchmaker.waiting_on(old, queue, players) THEN
-        RETURN old;
+    IF old IS NOT NULL THEN
+        BEGIN
+            IF matchmaker.waiting_on(old, queue, players) THEN
+                RETURN old;
+            END IF;
+        EXCEPTION WHEN OTHERS THEN
+            -- the node the queue leaves does not answer: its waiting
+            -- tickets are not matched meanwhile either; the enqueue goes
+            -- where the queue is
+            NULL;
+        END;
     END IF;
     RETURN COALESCE(here, hashtext(queue), 0);
 END
@@ -343,7 +368,7 @@ RETURNS SETOF integer
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT min(p.partition) FROM matchmaker.partitions() p GROUP BY p.conninfo ORDER BY 1
+    SELECT min(p.partition) FROM matchmaker.partitions() p GROUP BY p.node ORDER BY 1
 $$;
 COMMENT ON FUNCTION matchmaker.node_partitions IS 'One partition per node (the lowest naming it): what a node''s id must be.';
 
@@ -383,7 +408,7 @@ BEGIN
     FOR p IN SELECT * FROM matchmaker.node_partitions() LOOP
         RETURN QUERY SELECT * FROM matchmaker.check_on(p);
         nid := matchmaker.node_id_on(p);
-        IF nid IS NULL OR nid >= n OR matchmaker.partition_node(nid) <> matchmaker.partition_node(p) THEN
+        IF nid IS NULL OR nid >= n OR matchmaker.partition_node_key(nid) <> matchmaker.partition_node_key(p) THEN
             problem := 'node id';
             queue := NULL;
             id := p;
@@ -481,6 +506,16 @@ AS $$
                                    rating_max, tick, params);
 $$;
 
+CREATE FUNCTION matchmaker.waiting_count_on(partition integer, queue text)
+RETURNS bigint
+LANGUAGE plproxy
+AS $$
+    CLUSTER 'matchmaker_cluster';
+    RUN ON partition;
+    SELECT count(*) FROM matchmaker.tickets t
+    WHERE t.queue = queue AND t.state IN ('waiting', 'proposed');
+$$;
+
 CREATE FUNCTION matchmaker.drop_queue_on(partition integer, name text)
 RETURNS void
 LANGUAGE plproxy
@@ -518,12 +553,20 @@ BEGIN
             HINT = 'Call matchmaker.finish_move once nothing waits on the node it left.';
     END IF;
     here := matchmaker.queue_partition(queue);
-    IF matchmaker.partition_node(here) = matchmaker.partition_node(partition) THEN
+    IF matchmaker.partition_node_key(here) = matchmaker.partition_node_key(partition) THEN
         RAISE EXCEPTION USING
             ERRCODE = 'invalid_parameter_value',
             MESSAGE = format('queue %s is already on the node of partition %s', queue, partition);
     END IF;
     SELECT * INTO s FROM matchmaker.queue_settings_on(here, queue);
+    IF NOT FOUND AND EXISTS (SELECT FROM matchmaker.queue_settings_on(partition, queue)) THEN
+        -- another router moved it and finished the move: follow it there
+        INSERT INTO matchmaker.placements AS pl (queue, partition, drained_from)
+        VALUES (queue, partition, NULL)
+        ON CONFLICT ON CONSTRAINT placements_pkey
+        DO UPDATE SET partition = excluded.partition, drained_from = NULL, moved_at = pg_catalog.now();
+        RETURN;
+    END IF;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING
             ERRCODE = 'undefined_object',
@@ -558,6 +601,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     old integer;
+    left_waiting bigint;
 BEGIN
     PERFORM pg_advisory_xact_lock(hashtext('matchmaker_router.move'), hashtext(queue));
     SELECT pl.drained_from INTO old FROM matchmaker.placements pl WHERE pl.queue = finish_move.queue;
@@ -566,9 +610,17 @@ BEGIN
             ERRCODE = 'object_not_in_prerequisite_state',
             MESSAGE = format('queue %s is not being moved', COALESCE(queue, 'NULL'));
     END IF;
-    -- refused by the node while tickets wait there; gone already when an
-    -- earlier finish_move dropped it and then rolled back on the router
+    -- gone already when an earlier finish_move dropped it and then rolled
+    -- back on the router
     IF EXISTS (SELECT FROM matchmaker.queue_settings_on(old, queue)) THEN
+        left_waiting := matchmaker.waiting_count_on(old, queue);
+        IF left_waiting > 0 THEN
+            RAISE EXCEPTION USING
+                ERRCODE = 'object_in_use',
+                MESSAGE = format('queue %s still has %s waiting tickets on the node it leaves (partition %s)',
+                                 queue, left_waiting, old),
+                HINT = 'They are matched there or time out within the queue''s max_wait: call finish_move again then. (drop_queue through the router would drop the queue where it moved.)';
+        END IF;
         PERFORM matchmaker.drop_queue_on(old, queue);
     END IF;
     UPDATE matchmaker.placements pl SET drained_from = NULL WHERE pl.queue = finish_move.queue;
@@ -596,6 +648,7 @@ GRANT EXECUTE ON FUNCTION
     matchmaker.partitions(),
     matchmaker.partition_count(),
     matchmaker.partition_node(integer),
+    matchmaker.partition_node_key(integer),
     matchmaker.queue_partition(text),
     matchmaker.queue_hash(text),
     matchmaker.enqueue_hash(text, text[]),

@@ -165,7 +165,8 @@ class Client:
         node = self._one("SELECT matchmaker.ticket_node(%s)", (ticket,))[0]
         if node is None:
             raise MatchmakerError("22023", "ticket %d names no node of the router's cluster" % ticket)
-        places = ("host", "hostaddr", "port", "dbname", "service")
+        # where the node is, and which of its servers (a multi-host string after failover)
+        places = ("host", "hostaddr", "port", "dbname", "service", "target_session_attrs")
         settings = {k: v for k, v in psycopg2.extensions.parse_dsn(self.listen_dsn).items()
                     if k not in places}
         # only the node's place: its user (if any) is the router's, not ours

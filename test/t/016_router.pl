@@ -138,6 +138,18 @@ is( $router->safe_psql('postgres',
 		"SELECT string_agg(problem || ' ' || id, ',' ORDER BY id) FROM matchmaker.check()"),
 	'node id 1,node id 2', 'check() reports nodes whose ids route to another node');
 $swap->($part[1], $part[2]);
+# partitions naming one node in two spellings (another order, an extra
+# setting) are one node
+$router->safe_psql('postgres',
+	"ALTER SERVER matchmaker_cluster OPTIONS (SET p3 'dbname=postgres connect_timeout=5 port="
+	  . $nodes[0]->port . " host=" . $nodes[0]->host . "')");
+is($router->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
+	'a partition naming node 0 in another spelling is still node 0');
+is($router->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.queue_stats'), scalar(@queues),
+	'queue_stats reads node 0 once');
+($rc, $out, $err) = $router->psql('postgres', "SELECT matchmaker.move_queue('$on_node[0][0]', 3)");
+like($err, qr/already on the node of partition 3/, 'a move to another partition of the same node is refused');
+$router->safe_psql('postgres', "ALTER SERVER matchmaker_cluster OPTIONS (SET p3 '$part[3]')");
 
 # --- privileges on the router ------------------------------------------
 # A matchmaker_client role (with USAGE on the server and a user mapping)
@@ -253,6 +265,12 @@ $on{$mq2} = $mq2_to == 1 ? 1 : 2;
 $on{$mq} = 2;
 
 # --- load through the router, one node killed ------------------------
+# One of node 1's queues is being moved to node 2 while node 1 dies: its
+# enqueues must go on (to node 2), not wait on the dead node it leaves.
+my $drainq = $on_node[1][0];
+$router->safe_psql('postgres', "SELECT matchmaker.move_queue('$drainq', 2)");
+$on{$drainq} = 2;
+@on_node = map { my $i = $_; [ grep { $on{$_} == $i } @queues ] } (0 .. 2);
 $router->safe_psql('postgres', q{
 	CREATE TABLE enqueue_log (ticket bigint NOT NULL, queue text NOT NULL, player text NOT NULL,
 		at timestamptz NOT NULL DEFAULT clock_timestamp());
@@ -305,6 +323,8 @@ my $failed = $router->safe_psql('postgres',
 	"SELECT count(*), count(*) FILTER (WHERE f.queue IN ('" . join("','", @{ $on_node[1] }) . "'))"
 	  . " FROM failed_log f");
 my ($nf, $nf1) = split /\|/, $failed;
+my $newbie = $router->safe_psql('postgres', "SELECT matchmaker.enqueue('$drainq', 'newbie', 0.5)");
+is($newbie >> 43, 2, 'a queue moving off the dead node takes enqueues on its new node');
 ok($nf > 0, "enqueues to node 1's queues fail while it is down ($nf)");
 is($nf1, $nf, 'only enqueues to node 1\'s queues fail');
 is($router->safe_psql('postgres', "SELECT count(*) FROM failed_log WHERE at < '$killed'"), '0',
@@ -341,6 +361,7 @@ for my $i (0 .. 2)
 			WHERE (SELECT count(*) FROM matchmaker.tickets t WHERE t.match_id = m.id) <> 2}),
 		'0', "node $i: every match has its two tickets (no ticket matched twice)");
 }
+$router->safe_psql('postgres', "SELECT matchmaker.finish_move('$drainq')");
 is($router->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
 	'check() clean on every node after the crash');
 
