@@ -141,12 +141,14 @@ $swap->($part[1], $part[2]);
 # partitions naming one node in two spellings (another order, an extra
 # setting) are one node
 $router->safe_psql('postgres',
-	"ALTER SERVER matchmaker_cluster OPTIONS (SET p3 'dbname=postgres connect_timeout=5 port="
+	"ALTER SERVER matchmaker_cluster OPTIONS (SET p3 'dbname=postgres connect_timeout=5 sslpassword=KeyPass port="
 	  . $nodes[0]->port . " host=" . $nodes[0]->host . "')");
 is($router->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
 	'a partition naming node 0 in another spelling is still node 0');
 is($router->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.queue_stats'), scalar(@queues),
 	'queue_stats reads node 0 once');
+is($router->safe_psql('postgres', "SELECT count(*) FROM matchmaker.partitions() WHERE conninfo LIKE '%KeyPass%'"),
+	'0', 'partitions() leaves out an sslpassword');
 ($rc, $out, $err) = $router->psql('postgres', "SELECT matchmaker.move_queue('$on_node[0][0]', 3)");
 like($err, qr/already on the node of partition 3/, 'a move to another partition of the same node is refused');
 $router->safe_psql('postgres', "ALTER SERVER matchmaker_cluster OPTIONS (SET p3 '$part[3]')");
@@ -249,6 +251,15 @@ is($router->safe_psql('postgres', "SELECT matchmaker.cancel($gil)"), 't',
 	'the moved queue\'s tickets are cancelled on the new node');
 is($router->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
 	'check() clean after the move');
+# a second router (here: this one, its placement forgotten) follows the move
+$router->safe_psql('postgres', "DELETE FROM matchmaker.placements WHERE queue = '$mq'");
+($rc, $out, $err) = $router->psql('postgres', "SELECT matchmaker.enqueue('$mq', 'hal', 0.9)");
+like($err, qr/does not exist/, 'a router that did not move the queue sends it to the old node, where it is gone');
+$router->safe_psql('postgres', "SELECT matchmaker.move_queue('$mq', 2)");
+is($router->safe_psql('postgres', "SELECT partition || ' ' || (drained_from IS NULL) FROM matchmaker.placements WHERE queue = '$mq'"),
+	'2 true', 'its move_queue follows the queue to where another router moved it');
+is($router->safe_psql('postgres', "SELECT matchmaker.enqueue('$mq', 'hal', 0.9) >> 43"), '2',
+	'and its enqueues reach the new node');
 # drop_queue during a move drops the queue where it goes only: check() says so
 my $mq2 = $on_node[0][1] // $on_node[2][1];
 my $mq2_old = $router->safe_psql('postgres', "SELECT matchmaker.queue_partition('$mq2')");
