@@ -322,6 +322,26 @@ class Fuzzer:
         return ("SELECT matches FROM matchmaker.audit(%s, to_timestamp(%s), to_timestamp(%s))",
                 [self.queue_name(), t0, t1], None)
 
+    def call_waiting(self):
+        players = [self.player() for _ in range(self.pick(1, 1, 2, 5))]
+        if self.bad(0.3):
+            players = self.pick(None, [], [None], ["x" * 100000], [[["a"]]])
+        queue = self.queue_name()
+
+        def check(result, args):
+            # what enqueue would find: a waiting or proposed ticket of one of the players
+            self.cur.execute("SELECT EXISTS (SELECT FROM matchmaker.tickets WHERE queue = %s "
+                             "AND player = ANY (%s::text[]) AND state IN ('waiting', 'proposed'))", args)
+            if result[0][0] != self.cur.fetchone()[0]:
+                self.fail("waiting() disagrees with the tickets", args)
+        return "SELECT matchmaker.waiting(%s, %s::text[])", [queue, players], \
+            (check if isinstance(players, list) and all(isinstance(x, str) for x in players) else None)
+
+    def call_set_node_id(self):
+        # valid ids change the ranges only while no id is held; the rest is refused
+        node = self.pick(0, 0, 3, -1, 1024, 2147483647, None)
+        return "SELECT matchmaker.set_node_id(%s::int)", [node], None
+
     # ------------------------------------------------------------------
 
     def fail(self, what, args):
@@ -330,8 +350,9 @@ class Fuzzer:
     def run_one(self, n):
         kind = self.rng.choices(
             ["create_queue", "alter_queue", "drop_queue", "enqueue", "enqueue_party", "cancel",
-             "ticket_status", "match_cost", "tick", "simulate", "optimal_cost", "audit"],
-            weights=[6, 5, 2, 30, 8, 12, 4, 8, 16, 8, 4, 4])[0]
+             "ticket_status", "match_cost", "tick", "simulate", "optimal_cost", "audit", "waiting",
+             "set_node_id"],
+            weights=[6, 5, 2, 30, 8, 12, 4, 8, 16, 8, 4, 4, 3, 1])[0]
         self.hostile = self.rng.random() < 0.3
         sql, args, check = getattr(self, "call_" + kind)()
         self.waiting_before = None
