@@ -63,16 +63,16 @@ LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
     SELECT substr(o, 2, strpos(o, '=') - 2)::integer,
-           (SELECT string_agg(kv[1] || '=' || kv[2], ' ' ORDER BY kv[1], kv[2])
-            FROM regexp_matches(substr(o, strpos(o, '=') + 1),
-                                '([A-Za-z_]+)\s*=\s*(''(?:[^''\\]|\\.)*''|[^\s'']\S*)', 'g') kv
-            WHERE kv[1] !~* 'password|secret|key$'),
-           (SELECT string_agg(kv[1] || '=' || btrim(kv[2], ''''), ' ' ORDER BY kv[1])
-            FROM regexp_matches(substr(o, strpos(o, '=') + 1),
-                                '([A-Za-z_]+)\s*=\s*(''(?:[^''\\]|\\.)*''|[^\s'']\S*)', 'g') kv
-            WHERE kv[1] IN ('host', 'hostaddr', 'port', 'dbname'))
-    FROM pg_foreign_server s, unnest(s.srvoptions) o
+           string_agg(kv[1] || '=' || kv[2], ' ' ORDER BY kv[1], kv[2])
+               FILTER (WHERE kv[1] !~* 'password|secret|key$'),
+           string_agg(kv[1] || '=' || btrim(kv[2], ''''), ' ' ORDER BY kv[1])
+               FILTER (WHERE kv[1] IN ('host', 'hostaddr', 'port', 'dbname'))
+    FROM pg_foreign_server s
+    CROSS JOIN unnest(s.srvoptions) o
+    LEFT JOIN LATERAL regexp_matches(substr(o, strpos(o, '=') + 1),
+                                     '([A-Za-z_]+)\s*=\s*(''(?:[^''\\]|\\.)*''|[^\s'']\S*)', 'g') kv ON true
     WHERE s.srvname = 'matchmaker_cluster' AND o ~ '^p[0-9]+='
+    GROUP BY o
     ORDER BY 1
 $$;
 COMMENT ON FUNCTION matchmaker.partitions IS 'The partitions of the PL/Proxy cluster matchmaker_cluster: their connect strings (pairs sorted, secrets removed) and the node each names (host, address, port, database).';
@@ -360,7 +360,8 @@ $$;
 COMMENT ON FUNCTION matchmaker.tick IS 'Run a queue''s algorithm on its node at time now (the node''s worker does it by itself).';
 
 -- ---------------------------------------------------------------------
--- Every node: each distinct connect string once, at its lowest partition.
+-- Every node: each node once (partitions() tells them apart), at its
+-- lowest partition.
 -- ---------------------------------------------------------------------
 
 CREATE FUNCTION matchmaker.node_partitions()
@@ -393,8 +394,7 @@ $$;
 -- Every node's check(), and the router's own invariants: each node's id
 -- is a partition that names that node (else ids route elsewhere), each
 -- placement is a partition of the cluster, and a queue being moved exists
--- on the node it moves to.  A node is one connect string (partitions()
--- sorts its pairs): name each node with one host, port and database.
+-- on the node it moves to.
 CREATE FUNCTION matchmaker.check()
 RETURNS TABLE (problem text, queue text, id bigint, detail text)
 LANGUAGE plpgsql STABLE
@@ -434,7 +434,7 @@ BEGIN
           AND NOT EXISTS (SELECT FROM matchmaker.queue_settings_on(pl.partition, pl.queue));
 END
 $$;
-COMMENT ON FUNCTION matchmaker.check IS 'Every node''s check(), plus the router''s: node ids that route elsewhere, placements outside the cluster. Every node must answer.';
+COMMENT ON FUNCTION matchmaker.check IS 'Every node''s check(), plus the router''s: node ids that route elsewhere, placements outside the cluster, a queue being moved that does not exist where it goes. Every node must answer.';
 
 CREATE FUNCTION matchmaker.queue_stats_on(partition integer)
 RETURNS TABLE (queue text, waiting bigint, oldest_wait float8,
