@@ -1043,6 +1043,43 @@ run_simulation(FunctionCallInfo fcinfo, MMQueue **queue_out, int *n_out,
 }
 
 /*
+ * Most memory, in kB, that simulate's result keeps before writing the rest
+ * to a temporary file (less when work_mem is lower).  A stream of 10^6
+ * arrivals gives about 80 MB of rows in memory, each in memory the backend
+ * has not touched before; writing them to a file and reading them back was
+ * measured faster (bench/simulate.sh) as well as lighter.
+ */
+#define MM_SIM_ROWS_MEMORY 4096
+
+/*
+ * Set up a set-returning call in materialize mode, as InitMaterializedSRF
+ * does, but with the result's memory bounded by MM_SIM_ROWS_MEMORY.
+ */
+static void
+init_rows_store(FunctionCallInfo fcinfo)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MemoryContext old;
+	TupleDesc	desc;
+
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) ||
+		(rsinfo->allowedModes & SFRM_Materialize) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("set-valued function called in context that cannot accept a set"),
+				 errhint("Call matchmaker.simulate in the FROM clause.")));
+	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "simulate must return rows");
+	desc = CreateTupleDescCopy(desc);
+	rsinfo->returnMode = SFRM_Materialize;
+	rsinfo->setResult = tuplestore_begin_heap((rsinfo->allowedModes & SFRM_Materialize_Random) != 0,
+											  false, Min(work_mem, MM_SIM_ROWS_MEMORY));
+	rsinfo->setDesc = desc;
+	MemoryContextSwitchTo(old);
+}
+
+/*
  * matchmaker.simulate(queue, arrivals, params): one row per real player,
  * (match_no, id, team, matched_at); match_no NULL for an expired player,
  * whose matched_at is then the time it expired.
@@ -1057,7 +1094,7 @@ mm_simulate_rows(PG_FUNCTION_ARGS)
 	MMSimSummary summary;
 	int			n;
 
-	InitMaterializedSRF(fcinfo, 0);
+	init_rows_store(fcinfo);
 	SPI_connect();
 	arr = run_simulation(fcinfo, &queue, &n, &out, &summary);
 	for (int i = 0; i < n; i++)

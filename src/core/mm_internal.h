@@ -183,6 +183,10 @@ extern MMStatus mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev,
 extern const MMConfig *mm_key_config(const MMConfig *cfg, const MMPool *pool,
 									 MMConfig *local);
 
+/* mm_step without the configuration's check, for a caller that made it. */
+extern MMStatus mm_step_checked(const MMConfig *cfg, MMPool *pool, double now,
+								MMResult *result);
+
 /* A step over a whole pool (keyed or not), as mm_step runs it. */
 typedef MMStatus (*MMRunFn) (const MMConfig *cfg, MMPool *pool, double prev,
 							 double now, MMResult *result);

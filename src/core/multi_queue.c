@@ -414,6 +414,31 @@ settle_timeouts(MQState *q, const MMConfig *cfg, const MMPool *pool,
 	return MM_OK;
 }
 
+/* Most ranges of one criterion that any_range_full counts on the stack. */
+#define MQ_QUICK_RANGES 256
+
+/*
+ * Whether some range of the rating (one criterion, r ranges, at most
+ * MQ_QUICK_RANGES) holds k tickets, counted without sorting: when none
+ * does and nobody timed out, a step has nothing to do.
+ */
+static bool
+any_range_full(const MMPool *pool, int r, int k)
+{
+	int			count[MQ_QUICK_RANGES] = {0};
+
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		int			c = (int) floor(pool->tickets[i].rating * (double) r);
+
+		if (c > r - 1)
+			c = r - 1;
+		if (++count[c] >= k)
+			return true;
+	}
+	return false;
+}
+
 /*
  * multi_queue (4.3).  Phase 1: per range, the tickets in arrival order
  * form games of k (the order of the games is the arrival order of the
@@ -440,6 +465,10 @@ mm_multi_queue_step(const MMConfig *cfg, MMPool *pool, double prev,
 	q.n = pool->ntickets;
 	q.dims = cfg->criteria.n + 1;
 	mm_criteria_ranges(cfg, q.rd);
+	if (q.dims == 1 && q.rd[0] <= MQ_QUICK_RANGES &&
+		!mm_timed_out(&pool->tickets[0], now, cfg->max_wait) &&
+		!any_range_full(pool, q.rd[0], q.k))
+		return MM_OK;			/* the usual step: an arrival completes nothing */
 	q.r = 1;
 	for (int d = 0; d < q.dims; d++)
 	{

@@ -42,7 +42,21 @@ match_by_rating(const MMPool *pool, MMResult *res, int start, int cnt, int k,
 		buf[i].key = pool->tickets[start + i].rating;
 		buf[i].idx = start + i;
 	}
-	qsort(buf, cnt, sizeof(KeyedIndex), keyed_cmp);
+	if (cnt <= 32)
+	{
+		/* batches are small: an insertion sort, without a call per comparison */
+		for (int i = 1; i < cnt; i++)
+		{
+			KeyedIndex	v = buf[i];
+			int			p = i;
+
+			for (; p > 0 && keyed_cmp(&buf[p - 1], &v) > 0; p--)
+				buf[p] = buf[p - 1];
+			buf[p] = v;
+		}
+	}
+	else
+		qsort(buf, cnt, sizeof(KeyedIndex), keyed_cmp);
 	for (int g = 0; g < cnt; g += k)
 	{
 		for (int j = 0; j < k; j++)

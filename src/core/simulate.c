@@ -435,7 +435,10 @@ sim_step(Sim *s, double now)
 			return st;
 	}
 	sim_measure(s);
-	st = mm_step(&s->cfg, &s->pool, now, &s->res);
+	/* mm_simulate checked the configuration; only cluster's shift changes */
+	st = s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.cluster.shift_auto
+		? mm_step(&s->cfg, &s->pool, now, &s->res)
+		: mm_step_checked(&s->cfg, &s->pool, now, &s->res);
 
 	if (st != MM_OK)
 		return st;

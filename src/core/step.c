@@ -75,7 +75,7 @@ mm_split_teams(const MMConfig *cfg, int nmembers, const double *ratings,
  */
 static MMStatus
 finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
-			   MMResult *res)
+			   MMResult *res, bool compose)
 {
 	int			k = mm_config_k(cfg);
 	int			dims = cfg->criteria.n + 1;
@@ -83,8 +83,9 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 	double		waits[MM_MAX_K];
 	double		f[MM_MAX_CRITERIA];
 	double	   *crit = ratings; /* player by player, every criterion */
-	bool		compose = mm_compose_active(cfg, pool);
 
+	if (res->nmatches == 0)
+		return MM_OK;			/* most steps of a simulation */
 	mm_criteria_factors(cfg, f);
 	if (dims > 1 && res->nmatches > 0)
 	{
@@ -245,13 +246,16 @@ static MMStatus
 step_pool(const MMConfig *cfg, MMPool *pool, double prev, double now, MMResult *result)
 {
 	MMStatus	st = algorithms[cfg->algorithm].step(cfg, pool, prev, now, result);
+	bool		compose = false;
 
 	if (st == MM_OK)
 		st = mm_smaller_matches(cfg, pool, result);
-	if (st == MM_OK && mm_compose_active(cfg, pool))
+	if (st == MM_OK)
+		compose = mm_compose_active(cfg, pool);
+	if (st == MM_OK && compose)
 		st = mm_compose(cfg, pool, now, result);
 	if (st == MM_OK)
-		st = finish_matches(cfg, pool, now, result);
+		st = finish_matches(cfg, pool, now, result, compose);
 	return st;
 }
 
@@ -301,6 +305,23 @@ exclude_part_deadline(const MMConfig *cfg, const MMPool *pool)
 MMStatus
 mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 {
+	if (result != NULL)
+	{
+		result->nmatches = 0;
+		result->nexpired = 0;
+	}
+	if (mm_config_check(cfg) != MM_OK)
+		return MM_ERR_ARGUMENT;
+	return mm_step_checked(cfg, pool, now, result);
+}
+
+/*
+ * mm_step for a caller that has checked cfg with mm_config_check and does
+ * not change it between steps (a simulation runs a step per arrival).
+ */
+MMStatus
+mm_step_checked(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
+{
 	MMStatus	st;
 	double		prev;
 	MMConfig	local;
@@ -310,8 +331,7 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 		result->nmatches = 0;
 		result->nexpired = 0;
 	}
-	if (mm_config_check(cfg) != MM_OK || pool == NULL || result == NULL ||
-		!isfinite(now))
+	if (pool == NULL || result == NULL || !isfinite(now))
 		return MM_ERR_ARGUMENT;
 	if (pool->cand != NULL &&
 		(pool->key != pool->cand_key || pool->nkeys != pool->ncand_rows ||
