@@ -31,6 +31,17 @@ FROM matchmaker.simulate_summary('g', $$VALUES (1, .1, 0), (2, .9, 1), (3, .5, 2
 SELECT matchmaker.match_cost('g', '{.1, .9}', '{1, 0}') + matchmaker.match_cost('g', '{.5, .6}', '{1, 0}') AS same_cost;
 -- An empty stream.
 SELECT * FROM matchmaker.simulate_summary('g', 'SELECT 1, 0.5, 0.0 WHERE false');
+-- Rows beyond the memory kept (here work_mem) go to a temporary file and
+-- come back whole: 20,000 players at 100 per second, about 800 kB of rows.
+SET work_mem = '64kB';
+WITH r AS (SELECT * FROM matchmaker.simulate('g', $$SELECT i, (i * 0.6180339887) % 1, i / 100.0 FROM generate_series(1, 20000) i$$)),
+     s AS (SELECT * FROM matchmaker.simulate_summary('g', $$SELECT i, (i * 0.6180339887) % 1, i / 100.0 FROM generate_series(1, 20000) i$$))
+SELECT (SELECT count(*) FROM r) AS rows, (SELECT count(DISTINCT id) FROM r) AS players,
+       (SELECT sum(id) FROM r) = 20000 * 20001 / 2 AS every_id,
+       (SELECT count(DISTINCT match_no) FROM r) = s.games AS games_agree,
+       (SELECT count(*) FROM r WHERE match_no IS NULL) = s.expired AS expired_agree
+FROM s;
+RESET work_mem;
 
 -- Ratings are on the queue's scale.
 SELECT matchmaker.create_queue('elo', algorithm => 'greedy', rating_min => 0, rating_max => 3000);
