@@ -65,3 +65,21 @@ SELECT (SELECT seq_scan FROM pg_stat_user_tables WHERE relid = 'matchmaker.ticke
        (SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelid = 'matchmaker.tickets_waiting'::regclass) - :waiting_before AS waiting_reads,
        (SELECT idx_tup_read FROM pg_stat_user_indexes WHERE indexrelid = 'matchmaker.tickets_pkey'::regclass) - :pkey_before < 100 AS pkey_rows_below_twice_ended,
        (SELECT count(*) FROM matchmaker.tickets WHERE queue = 'inv' AND state = 'invalid') AS invalid;
+
+-- A tick of a queue without proposals or open backfill requests finds that
+-- in their indexes alone and runs no statement on those tables (whose
+-- statements lock rows FOR UPDATE, taking RowShareLock on the table); a
+-- queue with an open request runs them.
+BEGIN;
+SELECT matchmaker.tick('inv') AS matches;
+SELECT relation::regclass AS rel, mode FROM pg_locks
+WHERE pid = pg_backend_pid() AND relation IN ('matchmaker.proposals'::regclass, 'matchmaker.backfills'::regclass)
+ORDER BY 1, 2;
+ROLLBACK;
+SELECT matchmaker.backfill((SELECT min(id) FROM matchmaker.matches WHERE queue = 'scanless'), 1) > 0 AS requested;
+BEGIN;
+SELECT matchmaker.tick('scanless') AS matches;
+SELECT relation::regclass AS rel, mode FROM pg_locks
+WHERE pid = pg_backend_pid() AND relation IN ('matchmaker.proposals'::regclass, 'matchmaker.backfills'::regclass)
+ORDER BY 1, 2;
+ROLLBACK;

@@ -519,7 +519,8 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 	int		   *count;			/* a match's players per team */
 
 	*next_expiry = DT_NOEND;
-	if (!backfill_available())
+	if (!backfill_available() ||
+		!mm_index_has_queue("backfills", "backfills_open", queue->name))
 		return false;
 	mm_keep_plan(&open_plan,
 				 "SELECT id, match_id, COALESCE(team, 0), slots OPERATOR(pg_catalog.-) filled, slots, expires_at "

@@ -196,6 +196,7 @@ typedef struct MMWaitingRow
 extern MMWaitingScan *mm_waiting_begin(const char *queue, TimestampTz until, TimestampTz ahead);
 extern bool mm_waiting_next(MMWaitingScan *scan, MMWaitingRow *row);
 extern void mm_waiting_end(MMWaitingScan *scan);
+extern bool mm_index_has_queue(const char *table, const char *index, const char *queue);
 extern AttrNumber mm_rel_column(Relation rel, const char *name, bool missing_ok);
 
 /* Longest caller's string an error message repeats (see mm_shorten). */

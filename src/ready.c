@@ -276,7 +276,8 @@ mm_ready_expire(const MMQueue *queue, TimestampTz now)
 	int64	   *ids;
 	int			n;
 
-	if (!mm_ready_available())
+	if (!mm_ready_available() ||
+		!mm_index_has_queue("proposals", "proposals_pending", queue->name))
 		return 0;
 	mm_keep_plan(&plan,
 				 "SELECT id FROM matchmaker.proposals WHERE queue OPERATOR(pg_catalog.=) $1 "
@@ -309,7 +310,8 @@ mm_ready_next_deadline(const MMQueue *queue, TimestampTz now)
 	bool		isnull;
 	Datum		d;
 
-	if (!mm_ready_available())
+	if (!mm_ready_available() ||
+		!mm_index_has_queue("proposals", "proposals_pending", queue->name))
 		return DT_NOEND;
 	mm_keep_plan(&plan,
 				 "SELECT pg_catalog.min(accept_by) FROM matchmaker.proposals "

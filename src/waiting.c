@@ -1,7 +1,8 @@
 /*
  * waiting.c
  *		Read a queue's waiting tickets for a tick, through the index
- *		tickets_waiting.
+ *		tickets_waiting; and whether a queue has entries in an index led by
+ *		the queue (proposals, backfill requests), without the executor.
  *
  * A tick reads every waiting ticket of its queue.  Through SPI, the
  * statement's plan depends on the table's statistics: on a tickets table
@@ -82,32 +83,79 @@ mm_rel_column(Relation rel, const char *name, bool missing_ok)
 	return InvalidAttrNumber;
 }
 
+/*
+ * Open table of the extension and its index, whose first key column must
+ * be the text column queue.  The table is locked first (AccessShareLock):
+ * its index and columns are then what they stay.
+ */
+static void
+open_by_queue(const char *table, const char *index, Relation *rel_out, Relation *index_out)
+{
+	Oid			relid;
+	Oid			indexid;
+	Relation	rel;
+	Relation	ind;
+
+	relid = RangeVarGetRelidExtended(makeRangeVar("matchmaker", (char *) table, -1),
+									 AccessShareLock, 0, NULL, NULL);
+	indexid = get_relname_relid(index, get_rel_namespace(relid));
+	if (!OidIsValid(indexid))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("index matchmaker.%s is missing", index),
+				 errhint("Reinstall the extension: DROP EXTENSION matchmaker; CREATE EXTENSION matchmaker.")));
+	rel = table_open(relid, NoLock);
+	ind = index_open(indexid, AccessShareLock);
+	if (ind->rd_index->indrelid != relid ||
+		IndexRelationGetNumberOfKeyAttributes(ind) < 1 ||
+		ind->rd_index->indkey.values[0] != mm_rel_column(rel, "queue", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("index matchmaker.%s does not lead with the queue", index),
+				 errhint("Reinstall the extension: DROP EXTENSION matchmaker; CREATE EXTENSION matchmaker.")));
+	*rel_out = rel;
+	*index_out = ind;
+}
+
+/*
+ * Whether index of table (led by its queue column) holds an entry of
+ * queue.  It reads the index alone, without the executor: false means no
+ * row of the queue is in the index, so no statement would see one (a
+ * tick skips its queries of proposals and backfill requests for a queue
+ * that has none).  An entry of a dead row counts: the query it lets run
+ * then finds nothing and marks the entry dead.
+ */
+bool
+mm_index_has_queue(const char *table, const char *index, const char *queue)
+{
+	Relation	rel;
+	Relation	ind;
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	ScanKeyData key;
+	bool		found;
+
+	open_by_queue(table, index, &rel, &ind);
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	scan = index_beginscan(rel, ind, snapshot, 1, 0);
+	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
+						   ind->rd_indcollation[0], F_TEXTEQ, CStringGetTextDatum(queue));
+	index_rescan(scan, &key, 1, NULL, 0);
+	found = index_getnext_tid(scan, ForwardScanDirection) != NULL;
+	index_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	index_close(ind, AccessShareLock);
+	table_close(rel, NoLock);
+	return found;
+}
+
 /* Open the scan of queue's waiting tickets enqueued at or before until, or after ahead. */
 MMWaitingScan *
 mm_waiting_begin(const char *queue, TimestampTz until, TimestampTz ahead)
 {
 	MMWaitingScan *scan = palloc0(sizeof(MMWaitingScan));
-	Oid			relid;
-	Oid			indexid;
 
-	/* lock the table first: its index and columns are then what they stay */
-	relid = RangeVarGetRelidExtended(makeRangeVar("matchmaker", "tickets", -1),
-									 AccessShareLock, 0, NULL, NULL);
-	indexid = get_relname_relid("tickets_waiting", get_rel_namespace(relid));
-	if (!OidIsValid(indexid))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("index matchmaker.tickets_waiting is missing"),
-				 errhint("Reinstall the extension: DROP EXTENSION matchmaker; CREATE EXTENSION matchmaker.")));
-	scan->rel = table_open(relid, NoLock);
-	scan->index = index_open(indexid, AccessShareLock);
-	if (scan->index->rd_index->indrelid != relid ||
-		IndexRelationGetNumberOfKeyAttributes(scan->index) < 1 ||
-		scan->index->rd_index->indkey.values[0] != mm_rel_column(scan->rel, "queue", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("index matchmaker.tickets_waiting does not lead with the queue"),
-				 errhint("Reinstall the extension: DROP EXTENSION matchmaker; CREATE EXTENSION matchmaker.")));
+	open_by_queue("tickets", "tickets_waiting", &scan->rel, &scan->index);
 	scan->att_id = mm_rel_column(scan->rel, "id", false);
 	scan->att_player = mm_rel_column(scan->rel, "player", false);
 	scan->att_rating = mm_rel_column(scan->rel, "rating", false);
