@@ -594,7 +594,19 @@ AS $$
 $$;
 COMMENT ON FUNCTION matchmaker.waiting IS 'Whether any of the players has a waiting or proposed ticket in the queue (what enqueue would find); for a router moving the queue.';
 
+-- Each backend keeps the rows of the queues it enqueues into; this trigger
+-- makes every backend drop them whenever the table is written (by any
+-- statement, with any session_replication_role).
+CREATE FUNCTION matchmaker.queues_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'mm_queues_changed'
+LANGUAGE C;
+COMMENT ON FUNCTION matchmaker.queues_changed IS 'Trigger of matchmaker.queues: every backend drops the queue settings it keeps for enqueue.';
+CREATE TRIGGER queues_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON matchmaker.queues
+    FOR EACH STATEMENT EXECUTE FUNCTION matchmaker.queues_changed();
+ALTER TABLE matchmaker.queues ENABLE ALWAYS TRIGGER queues_changed;
+
 REVOKE ALL ON FUNCTION matchmaker.set_node_id(integer), matchmaker.node_id(),
-    matchmaker.waiting(text, text[]) FROM PUBLIC;
+    matchmaker.waiting(text, text[]), matchmaker.queues_changed() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION matchmaker.node_id() TO matchmaker_admin;
 GRANT EXECUTE ON FUNCTION matchmaker.waiting(text, text[]) TO matchmaker_client, matchmaker_admin;

@@ -64,6 +64,18 @@ CREATE TABLE matchmaker.queues (
 );
 COMMENT ON TABLE matchmaker.queues IS 'Matchmaking queues: game shape, algorithm and its parameters.';
 
+-- Each backend keeps the rows of the queues it enqueues into; this trigger
+-- makes every backend drop them whenever the table is written (by any
+-- statement, with any session_replication_role).
+CREATE FUNCTION matchmaker.queues_changed()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'mm_queues_changed'
+LANGUAGE C;
+COMMENT ON FUNCTION matchmaker.queues_changed IS 'Trigger of matchmaker.queues: every backend drops the queue settings it keeps for enqueue.';
+CREATE TRIGGER queues_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON matchmaker.queues
+    FOR EACH STATEMENT EXECUTE FUNCTION matchmaker.queues_changed();
+ALTER TABLE matchmaker.queues ENABLE ALWAYS TRIGGER queues_changed;
+
 CREATE SEQUENCE matchmaker.matches_id_seq;
 CREATE TABLE matchmaker.matches (
     id            bigint PRIMARY KEY DEFAULT pg_catalog.nextval('matchmaker.matches_id_seq'),

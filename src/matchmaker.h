@@ -136,6 +136,7 @@ extern void mm_stream_rate(MMConfig *cfg, const MMArrival *arr, int n);
 
 /* queue.c */
 extern bool mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue);
+extern bool mm_load_queue_cached(const char *name, MMQueue *queue);
 extern MMQueue *mm_get_queue(text *name, MMQueueLock lock);
 extern double mm_interval_seconds(const Interval *iv);
 extern bool mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode, bool wait);

@@ -14,6 +14,8 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "catalog/pg_trigger.h"
+#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
@@ -21,10 +23,15 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "storage/lmgr.h"
+#include "storage/sinval.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
@@ -202,6 +209,15 @@ static const Oid queue_column_types[] = {
 	INT4OID, INT4OID, TEXTOID, INTERVALOID, FLOAT8OID, FLOAT8OID, INTERVALOID, JSONBOID, TIMESTAMPTZOID
 };
 #define MM_QUEUE_COLUMNS lengthof(queue_columns)
+/* how those types are stored (pg_type's typbyval and typlen) */
+static const bool queue_column_byval[] = {
+	true, true, false, false, FLOAT8PASSBYVAL, FLOAT8PASSBYVAL, false, false, FLOAT8PASSBYVAL
+};
+static const int16 queue_column_len[] = {4, 4, -1, 16, 8, 8, 16, -1, 8};
+
+static void queue_from_row(const char *name, Datum *values, MMQueue *queue);
+static bool queues_invalidate(Relation rel);
+static Oid queue_rows_relid;
 
 /* Refuse column i of queue name's row when it is null or of another type than the settings need. */
 static void
@@ -253,7 +269,7 @@ direct_read_allowed(Relation rel)
  * fraction of a prepared SELECT's executor start and end.
  */
 static int
-read_queue_row(const char *name, Datum *values)
+read_queue_row(const char *name, Datum *values, bool *cacheable)
 {
 	Oid			relid;
 	Oid			indexid;
@@ -272,6 +288,11 @@ read_queue_row(const char *name, Datum *values)
 	{
 		table_close(rel, NoLock);
 		return -1;
+	}
+	if (cacheable != NULL)
+	{
+		*cacheable = queues_invalidate(rel);
+		queue_rows_relid = relid;
 	}
 	indexid = RelationGetPrimaryKeyIndex(rel);
 	if (!OidIsValid(indexid))
@@ -320,6 +341,154 @@ read_queue_row(const char *name, Datum *values)
 }
 
 /*
+ * The rows of the queues this backend enqueued into, by name, so that an
+ * enqueue reads no table for its queue.  The trigger queues_changed of
+ * matchmaker.queues invalidates the table's relation cache entry after
+ * every statement that writes it (of any role, in any session, with any
+ * session_replication_role: it fires ALWAYS); every backend then drops
+ * this cache when it takes in that invalidation, at commit of the writer
+ * for the others (an enqueue takes in pending invalidations first) and at
+ * once for the writer itself, whose rollback drops it again.  Without that
+ * trigger (before ALTER EXTENSION UPDATE to 0.3.0, or disabled) nothing is
+ * cached.  queue_rows_generation counts the drops: a row read while one
+ * happened is not kept.
+ */
+typedef struct QueueRowEntry
+{
+	char		name[NAMEDATALEN];	/* the hash key */
+	Datum		values[MM_QUEUE_COLUMNS];
+} QueueRowEntry;
+
+static HTAB *queue_rows;
+static MemoryContext queue_rows_cxt;
+static uint64 queue_rows_generation;
+static bool queue_rows_callback_set;
+
+PG_FUNCTION_INFO_V1(mm_queues_changed);
+
+/* Drop the cache when matchmaker.queues (or every relation) is invalidated. */
+static void
+queue_rows_invalidate(Datum arg, Oid relid)
+{
+	if (relid != InvalidOid && relid != queue_rows_relid)
+		return;
+	queue_rows_generation++;
+	if (queue_rows_cxt != NULL)
+	{
+		MemoryContextReset(queue_rows_cxt);
+		queue_rows = NULL;
+	}
+}
+
+/* Whether matchmaker.queues has its invalidating trigger, enabled ALWAYS. */
+static bool
+queues_invalidate(Relation rel)
+{
+	TriggerDesc *trig = rel->trigdesc;
+	Oid			fn = InvalidOid;
+
+	if (trig == NULL)
+		return false;
+	for (int i = 0; i < trig->numtriggers; i++)
+	{
+		Trigger    *t = &trig->triggers[i];
+
+		if (strcmp(t->tgname, "queues_changed") == 0 && t->tgenabled == TRIGGER_FIRES_ALWAYS &&
+			!TRIGGER_FOR_ROW(t->tgtype) && TRIGGER_FOR_INSERT(t->tgtype) &&
+			TRIGGER_FOR_UPDATE(t->tgtype) && TRIGGER_FOR_DELETE(t->tgtype) &&
+			TRIGGER_FOR_TRUNCATE(t->tgtype))
+			fn = t->tgfoid;
+	}
+	return OidIsValid(fn) && get_func_namespace(fn) == RelationGetNamespace(rel) &&
+		strcmp(get_func_name(fn), "queues_changed") == 0;
+}
+
+/*
+ * matchmaker.queues_changed(), the statement trigger of matchmaker.queues:
+ * every backend's cache of queue rows is dropped (see QueueRowEntry).
+ */
+Datum
+mm_queues_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("matchmaker.queues_changed() must be called as a trigger")));
+	CacheInvalidateRelcache(trigdata->tg_relation);
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * Load queue name's settings for an enqueue, from this backend's cache
+ * when it holds them (see QueueRowEntry): as mm_load_queue with
+ * MM_LOCK_NONE.  The caller holds the queue's enqueue lock, so a
+ * drop_queue has either committed, and its invalidation is taken in here,
+ * or waits for the caller.
+ */
+bool
+mm_load_queue_cached(const char *name, MMQueue *queue)
+{
+	QueueRowEntry *entry = NULL;
+	Datum		values[MM_QUEUE_COLUMNS];
+	uint64		generation;
+	bool		cacheable = false;
+	int			found;
+
+	if (strlen(name) >= NAMEDATALEN)
+		return mm_load_queue(name, MM_LOCK_NONE, queue);
+	AcceptInvalidationMessages();
+	if (queue_rows != NULL)
+		entry = hash_search(queue_rows, name, HASH_FIND, NULL);
+	if (entry != NULL)
+	{
+		for (int i = 0; i < (int) MM_QUEUE_COLUMNS; i++)
+			values[i] = datumCopy(entry->values[i], queue_column_byval[i], queue_column_len[i]);
+		queue_from_row(name, values, queue);
+		return true;
+	}
+
+	generation = queue_rows_generation;
+	found = read_queue_row(name, values, &cacheable);
+	if (found < 0)
+		return mm_load_queue(name, MM_LOCK_NONE, queue);
+	if (found == 0)
+		return false;
+	if (cacheable && generation == queue_rows_generation)
+	{
+		MemoryContext old;
+		bool		present;
+
+		if (!queue_rows_callback_set)
+		{
+			CacheRegisterRelcacheCallback(queue_rows_invalidate, (Datum) 0);
+			queue_rows_callback_set = true;
+		}
+		if (queue_rows_cxt == NULL)
+			queue_rows_cxt = AllocSetContextCreate(TopMemoryContext, "matchmaker queue rows",
+												   ALLOCSET_SMALL_SIZES);
+		old = MemoryContextSwitchTo(queue_rows_cxt);
+		if (queue_rows == NULL)
+		{
+			HASHCTL		ctl = {0};
+
+			ctl.keysize = NAMEDATALEN;
+			ctl.entrysize = sizeof(QueueRowEntry);
+			ctl.hcxt = queue_rows_cxt;
+			queue_rows = hash_create("matchmaker queue rows", 16, &ctl,
+									 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+		}
+		entry = hash_search(queue_rows, name, HASH_ENTER, &present);
+		for (int i = 0; i < (int) MM_QUEUE_COLUMNS; i++)
+			entry->values[i] = datumCopy(values[i], queue_column_byval[i], queue_column_len[i]);
+		MemoryContextSwitchTo(old);
+	}
+	queue_from_row(name, values, queue);
+	return true;
+}
+
+/*
  * Load a queue's settings (SPI connected; the result lives in the current
  * memory context).  MM_LOCK_NONE reads the row as it is now, MM_LOCK_UPDATE
  * locks it FOR UPDATE, which serialises ticks and changes of one queue;
@@ -340,13 +509,11 @@ mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 	};
 	static SPIPlanPtr plans[3];
 	Datum		values[MM_QUEUE_COLUMNS];
-	char	   *algo;
-	Jsonb	   *params;
 	int			direct = -1;
 
 	if (lock == MM_LOCK_NONE)
 	{
-		direct = read_queue_row(name, values);
+		direct = read_queue_row(name, values, NULL);
 		if (direct == 0)
 			return false;
 	}
@@ -370,6 +537,17 @@ mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 		}
 	}
 
+	queue_from_row(name, values, queue);
+	return true;
+}
+
+/* Fill queue from the values of its row (queue_columns, checked). */
+static void
+queue_from_row(const char *name, Datum *values, MMQueue *queue)
+{
+	char	   *algo;
+	Jsonb	   *params;
+
 	queue->name = pstrdup(name);
 	queue->cfg.team_size = DatumGetInt32(values[0]);
 	queue->cfg.teams = DatumGetInt32(values[1]);
@@ -388,7 +566,6 @@ mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 	mm_parse_params(params, &queue->cfg, &queue->criteria, &queue->wait_factor_set);
 	mm_tune_read(params, &queue->tune);
 	queue->channel = mm_channel_read(params);
-	return true;
 }
 
 /*

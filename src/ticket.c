@@ -199,7 +199,7 @@ queue_for_ticket(const char *queue_name, text *player, double rating, Jsonb *att
 	 */
 	(void) mm_lock_queue_key(queue_name, MM_LOCK_KIND_ENQUEUE, 0, ShareLock, true);
 	queue = palloc0(sizeof(MMQueue));
-	if (!mm_load_queue(queue_name, MM_LOCK_NONE, queue))
+	if (!mm_load_queue_cached(queue_name, queue))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("queue \"%s\" does not exist", mm_shorten(queue_name)),
