@@ -67,9 +67,11 @@ SELECT (SELECT seq_scan FROM pg_stat_user_tables WHERE relid = 'matchmaker.ticke
        (SELECT count(*) FROM matchmaker.tickets WHERE queue = 'inv' AND state = 'invalid') AS invalid;
 
 -- A tick of a queue without proposals or open backfill requests finds that
--- in their indexes alone and runs no statement on those tables (whose
--- statements lock rows FOR UPDATE, taking RowShareLock on the table); a
--- queue with an open request runs them.
+-- in their indexes alone and skips its statements on those tables, but
+-- locks them as those statements would (FOR UPDATE: RowShareLock), so that
+-- no session can take a lock there in between that the rest of the tick's
+-- transaction would then wait for; a queue with an open request runs them
+-- (and writes the request: RowExclusiveLock).
 BEGIN;
 SELECT matchmaker.tick('inv') AS matches;
 SELECT relation::regclass AS rel, mode FROM pg_locks

@@ -520,7 +520,7 @@ mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool,
 
 	*next_expiry = DT_NOEND;
 	if (!backfill_available() ||
-		!mm_index_has_queue("backfills", "backfills_open", queue->name))
+		!mm_index_has_queue("backfills", "backfills_open", queue->name, RowShareLock))
 		return false;
 	mm_keep_plan(&open_plan,
 				 "SELECT id, match_id, COALESCE(team, 0), slots OPERATOR(pg_catalog.-) filled, slots, expires_at "

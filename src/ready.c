@@ -277,7 +277,7 @@ mm_ready_expire(const MMQueue *queue, TimestampTz now)
 	int			n;
 
 	if (!mm_ready_available() ||
-		!mm_index_has_queue("proposals", "proposals_pending", queue->name))
+		!mm_index_has_queue("proposals", "proposals_pending", queue->name, RowShareLock))
 		return 0;
 	mm_keep_plan(&plan,
 				 "SELECT id FROM matchmaker.proposals WHERE queue OPERATOR(pg_catalog.=) $1 "
@@ -311,7 +311,7 @@ mm_ready_next_deadline(const MMQueue *queue, TimestampTz now)
 	Datum		d;
 
 	if (!mm_ready_available() ||
-		!mm_index_has_queue("proposals", "proposals_pending", queue->name))
+		!mm_index_has_queue("proposals", "proposals_pending", queue->name, RowShareLock))
 		return DT_NOEND;
 	mm_keep_plan(&plan,
 				 "SELECT pg_catalog.min(accept_by) FROM matchmaker.proposals "

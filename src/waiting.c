@@ -85,11 +85,12 @@ mm_rel_column(Relation rel, const char *name, bool missing_ok)
 
 /*
  * Open table of the extension and its index, whose first key column must
- * be the text column queue.  The table is locked first (AccessShareLock):
- * its index and columns are then what they stay.
+ * be the text column queue.  The table is locked first (in lockmode): its
+ * index and columns are then what they stay.
  */
 static void
-open_by_queue(const char *table, const char *index, Relation *rel_out, Relation *index_out)
+open_by_queue(const char *table, const char *index, LOCKMODE lockmode, Relation *rel_out,
+			  Relation *index_out)
 {
 	Oid			relid;
 	Oid			indexid;
@@ -97,7 +98,7 @@ open_by_queue(const char *table, const char *index, Relation *rel_out, Relation 
 	Relation	ind;
 
 	relid = RangeVarGetRelidExtended(makeRangeVar("matchmaker", (char *) table, -1),
-									 AccessShareLock, 0, NULL, NULL);
+									 lockmode, 0, NULL, NULL);
 	indexid = get_relname_relid(index, get_rel_namespace(relid));
 	if (!OidIsValid(indexid))
 		ereport(ERROR,
@@ -123,10 +124,12 @@ open_by_queue(const char *table, const char *index, Relation *rel_out, Relation 
  * row of the queue is in the index, so no statement would see one (a
  * tick skips its queries of proposals and backfill requests for a queue
  * that has none).  An entry of a dead row counts: the query it lets run
- * then finds nothing and marks the entry dead.
+ * then finds nothing and marks the entry dead.  The table is locked in
+ * lockmode, the mode of the statements skipped, so that the tick's
+ * transaction holds the same locks either way.
  */
 bool
-mm_index_has_queue(const char *table, const char *index, const char *queue)
+mm_index_has_queue(const char *table, const char *index, const char *queue, LOCKMODE lockmode)
 {
 	Relation	rel;
 	Relation	ind;
@@ -135,7 +138,7 @@ mm_index_has_queue(const char *table, const char *index, const char *queue)
 	ScanKeyData key;
 	bool		found;
 
-	open_by_queue(table, index, &rel, &ind);
+	open_by_queue(table, index, lockmode, &rel, &ind);
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
 	scan = index_beginscan(rel, ind, snapshot, 1, 0);
 	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
@@ -155,7 +158,7 @@ mm_waiting_begin(const char *queue, TimestampTz until, TimestampTz ahead)
 {
 	MMWaitingScan *scan = palloc0(sizeof(MMWaitingScan));
 
-	open_by_queue("tickets", "tickets_waiting", &scan->rel, &scan->index);
+	open_by_queue("tickets", "tickets_waiting", AccessShareLock, &scan->rel, &scan->index);
 	scan->att_id = mm_rel_column(scan->rel, "id", false);
 	scan->att_player = mm_rel_column(scan->rel, "player", false);
 	scan->att_rating = mm_rel_column(scan->rel, "rating", false);
