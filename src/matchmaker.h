@@ -148,6 +148,7 @@ extern bool mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKM
 /* settings.c */
 extern char *mm_database;
 extern int	mm_naptime;
+extern int	mm_arrival_delay;
 extern int	mm_retention;
 extern bool mm_enabled;
 extern char *mm_test_hold_tick;
@@ -197,7 +198,8 @@ typedef struct MMWaitingRow
 extern MMWaitingScan *mm_waiting_begin(const char *queue, TimestampTz until, TimestampTz ahead);
 extern bool mm_waiting_next(MMWaitingScan *scan, MMWaitingRow *row);
 extern void mm_waiting_end(MMWaitingScan *scan);
-extern bool mm_index_has_queue(const char *table, const char *index, const char *queue);
+extern bool mm_index_has_queue(const char *table, const char *index, const char *queue,
+							   LOCKMODE lockmode);
 extern AttrNumber mm_rel_column(Relation rel, const char *name, bool missing_ok);
 
 /* Longest caller's string an error message repeats (see mm_shorten). */

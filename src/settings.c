@@ -14,6 +14,7 @@
 char	   *mm_database = NULL;
 int			mm_retention = 7 * 24 * 3600;
 int			mm_naptime = 1000;
+int			mm_arrival_delay = 5;
 bool		mm_enabled = true;
 char	   *mm_test_hold_tick = NULL;
 int			mm_workers_per_database = 2;
@@ -62,6 +63,11 @@ mm_settings_init(void)
 							"0 keeps them forever.  Removed in batches of at most 1000 rows per queue and transaction.",
 							&mm_retention, 7 * 24 * 3600, 0, INT_MAX,
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("matchmaker.arrival_delay",
+							"Longest time a busy queue's run waits after arrivals woke it, so that one run serves more of them.",
+							"Runs that arrivals wake start at least ten times the last run's duration apart, at most this long after the previous run began; timers are never delayed.  0 runs at every wake-up.",
+							&mm_arrival_delay, 5, 0, 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomBoolVariable("matchmaker.enabled",
 							 "Whether the background worker runs queues.",
 							 NULL, &mm_enabled, true,

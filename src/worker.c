@@ -38,6 +38,7 @@
 PGDLLEXPORT void mm_worker_main(Datum main_arg);
 
 #define MM_FAILURE_BACKOFF	10.0	/* seconds before a failed queue runs again */
+#define MM_ARRIVAL_SHARE	10.0	/* a busy queue's arrival runs: at most about 1 / this of a worker */
 #define MM_PURGE_EVERY		10		/* seconds between removals of a queue's old rows */
 #define MM_PURGE_BATCH		1000	/* most rows of each kind one removal takes */
 
@@ -324,6 +325,26 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 		if (q->woken && now < q->failed_until)
 			q->woken = false;
 
+		/*
+		 * A queue woken by arrivals, not due for a timer, waits until
+		 * MM_ARRIVAL_SHARE times its last run's duration after that run
+		 * began (at most matchmaker.arrival_delay): under a steady feed one
+		 * run then serves the arrivals of that time, not one or two
+		 * each, and the queue's runs take at most about 1 /
+		 * MM_ARRIVAL_SHARE of a worker.  A quiet queue's runs are that far
+		 * apart anyway.
+		 */
+		if (q->woken && now < q->next_run && q->last_start > 0 && mm_arrival_delay > 0)
+		{
+			double		gap_ms = Min(MM_ARRIVAL_SHARE * q->last_ms, (double) mm_arrival_delay);
+			TimestampTz at = q->last_start + (TimestampTz) (gap_ms * 1000.0);
+
+			if (now < at)
+			{
+				*timeout = Min(*timeout, Max((long) ((at - now + 999) / 1000), 1));
+				continue;
+			}
+		}
 		if (q->woken || now >= q->next_run)
 		{
 			if (best < 0 || q->last_run < my_queues[best].last_run)
