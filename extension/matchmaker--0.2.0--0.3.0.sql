@@ -594,17 +594,21 @@ AS $$
 $$;
 COMMENT ON FUNCTION matchmaker.waiting IS 'Whether any of the players has a waiting or proposed ticket in the queue (what enqueue would find); for a router moving the queue.';
 
--- Each backend keeps the rows of the queues it enqueues into; this trigger
--- makes every backend drop them whenever the table is written (by any
--- statement, with any session_replication_role).
+-- Each backend keeps the rows of the queues it enqueues into; these
+-- triggers make every backend drop them whenever the table is written
+-- (with any session_replication_role, and by logical replication's apply,
+-- which fires row triggers only).
 CREATE FUNCTION matchmaker.queues_changed()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'mm_queues_changed'
 LANGUAGE C;
 COMMENT ON FUNCTION matchmaker.queues_changed IS 'Trigger of matchmaker.queues: every backend drops the queue settings it keeps for enqueue.';
-CREATE TRIGGER queues_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON matchmaker.queues
+CREATE TRIGGER queues_changed AFTER INSERT OR UPDATE OR DELETE ON matchmaker.queues
+    FOR EACH ROW EXECUTE FUNCTION matchmaker.queues_changed();
+CREATE TRIGGER queues_truncated AFTER TRUNCATE ON matchmaker.queues
     FOR EACH STATEMENT EXECUTE FUNCTION matchmaker.queues_changed();
 ALTER TABLE matchmaker.queues ENABLE ALWAYS TRIGGER queues_changed;
+ALTER TABLE matchmaker.queues ENABLE ALWAYS TRIGGER queues_truncated;
 
 REVOKE ALL ON FUNCTION matchmaker.set_node_id(integer), matchmaker.node_id(),
     matchmaker.waiting(text, text[]), matchmaker.queues_changed() FROM PUBLIC;

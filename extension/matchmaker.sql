@@ -64,17 +64,21 @@ CREATE TABLE matchmaker.queues (
 );
 COMMENT ON TABLE matchmaker.queues IS 'Matchmaking queues: game shape, algorithm and its parameters.';
 
--- Each backend keeps the rows of the queues it enqueues into; this trigger
--- makes every backend drop them whenever the table is written (by any
--- statement, with any session_replication_role).
+-- Each backend keeps the rows of the queues it enqueues into; these
+-- triggers make every backend drop them whenever the table is written
+-- (with any session_replication_role, and by logical replication's apply,
+-- which fires row triggers only).
 CREATE FUNCTION matchmaker.queues_changed()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'mm_queues_changed'
 LANGUAGE C;
 COMMENT ON FUNCTION matchmaker.queues_changed IS 'Trigger of matchmaker.queues: every backend drops the queue settings it keeps for enqueue.';
-CREATE TRIGGER queues_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON matchmaker.queues
+CREATE TRIGGER queues_changed AFTER INSERT OR UPDATE OR DELETE ON matchmaker.queues
+    FOR EACH ROW EXECUTE FUNCTION matchmaker.queues_changed();
+CREATE TRIGGER queues_truncated AFTER TRUNCATE ON matchmaker.queues
     FOR EACH STATEMENT EXECUTE FUNCTION matchmaker.queues_changed();
 ALTER TABLE matchmaker.queues ENABLE ALWAYS TRIGGER queues_changed;
+ALTER TABLE matchmaker.queues ENABLE ALWAYS TRIGGER queues_truncated;
 
 CREATE SEQUENCE matchmaker.matches_id_seq;
 CREATE TABLE matchmaker.matches (

@@ -14,6 +14,8 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_trigger.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
@@ -35,6 +37,7 @@
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
@@ -342,15 +345,16 @@ read_queue_row(const char *name, Datum *values, bool *cacheable)
 
 /*
  * The rows of the queues this backend enqueued into, by name, so that an
- * enqueue reads no table for its queue.  The trigger queues_changed of
- * matchmaker.queues invalidates the table's relation cache entry after
- * every statement that writes it (of any role, in any session, with any
- * session_replication_role: it fires ALWAYS); every backend then drops
+ * enqueue reads no table for its queue.  The triggers queues_changed (each
+ * row written) and queues_truncated of matchmaker.queues invalidate the
+ * table's relation cache entry (whoever writes it, in any session, with
+ * any session_replication_role and in logical replication's apply: they
+ * fire ALWAYS, and apply fires row triggers); every backend then drops
  * this cache when it takes in that invalidation, at commit of the writer
  * for the others (an enqueue takes in pending invalidations first) and at
- * once for the writer itself, whose rollback drops it again.  Without that
- * trigger (before ALTER EXTENSION UPDATE to 0.3.0, or disabled) nothing is
- * cached.  queue_rows_generation counts the drops: a row read while one
+ * once for the writer itself, whose rollback drops it again.  Without those
+ * triggers as created (before ALTER EXTENSION UPDATE to 0.3.0, disabled or
+ * changed) nothing is cached.  queue_rows_generation counts the drops: a row read while one
  * happened is not kept.
  */
 typedef struct QueueRowEntry
@@ -380,32 +384,66 @@ queue_rows_invalidate(Datum arg, Oid relid)
 	}
 }
 
-/* Whether matchmaker.queues has its invalidating trigger, enabled ALWAYS. */
+/*
+ * Whether trigger t is name, on exactly the events, at the level given,
+ * enabled ALWAYS, without a WHEN condition or a column list, and runs this
+ * library's mm_queues_changed.
+ */
+static bool
+is_invalidating_trigger(const Trigger *t, const char *name, int16 events, bool row)
+{
+	HeapTuple	proc;
+	bool		ours = false;
+
+	if (strcmp(t->tgname, name) != 0 || t->tgenabled != TRIGGER_FIRES_ALWAYS ||
+		TRIGGER_FOR_ROW(t->tgtype) != row || !TRIGGER_FOR_AFTER(t->tgtype) ||
+		(t->tgtype & TRIGGER_TYPE_EVENT_MASK) != events ||
+		t->tgqual != NULL || t->tgnattr != 0)
+		return false;
+	proc = SearchSysCache1(PROCOID, ObjectIdGetDatum(t->tgfoid));
+	if (HeapTupleIsValid(proc))
+	{
+		bool		isnull;
+		Datum		src = SysCacheGetAttr(PROCOID, proc, Anum_pg_proc_prosrc, &isnull);
+
+		ours = ((Form_pg_proc) GETSTRUCT(proc))->prolang == ClanguageId && !isnull &&
+			strcmp(TextDatumGetCString(src), "mm_queues_changed") == 0;
+		ReleaseSysCache(proc);
+	}
+	return ours;
+}
+
+/*
+ * Whether matchmaker.queues has its two invalidating triggers:
+ * queues_changed for each row inserted, updated or deleted (logical
+ * replication's apply fires row triggers only) and queues_truncated for a
+ * TRUNCATE.
+ */
 static bool
 queues_invalidate(Relation rel)
 {
 	TriggerDesc *trig = rel->trigdesc;
-	Oid			fn = InvalidOid;
+	bool		rows = false;
+	bool		truncate = false;
 
 	if (trig == NULL)
 		return false;
 	for (int i = 0; i < trig->numtriggers; i++)
 	{
-		Trigger    *t = &trig->triggers[i];
+		const Trigger *t = &trig->triggers[i];
 
-		if (strcmp(t->tgname, "queues_changed") == 0 && t->tgenabled == TRIGGER_FIRES_ALWAYS &&
-			!TRIGGER_FOR_ROW(t->tgtype) && TRIGGER_FOR_INSERT(t->tgtype) &&
-			TRIGGER_FOR_UPDATE(t->tgtype) && TRIGGER_FOR_DELETE(t->tgtype) &&
-			TRIGGER_FOR_TRUNCATE(t->tgtype))
-			fn = t->tgfoid;
+		rows |= is_invalidating_trigger(t, "queues_changed",
+										TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE,
+										true);
+		truncate |= is_invalidating_trigger(t, "queues_truncated", TRIGGER_TYPE_TRUNCATE, false);
 	}
-	return OidIsValid(fn) && get_func_namespace(fn) == RelationGetNamespace(rel) &&
-		strcmp(get_func_name(fn), "queues_changed") == 0;
+	return rows && truncate;
 }
 
 /*
- * matchmaker.queues_changed(), the statement trigger of matchmaker.queues:
- * every backend's cache of queue rows is dropped (see QueueRowEntry).
+ * matchmaker.queues_changed(), the triggers queues_changed (each row) and
+ * queues_truncated of matchmaker.queues: every backend's cache of queue
+ * rows is dropped (see QueueRowEntry).
  */
 Datum
 mm_queues_changed(PG_FUNCTION_ARGS)

@@ -31,6 +31,7 @@ typedef struct MMQueueSlot
 	uint32		wake_bit;		/* its name hash in the wake sets (mm_wake_bit) */
 	int			running;		/* the worker running it, -1 when none */
 	bool		woken;			/* an enqueue or cancel asked for a run */
+	bool		busy;			/* its last run began soon after the one before (worker.c) */
 	bool		seen;			/* still in matchmaker.queues (during a refresh) */
 	/* the last run, for matchmaker.queue_stats (stats.c) */
 	TimestampTz last_start;		/* when it began (0: never) */

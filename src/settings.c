@@ -65,7 +65,7 @@ mm_settings_init(void)
 							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	DefineCustomIntVariable("matchmaker.arrival_delay",
 							"Longest time a busy queue's run waits after arrivals woke it, so that one run serves more of them.",
-							"Runs that arrivals wake start at least ten times the last run's duration apart, at most this long after the previous run began; timers are never delayed.  0 runs at every wake-up.",
+							"A busy queue's runs that arrivals wake start at least ten times the last run's duration apart, at most this long after the previous run began; a queue is busy while its runs begin within twice this of each other.  Timers are never delayed.  0 runs at every wake-up.",
 							&mm_arrival_delay, 5, 0, 1000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomBoolVariable("matchmaker.enabled",

@@ -38,7 +38,7 @@
 PGDLLEXPORT void mm_worker_main(Datum main_arg);
 
 #define MM_FAILURE_BACKOFF	10.0	/* seconds before a failed queue runs again */
-#define MM_ARRIVAL_SHARE	10.0	/* a busy queue's arrival runs: at most about 1 / this of a worker */
+#define MM_ARRIVAL_SHARE	10.0	/* a busy queue's arrival runs: this many times the last run's duration apart */
 #define MM_PURGE_EVERY		10		/* seconds between removals of a queue's old rows */
 #define MM_PURGE_BATCH		1000	/* most rows of each kind one removal takes */
 
@@ -326,15 +326,15 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 			q->woken = false;
 
 		/*
-		 * A queue woken by arrivals, not due for a timer, waits until
-		 * MM_ARRIVAL_SHARE times its last run's duration after that run
-		 * began (at most matchmaker.arrival_delay): under a steady feed one
-		 * run then serves the arrivals of that time, not one or two
-		 * each, and the queue's runs take at most about 1 /
-		 * MM_ARRIVAL_SHARE of a worker.  A quiet queue's runs are that far
-		 * apart anyway.
+		 * A busy queue (its last run began within twice
+		 * matchmaker.arrival_delay of the run before) woken by arrivals,
+		 * not due for a timer, waits until MM_ARRIVAL_SHARE times its last
+		 * run's duration after that run began, at most arrival_delay:
+		 * under a steady feed one run then serves the arrivals of that
+		 * time, not one or two each.  A quiet queue runs at once, a pair
+		 * arriving together included.
 		 */
-		if (q->woken && now < q->next_run && q->last_start > 0 && mm_arrival_delay > 0)
+		if (q->woken && q->busy && now < q->next_run && mm_arrival_delay > 0)
 		{
 			double		gap_ms = Min(MM_ARRIVAL_SHARE * q->last_ms, (double) mm_arrival_delay);
 			TimestampTz at = q->last_start + (TimestampTz) (gap_ms * 1000.0);
@@ -388,6 +388,8 @@ unclaim_queue(const ClaimedQueue *claim, const MMQueueSlot *outcome)
 		q->next_run = outcome->next_run;
 		q->failed_until = outcome->failed_until;
 		q->need_arrivals = outcome->need_arrivals;
+		q->busy = q->last_start > 0 &&
+			outcome->last_start - q->last_start <= (TimestampTz) mm_arrival_delay * 2 * 1000;
 		mm_stats_run(q, outcome->last_start, outcome->last_ms, outcome->last_lag_ms);
 		q->purge_at = outcome->purge_at;
 		q->running = -1;
