@@ -496,7 +496,6 @@ mm_load_queue_cached(const char *name, MMQueue *queue)
 	if (cacheable && generation == queue_rows_generation)
 	{
 		MemoryContext old;
-		bool		present;
 
 		if (!queue_rows_callback_set)
 		{
@@ -517,7 +516,7 @@ mm_load_queue_cached(const char *name, MMQueue *queue)
 			queue_rows = hash_create("matchmaker queue rows", 16, &ctl,
 									 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 		}
-		entry = hash_search(queue_rows, name, HASH_ENTER, &present);
+		entry = hash_search(queue_rows, name, HASH_ENTER, NULL);
 		for (int i = 0; i < (int) MM_QUEUE_COLUMNS; i++)
 			entry->values[i] = datumCopy(values[i], queue_column_byval[i], queue_column_len[i]);
 		MemoryContextSwitchTo(old);
