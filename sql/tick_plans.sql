@@ -85,3 +85,37 @@ SELECT relation::regclass AS rel, mode FROM pg_locks
 WHERE pid = pg_backend_pid() AND relation IN ('matchmaker.proposals'::regclass, 'matchmaker.backfills'::regclass)
 ORDER BY 1, 2;
 ROLLBACK;
+
+-- The tick locks and marks the tickets it matches at their addresses,
+-- without statements: the rows are as its UPDATE left them, their new
+-- versions in the indexes (read here through tickets_match alone), and
+-- the table's constraints apply.  With a trigger on matchmaker.tickets
+-- the tick runs its statements instead, so the trigger fires for each
+-- ticket it matches.
+SELECT matchmaker.create_queue('rows', algorithm => 'greedy', max_wait => '1 hour');
+SELECT count(matchmaker.enqueue('rows', 'r' || i, i / 10.0)) AS enqueued FROM generate_series(1, 6) i;
+SELECT matchmaker.tick('rows') AS matches;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT t.player, t.state, t.team, t.matched_at = m.created_at AS at_match
+FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id = m.id
+WHERE m.queue = 'rows' ORDER BY t.player;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT one_team CHECK (team IS NULL OR team < 2) NOT VALID;
+SELECT count(matchmaker.enqueue('rows', 'c' || i, i / 10.0)) AS enqueued FROM generate_series(1, 2) i;
+\set VERBOSITY terse
+SELECT matchmaker.tick('rows') AS matches;
+\set VERBOSITY default
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT one_team;
+CREATE TABLE rows_seen (id bigint, old_state text, new_state text);
+CREATE FUNCTION rows_seen() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN INSERT INTO public.rows_seen VALUES (NEW.id, OLD.state, NEW.state); RETURN NEW; END $$;
+CREATE TRIGGER rows_seen AFTER UPDATE ON matchmaker.tickets FOR EACH ROW EXECUTE FUNCTION rows_seen();
+SELECT matchmaker.tick('rows') AS matches;
+SELECT count(matchmaker.enqueue('rows', 's' || i, i / 10.0)) AS enqueued FROM generate_series(1, 4) i;
+SELECT matchmaker.tick('rows') AS matches;
+SELECT old_state, new_state, count(*) FROM rows_seen GROUP BY 1, 2 ORDER BY 1, 2;
+DROP TRIGGER rows_seen ON matchmaker.tickets;
+DROP TABLE rows_seen;
+DROP FUNCTION rows_seen();
