@@ -207,7 +207,6 @@ extern bool mm_waiting_find(const char *queue, text *player, int64 *id, Oid *own
 							char **owner_name, TransactionId *inserting);
 
 /* tick_rows.c: the tick's lock and update of tickets at their addresses */
-extern bool mm_rows_direct(void);
 extern bool mm_rows_lock(const int64 *ids, ItemPointer tids, int n, bool *locked);
 extern bool mm_rows_mark(const ItemPointerData *tids, int n, const char *state, TimestampTz at,
 						 const int64 *match_id, const int32 *team, const Datum *roles);

@@ -17,7 +17,7 @@
  *
  * Only an UPDATE statement fires triggers and follows rules and row
  * security, so the tick uses these functions only when
- * matchmaker.tickets has none of them (mm_rows_direct); otherwise it runs
+ * matchmaker.tickets has none of them (open_tickets); otherwise it runs
  * its statements.
  */
 #include "matchmaker.h"
@@ -57,18 +57,6 @@ open_tickets(LOCKMODE lockmode)
 	return rel;
 }
 
-/* Whether the tickets' rows can be locked and updated here (see above). */
-bool
-mm_rows_direct(void)
-{
-	Relation	rel = open_tickets(RowShareLock);
-
-	if (rel == NULL)
-		return false;
-	table_close(rel, NoLock);
-	return true;
-}
-
 /*
  * Lock the tickets ids[i] at tids[i], FOR UPDATE SKIP LOCKED, with a fresh
  * snapshot (after the tick's own writes).  locked[i] says whether ticket i
@@ -76,7 +64,7 @@ mm_rows_direct(void)
  * locked.  A ticket the snapshot does not see at its address (ended, or
  * changed before the snapshot), one another transaction holds, and one no
  * longer waiting are not locked.  Returns false, having done nothing, when
- * the rows must be locked by a statement (mm_rows_direct).
+ * the rows must be locked by a statement (see open_tickets).
  */
 bool
 mm_rows_lock(const int64 *ids, ItemPointer tids, int n, bool *locked)
@@ -128,7 +116,7 @@ mm_rows_lock(const int64 *ids, ItemPointer tids, int n, bool *locked)
  * version mm_rows_lock locked) with state, matched_at = at, match_id[i],
  * team[i] and, when roles is not NULL, role roles[i] (text).  Returns
  * false, having done nothing, when the rows must be written by a statement
- * (mm_rows_direct).
+ * (see open_tickets).
  */
 bool
 mm_rows_mark(const ItemPointerData *tids, int n, const char *state, TimestampTz at,
