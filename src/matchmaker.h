@@ -140,12 +140,10 @@ extern bool mm_load_queue_cached(const char *name, MMQueue *queue);
 extern MMQueue *mm_get_queue(text *name, MMQueueLock lock);
 extern double mm_interval_seconds(const Interval *iv);
 extern bool mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode, bool wait);
-extern void mm_unlock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode);
 
 /* The kinds of mm_lock_queue_key's locks (field4 of an advisory lock tag). */
 #define MM_LOCK_KIND_ENQUEUE	0x4d01	/* enqueue (share) against drop_queue (exclusive) */
 #define MM_LOCK_KIND_PARTY		0x4d02	/* a party's enqueues, one at a time */
-#define MM_LOCK_KIND_PLAYER		0x4d03	/* a player's enqueues into a queue, one at a time */
 
 /* settings.c */
 extern char *mm_database;
@@ -203,8 +201,6 @@ extern void mm_waiting_end(MMWaitingScan *scan);
 extern bool mm_index_has_queue(const char *table, const char *index, const char *queue,
 							   LOCKMODE lockmode);
 extern AttrNumber mm_rel_column(Relation rel, const char *name, bool missing_ok);
-extern bool mm_waiting_find(const char *queue, text *player, int64 *id, Oid *owner,
-							char **owner_name, TransactionId *inserting);
 
 /* tick_rows.c: the tick's lock and update of tickets at their addresses */
 extern bool mm_rows_lock(const int64 *ids, ItemPointer tids, int n, bool *locked);

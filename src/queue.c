@@ -791,18 +791,6 @@ mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode, bo
 	return LockAcquire(&tag, mode, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
 }
 
-/* Release a lock mm_lock_queue_key took, before the transaction ends. */
-void
-mm_unlock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode)
-{
-	LOCKTAG		tag;
-	uint32		key = DatumGetUInt32(hash_any((const unsigned char *) name, strlen(name)));
-
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, key, extra, kind);
-	if (!LockRelease(&tag, mode, false))
-		elog(ERROR, "lock of queue \"%s\" (kind %d) was not held", name, (int) kind);
-}
-
 /*
  * Send the "dropped" event of a queue being dropped (SPI connected): the
  * tickets that were waiting or proposed and the open backfill requests,

@@ -2,13 +2,12 @@
  * ticket.c
  *		Tickets: enqueue and cancel, the calls a game backend makes.
  *
- * enqueue is the hot path: it reads the queue's row (kept by the
- * session), takes the player's lock in the queue, looks for the player's
- * ticket in the unique index of waiting tickets and, when there is none,
- * runs one prepared INSERT.  It holds no lock that serialises clients (the
- * queue's enqueue lock is shared by all of them, only drop_queue takes it
- * exclusively; the player's lock orders enqueues of the same player and
- * is released once the ticket is inserted) and scans no waiting tickets.  cancel updates its ticket's row only.
+ * enqueue is the hot path: it runs two prepared statements (the queue's
+ * lookup and an INSERT ... ON CONFLICT DO NOTHING on the partial unique
+ * index of waiting tickets), takes no lock that serialises clients (the
+ * queue's enqueue lock is shared by all of them; only drop_queue takes it
+ * exclusively) and scans no waiting tickets.  cancel updates its ticket's
+ * row only.
  */
 #include "matchmaker.h"
 
@@ -237,97 +236,10 @@ refuse_other_role(const char *player, const char *queue_name)
 			 errhint("Enqueue a player from one role only, or cancel the waiting ticket from the role that enqueued it.")));
 }
 
-/* The key of a player's lock in a queue (see lock_player). */
-static uint32
-player_key(text *player)
-{
-	return hash_bytes((const unsigned char *) VARDATA_ANY(player), VARSIZE_ANY_EXHDR(player));
-}
-
 /*
- * Take or release player's lock in queue.  Every enqueue and
- * enqueue_party of the player into the queue holds it from looking for
- * the player's ticket until its own ticket is in the table's indexes, so
- * no two of them insert the player at once; it is released then, so a
- * transaction that enqueues many players holds none of these locks.
- * Players whose identifiers share a hash only wait for each other.
- */
-static void
-lock_player(const char *queue_name, uint32 key, bool take)
-{
-	if (take)
-		(void) mm_lock_queue_key(queue_name, MM_LOCK_KIND_PLAYER, key, ExclusiveLock, true);
-	else
-		mm_unlock_queue_key(queue_name, MM_LOCK_KIND_PLAYER, key, ExclusiveLock);
-}
-
-/* Order uint32 keys (for qsort: the party's player locks, in one order). */
-static int
-key_cmp(const void *l, const void *r)
-{
-	uint32		a = *(const uint32 *) l;
-	uint32		b = *(const uint32 *) r;
-
-	return (a > b) - (a < b);
-}
-
-/*
- * Insert the player's waiting ticket (0.3.0's tables; values: queue,
- * player, rating, attributes, the calling role's oid and name), or find
- * the one that waits (or is proposed) already; returns its id.
- *
- * Under the player's lock no other enqueue of the player runs, so a plain
- * INSERT follows when the player has no ticket (no speculative insertion:
- * one WAL record and one lock fewer than INSERT ... ON CONFLICT).  A
- * ticket of the player that another transaction inserted and has not
- * committed is waited for (without the lock), then looked for again: it
- * is returned once committed, replaced when rolled back.  Only a write of
- * the table by hand could still insert the player's ticket in between; the
- * INSERT then fails on the unique index tickets_waiting.
- */
-static int64
-insert_named_ticket(Datum *values, const MMCaller *caller, const char *queue_name, text *player)
-{
-	static SPIPlanPtr insert_plan;
-	Oid			argtypes[6] = {TEXTOID, TEXTOID, FLOAT8OID, JSONBOID, OIDOID, TEXTOID};
-	uint32		key = player_key(player);
-	int64		id;
-	Oid			owner;
-	char	   *owner_name;
-	TransactionId inserting;
-	bool		isnull;
-
-	mm_keep_plan(&insert_plan,
-				 "INSERT INTO matchmaker.tickets (queue, player, rating, attributes, enqueued_at, "
-				 "enqueued_by, enqueued_by_name) "
-				 "VALUES ($1, $2, $3, $4, pg_catalog.clock_timestamp(), $5, $6) RETURNING id",
-				 6, argtypes);
-	for (;;)
-	{
-		lock_player(queue_name, key, true);
-		if (!mm_waiting_find(queue_name, player, &id, &owner, &owner_name, &inserting))
-			break;
-		lock_player(queue_name, key, false);
-		if (!TransactionIdIsValid(inserting))
-		{
-			if (!mm_caller_owns(caller, owner, owner_name))
-				refuse_other_role(text_to_cstring(player), queue_name);
-			return id;
-		}
-		XactLockTableWait(inserting, NULL, NULL, XLTW_None);
-	}
-	if (SPI_execute_plan(insert_plan, values, NULL, false, 1) != SPI_OK_INSERT_RETURNING ||
-		SPI_processed != 1)
-		elog(ERROR, "could not insert ticket");
-	lock_player(queue_name, key, false);
-	mm_arrival_on_commit(queue_name);
-	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-}
-
-/*
- * Insert the player's waiting ticket into 0.1.0's or 0.2.0's tables
- * (values: queue, player, rating, attributes, and with MM_OWNER_OID the
- * calling role's oid), or find the one that waits already; returns its id.
+ * Insert the player's waiting ticket (values: queue, player, rating,
+ * attributes, and as ownership records them the calling role's oid and
+ * name), or find the one that waits already; returns its id.
  */
 static int64
 insert_ticket(Datum *values, MMOwnership ownership, const MMCaller *caller,
@@ -339,7 +251,22 @@ insert_ticket(Datum *values, MMOwnership ownership, const MMCaller *caller,
 	int64		id = 0;
 	bool		found = false;
 
-	if (ownership == MM_OWNER_OID)
+	if (ownership == MM_OWNER_NAMED)
+	{
+		mm_keep_plan(&insert_plan[MM_OWNER_NAMED],
+					 "INSERT INTO matchmaker.tickets (queue, player, rating, attributes, enqueued_at, "
+					 "enqueued_by, enqueued_by_name) "
+					 "VALUES ($1, $2, $3, $4, pg_catalog.clock_timestamp(), $5, $6) "
+					 "ON CONFLICT (queue, player) WHERE state OPERATOR(pg_catalog.=) 'waiting' DO NOTHING "
+					 "RETURNING id, enqueued_by, enqueued_by_name", 6, argtypes);
+		mm_keep_plan(&existing_plan[MM_OWNER_NAMED],
+					 "SELECT id, enqueued_by, enqueued_by_name FROM matchmaker.tickets "
+					 "WHERE queue OPERATOR(pg_catalog.=) $1 "
+					 "AND player OPERATOR(pg_catalog.=) $2 "
+					 "AND state OPERATOR(pg_catalog.=) ANY (ARRAY['waiting', 'proposed'])",
+					 2, argtypes);
+	}
+	else if (ownership == MM_OWNER_OID)
 	{
 		argtypes[4] = REGROLEOID;
 		mm_keep_plan(&insert_plan[MM_OWNER_OID],
@@ -466,10 +393,7 @@ enqueue_internal(FunctionCallInfo fcinfo, MMOwnership ownership)
 		ownership = MM_OWNER_NAMED;
 	if (ownership == MM_OWNER_NAMED)
 		values[5] = CStringGetTextDatum(GetUserNameFromId(caller.role, false));
-	if (ownership == MM_OWNER_NAMED)
-		id = insert_named_ticket(values, &caller, queue_name, player);
-	else
-		id = insert_ticket(values, ownership, &caller, queue_name, player);
+	id = insert_ticket(values, ownership, &caller, queue_name, player);
 	SPI_finish();
 	if (owned)
 		mm_act_as_caller(&caller);
@@ -589,7 +513,6 @@ mm_enqueue_party(PG_FUNCTION_ARGS)
 	bool	   *lnulls;
 	int64	   *ids;
 	Datum	   *out;
-	uint32	   *keys;
 	MMCaller	caller = {GetUserId(), 0};
 	Oid			argtypes[8] = {TEXTOID, TEXTARRAYOID, FLOAT8ARRAYOID, JSONBOID, OIDOID, INT4OID,
 	TEXTOID, JSONBARRAYOID};
@@ -702,19 +625,6 @@ mm_enqueue_party(PG_FUNCTION_ARGS)
 			}
 	}
 
-	/*
-	 * The players' locks, as enqueue takes them (see insert_named_ticket),
-	 * in the order of their keys so that two parties sharing players
-	 * cannot deadlock, until the insert is done.
-	 */
-	keys = palloc(sizeof(uint32) * n);
-	for (int i = 0; i < n; i++)
-		keys[i] = player_key(DatumGetTextPP(pd[i]));
-	qsort(keys, n, sizeof(uint32), key_cmp);
-	for (int i = 0; i < n; i++)
-		if (i == 0 || keys[i] != keys[i - 1])
-			lock_player(queue_name, keys[i], true);
-
 	/* one instant for all, ids in the players' order, the first names the party */
 	mm_keep_plan(&insert_plan,
 				 "WITH ids AS (SELECT pg_catalog.nextval('matchmaker.tickets_id_seq') AS id, o "
@@ -760,9 +670,6 @@ mm_enqueue_party(PG_FUNCTION_ARGS)
 	}
 	if (SPI_execute_plan(insert_plan, values, nulls, false, 0) != SPI_OK_INSERT_RETURNING)
 		elog(ERROR, "could not insert the party's tickets");
-	for (int i = 0; i < n; i++)
-		if (i == 0 || keys[i] != keys[i - 1])
-			lock_player(queue_name, keys[i], false);
 	ids = palloc(sizeof(int64) * n);
 	if (SPI_processed == (uint64) n)
 	{

@@ -1,9 +1,8 @@
 /*
  * waiting.c
  *		Read a queue's waiting tickets for a tick, through the index
- *		tickets_waiting; a player's waiting ticket, for enqueue; and whether
- *		a queue has entries in an index led by the queue (proposals,
- *		backfill requests); all without the executor.
+ *		tickets_waiting; and whether a queue has entries in an index led by
+ *		the queue (proposals, backfill requests), without the executor.
  *
  * A tick reads every waiting ticket of its queue.  Through SPI, the
  * statement's plan depends on the table's statistics: on a tickets table
@@ -148,73 +147,6 @@ mm_index_has_queue(const char *table, const char *index, const char *queue, LOCK
 	found = index_getnext_tid(scan, ForwardScanDirection) != NULL;
 	index_endscan(scan);
 	UnregisterSnapshot(snapshot);
-	index_close(ind, AccessShareLock);
-	table_close(rel, NoLock);
-	return found;
-}
-
-/*
- * The ticket of player in queue that is waiting or proposed (0.3.0's
- * tickets_waiting holds both), read through that unique index without the
- * executor: false when there is none.  The index is read as its unique
- * check reads it (a dirty snapshot): a ticket whose insertion (or return
- * to waiting) is in progress in another transaction is found too, and
- * *inserting is then that transaction (else InvalidTransactionId), for
- * the caller to wait for it and look again.  A ticket that another
- * transaction is ending (a tick, a cancel) still counts as waiting.  The
- * table is locked as the INSERT that follows a false locks it.  Fills the
- * ticket's id and its owner's oid and name.
- */
-bool
-mm_waiting_find(const char *queue, text *player, int64 *id, Oid *owner, char **owner_name,
-				TransactionId *inserting)
-{
-	Relation	rel;
-	Relation	ind;
-	SnapshotData dirty;
-	IndexScanDesc scan;
-	TupleTableSlot *slot;
-	ScanKeyData keys[2];
-	AttrNumber	att_state;
-	bool		found = false;
-
-	open_by_queue("tickets", "tickets_waiting", RowExclusiveLock, &rel, &ind);
-	if (!ind->rd_index->indisunique || IndexRelationGetNumberOfKeyAttributes(ind) != 2 ||
-		ind->rd_index->indkey.values[1] != mm_rel_column(rel, "player", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("index matchmaker.tickets_waiting is not unique on (queue, player)"),
-				 errhint("Reinstall the extension: DROP EXTENSION matchmaker; CREATE EXTENSION matchmaker.")));
-	att_state = mm_rel_column(rel, "state", false);
-
-	InitDirtySnapshot(dirty);
-	slot = table_slot_create(rel, NULL);
-	scan = index_beginscan(rel, ind, &dirty, 2, 0);
-	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
-						   ind->rd_indcollation[0], F_TEXTEQ, CStringGetTextDatum(queue));
-	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid,
-						   ind->rd_indcollation[1], F_TEXTEQ, PointerGetDatum(player));
-	index_rescan(scan, keys, 2, NULL, 0);
-	*inserting = InvalidTransactionId;
-	while (!found && index_getnext_slot(scan, ForwardScanDirection, slot))
-	{
-		bool		isnull;
-		text	   *state = DatumGetTextPP(slot_getattr(slot, att_state, &isnull));
-		int			len = isnull ? 0 : VARSIZE_ANY_EXHDR(state);
-		Datum		name;
-
-		if (!((len == 7 && memcmp(VARDATA_ANY(state), "waiting", 7) == 0) ||
-			  (len == 8 && memcmp(VARDATA_ANY(state), "proposed", 8) == 0)))
-			continue;
-		found = true;
-		*inserting = dirty.xmin;
-		*id = DatumGetInt64(slot_getattr(slot, mm_rel_column(rel, "id", false), &isnull));
-		*owner = DatumGetObjectId(slot_getattr(slot, mm_rel_column(rel, "enqueued_by", false), &isnull));
-		name = slot_getattr(slot, mm_rel_column(rel, "enqueued_by_name", false), &isnull);
-		*owner_name = isnull ? pstrdup("") : TextDatumGetCString(name);
-	}
-	index_endscan(scan);
-	ExecDropSingleTupleTableSlot(slot);
 	index_close(ind, AccessShareLock);
 	table_close(rel, NoLock);
 	return found;
