@@ -86,12 +86,10 @@ WHERE pid = pg_backend_pid() AND relation IN ('matchmaker.proposals'::regclass, 
 ORDER BY 1, 2;
 ROLLBACK;
 
--- The tick locks and marks the tickets it matches at their addresses,
--- without statements: the rows are as its UPDATE left them, their new
--- versions in the indexes (read here through tickets_match alone), and
--- the table's constraints apply.  With a trigger on matchmaker.tickets
--- the tick runs its statements instead, so the trigger fires for each
--- ticket it matches.
+-- The tick's writes of the tickets it matches: the rows carry their
+-- match, team and time, their new versions are in the indexes (read here
+-- through tickets_match alone), the table's constraints apply (one added
+-- by hand refuses the tick) and its triggers fire for each ticket.
 SELECT matchmaker.create_queue('rows', algorithm => 'greedy', max_wait => '1 hour');
 SELECT count(matchmaker.enqueue('rows', 'r' || i, i / 10.0)) AS enqueued FROM generate_series(1, 6) i;
 SELECT matchmaker.tick('rows') AS matches;

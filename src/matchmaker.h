@@ -202,11 +202,6 @@ extern bool mm_index_has_queue(const char *table, const char *index, const char 
 							   LOCKMODE lockmode);
 extern AttrNumber mm_rel_column(Relation rel, const char *name, bool missing_ok);
 
-/* tick_rows.c: the tick's lock and update of tickets at their addresses */
-extern bool mm_rows_lock(const int64 *ids, ItemPointer tids, int n, bool *locked);
-extern bool mm_rows_mark(const ItemPointerData *tids, int n, const char *state, TimestampTz at,
-						 const int64 *match_id, const int32 *team, const Datum *roles);
-
 /* Longest caller's string an error message repeats (see mm_shorten). */
 #define MM_MESSAGE_MAX_BYTES	64
 

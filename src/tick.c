@@ -456,16 +456,6 @@ tids_find(int64 id)
 	return bsearch(&key, tick_tids.pairs, tick_tids.n, sizeof(TidPair), tid_pair_cmp);
 }
 
-/* Whether this tick read every one of ids[0 .. n) (the map has its address). */
-static bool
-tids_known(const int64 *ids, int n)
-{
-	for (int i = 0; i < n; i++)
-		if (tids_find(ids[i]) == NULL)
-			return false;
-	return true;
-}
-
 /*
  * The tids of ids[0 .. n) as a tid[] datum, or (Datum) 0 when one of them
  * was not read by this tick (then the caller goes by id).
@@ -1499,35 +1489,6 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 			member_match[slot] = match_ids[j];
 		}
 
-	/* locked at their addresses: updated there, without a statement (tick_rows.c) */
-	if (tids_known(member_ids, nmembers))
-	{
-		ItemPointerData *tids = palloc(sizeof(ItemPointerData) * Max(nmembers, 1));
-		Datum	   *role_of = NULL;
-		bool		done;
-
-		for (int i = 0; i < nmembers; i++)
-			tids[i] = tids_find(member_ids[i])->tid;
-		if (roles != (Datum) 0)
-		{
-			bool	   *rnulls;
-			int			nr;
-
-			deconstruct_array(DatumGetArrayTypeP(roles), TEXTOID, -1, false, TYPALIGN_INT,
-							  &role_of, &rnulls, &nr);
-			if (nr != nmembers)
-				elog(ERROR, "%d roles for %d matched tickets", nr, nmembers);
-		}
-		done = mm_rows_mark(tids, nmembers, proposed ? "proposed" : "matched", now,
-							member_match, res->teams, role_of);
-		pfree(tids);
-		if (done)
-		{
-			pfree(member_match);
-			return member_ids;
-		}
-	}
-
 	/*
 	 * The members are locked: by ctid (see TidMap), else by id; never by
 	 * a scan of the table (mm_execute_by_key).
@@ -1882,31 +1843,6 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 	*nlocked = 0;
 	if (n == 0)
 		return NULL;
-	/* at their addresses, without a statement (tick_rows.c) */
-	if (tids_known(ids, n))
-	{
-		ItemPointerData *tids = palloc(sizeof(ItemPointerData) * n);
-		bool	   *ok = palloc(sizeof(bool) * n);
-
-		for (int i = 0; i < n; i++)
-			tids[i] = tids_find(ids[i])->tid;
-		if (mm_rows_lock(ids, tids, n, ok))
-		{
-			locked = palloc(sizeof(int64) * n);
-			for (int i = 0; i < n; i++)
-				if (ok[i])
-				{
-					tids_find(ids[i])->tid = tids[i];
-					locked[(*nlocked)++] = ids[i];
-				}
-			pfree(tids);
-			pfree(ok);
-			qsort(locked, *nlocked, sizeof(int64), mm_int64_cmp);
-			return locked;
-		}
-		pfree(tids);
-		pfree(ok);
-	}
 	values[0] = tids_of(ids, n);
 	by_tid = values[0] != (Datum) 0;
 	/*
