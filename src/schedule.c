@@ -232,6 +232,10 @@ mm_set_wake_at(MMDatabase *db, MMQueueSlot *queues, uint32 bit)
  * arrivals, set the bits of the queues that can use them (the count is
  * added, a full barrier, before wake_at is read; the worker writes
  * wake_at before it reads the count), and wake an idle worker per queue.
+ * With matchmaker.enabled off the workers run no queue, so nobody is
+ * woken: the bits wait for the worker that reads them once it is enabled
+ * again (a backend that has not yet reloaded the setting wakes nobody
+ * either; the worker finds its bits at its next look, within naptime).
  */
 static void
 hand_wake_bits(void)
@@ -268,7 +272,7 @@ hand_wake_bits(void)
 			pg_atomic_fetch_add_u32(&db->queues_version, 1);
 			mm_wake_workers(db);
 		}
-		else if (woken > 0)
+		else if (woken > 0 && mm_enabled)
 			wake_idle_workers(db, woken);
 	}
 }

@@ -235,6 +235,42 @@ $node->safe_psql('postgres', q{
 sleep 1;
 is($node->safe_psql('postgres', "SELECT count(*) FROM matchmaker.tickets WHERE state = 'waiting'"),
 	'2', 'a disabled worker leaves tickets waiting');
+
+# While disabled, committed enqueues and cancels wake no worker: 300
+# transactions of each, and the worker sleeps on (its voluntary context
+# switches, from /proc, count each wake-up; a few come from naptime).
+my @workers = split /\n/, $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'matchmaker worker'");
+sub worker_switches
+{
+	my $sum = 0;
+	for my $pid (@workers)
+	{
+		open(my $fh, '<', "/proc/$pid/status") or return undef;
+		while (<$fh>) { $sum += $1 if /^voluntary_ctxt_switches:\s+(\d+)/; }
+		close $fh;
+	}
+	return $sum;
+}
+SKIP:
+{
+	my $before = worker_switches();
+	skip 'no /proc/PID/status on this system', 1 unless defined $before && @workers > 0;
+	$node->safe_psql('postgres', q{
+		DO $$
+		BEGIN
+			FOR i IN 1 .. 300 LOOP
+				PERFORM matchmaker.cancel(matchmaker.enqueue('duel', 'quiet' || i, 0.5));
+				COMMIT;
+				PERFORM matchmaker.enqueue('duel', 'quiet' || i, 0.5);
+				COMMIT;
+			END LOOP;
+		END $$;
+		DELETE FROM matchmaker.tickets WHERE player LIKE 'quiet%';
+	});
+	my $woken = worker_switches() - $before;
+	cmp_ok($woken, '<', 30, "600 commits with arrivals and cancels wake a disabled worker rarely (wake-ups: $woken)");
+}
 $node->append_conf('postgresql.conf', 'matchmaker.enabled = on');
 $node->reload;
 ok($node->poll_query_until('postgres',
