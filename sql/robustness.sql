@@ -135,3 +135,22 @@ SELECT matchmaker.match_cost('broken_row', '{0.1,0.2}', '{0,0}');
 ALTER TABLE matchmaker.queues ALTER COLUMN rating_max TYPE float8;
 SELECT matchmaker.tick('broken_row') AS matches;
 SELECT matchmaker.drop_queue('broken_row');
+
+-- A session keeps the settings of at most 256 queues it enqueued into: the
+-- 257th drops the others first, so its cache is smaller after enqueues into
+-- 300 queues than after 256, and every enqueue still finds its queue.
+SET client_min_messages = warning;
+DO $$
+BEGIN
+    FOR i IN 1 .. 300 LOOP
+        PERFORM matchmaker.create_queue('many' || i, algorithm => 'greedy', max_wait => '1 hour');
+    END LOOP;
+END $$;
+RESET client_min_messages;
+SELECT count(matchmaker.enqueue('many' || i, 'p', 0.5)) AS enqueued FROM generate_series(1, 256) i;
+SELECT sum(total_bytes) AS rows_256 FROM pg_backend_memory_contexts WHERE name = 'matchmaker queue rows' \gset
+SELECT count(matchmaker.enqueue('many' || i, 'p', 0.5)) AS enqueued FROM generate_series(257, 300) i;
+SELECT sum(total_bytes) < :rows_256 AS dropped FROM pg_backend_memory_contexts WHERE name = 'matchmaker queue rows';
+SELECT count(matchmaker.enqueue('many' || i, 'q', 0.5)) AS enqueued FROM generate_series(1, 300) i;
+SELECT count(*) AS waiting FROM matchmaker.tickets WHERE queue LIKE 'many%' AND state = 'waiting';
+SELECT count(matchmaker.drop_queue('many' || i, force => true)) AS dropped FROM generate_series(1, 300) i;

@@ -355,8 +355,12 @@ read_queue_row(const char *name, Datum *values, bool *cacheable)
  * once for the writer itself, whose rollback drops it again.  Without those
  * triggers as created (before ALTER EXTENSION UPDATE to 0.3.0, disabled or
  * changed) nothing is cached.  queue_rows_generation counts the drops: a row read while one
- * happened is not kept.
+ * happened is not kept.  A backend keeps at most MM_QUEUE_ROWS_MAX rows: the
+ * one that would go beyond drops the others first, so a session that
+ * enqueues into ever new queues holds a bounded cache.
  */
+#define MM_QUEUE_ROWS_MAX 256
+
 typedef struct QueueRowEntry
 {
 	char		name[NAMEDATALEN];	/* the hash key */
@@ -505,6 +509,11 @@ mm_load_queue_cached(const char *name, MMQueue *queue)
 		if (queue_rows_cxt == NULL)
 			queue_rows_cxt = AllocSetContextCreate(TopMemoryContext, "matchmaker queue rows",
 												   ALLOCSET_SMALL_SIZES);
+		else if (queue_rows != NULL && hash_get_num_entries(queue_rows) >= MM_QUEUE_ROWS_MAX)
+		{
+			MemoryContextReset(queue_rows_cxt);
+			queue_rows = NULL;
+		}
 		old = MemoryContextSwitchTo(queue_rows_cxt);
 		if (queue_rows == NULL)
 		{
