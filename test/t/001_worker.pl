@@ -2,7 +2,8 @@
 # kill -9 and pg_terminate_backend, follows a reload, survives DROP and
 # CREATE EXTENSION, idles quietly without the extension, keeps going when one
 # queue fails, can be disabled, and runs queues at arrivals and rounds
-# (periodic batches, optimize, multi_queue with a second criterion).
+# (periodic batches, optimize, multi_queue with a second criterion), a busy
+# one spaced by matchmaker.arrival_delay.
 use strict;
 use warnings;
 use FindBin;
@@ -10,6 +11,7 @@ use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes;
 use MatchmakerLoad;
 
 my $node = PostgreSQL::Test::Cluster->new('worker');
@@ -335,6 +337,59 @@ is($node->safe_psql('postgres',
 	"SELECT player FROM matchmaker.tickets WHERE queue = 'cells' AND state = 'waiting'"),
 	'c2', 'the player of another latency range waits');
 check_matches('after the queue with criteria');
+
+# 13. matchmaker.arrival_delay: a busy queue that arrivals wake runs no
+# sooner than ten times its last run's duration after that run began (at
+# most the setting), so one run serves the arrivals of that time; with 0 it
+# runs at every wake-up.  A statement trigger on matches makes each run that
+# matches last at least 50 ms; a pair arrives every 20 ms for 2 s.  The
+# matches of one run share their created_at.
+$node->safe_psql('postgres', q{
+	CREATE FUNCTION slow_run() RETURNS trigger LANGUAGE plpgsql
+	AS $$ BEGIN PERFORM pg_sleep(0.05); RETURN NULL; END $$;
+	CREATE TRIGGER slow_run AFTER INSERT ON matchmaker.matches
+	FOR EACH STATEMENT EXECUTE FUNCTION slow_run();
+});
+sub steady_runs
+{
+	my ($queue, $delay) = @_;
+	$node->safe_psql('postgres', "ALTER SYSTEM SET matchmaker.arrival_delay = '$delay'");
+	$node->reload;
+	sleep 1;
+	$node->safe_psql('postgres', "SELECT matchmaker.create_queue('$queue', algorithm => 'greedy', max_wait => '1 hour', tick => '1 hour')");
+	my $start = Time::HiRes::time();
+	$node->safe_psql('postgres', qq{
+		DO \$\$
+		BEGIN
+			FOR i IN 1 .. 100 LOOP
+				PERFORM matchmaker.enqueue('$queue', 'a' || i, 0.5);
+				PERFORM matchmaker.enqueue('$queue', 'b' || i, 0.5);
+				COMMIT;
+				PERFORM pg_sleep(0.02);
+			END LOOP;
+		END \$\$;
+	});
+	ok($node->poll_query_until('postgres',
+		"SELECT count(*) = 200 FROM matchmaker.tickets WHERE queue = '$queue' AND state = 'matched'"),
+		"arrival_delay $delay: the worker matches the 100 pairs");
+	my $elapsed = Time::HiRes::time() - $start;
+	return ($node->safe_psql('postgres',
+		"SELECT count(DISTINCT created_at) FROM matchmaker.matches WHERE queue = '$queue'"), $elapsed);
+}
+my ($runs_delayed, $took) = steady_runs('steady_delayed', '1s');
+# a run at most every 500 ms (ten times 50 ms), the first two at once
+my $most = int($took / 0.5) + 3;
+cmp_ok($runs_delayed, '<=', $most,
+	sprintf('arrival_delay 1s: %d runs serve the 100 pairs in %.1f s', $runs_delayed, $took));
+my ($runs_at_once) = steady_runs('steady_at_once', '0');
+cmp_ok($runs_at_once, '>=', 15, "arrival_delay 0: a run at each wake-up ($runs_at_once runs)");
+$node->safe_psql('postgres', q{
+	DROP TRIGGER slow_run ON matchmaker.matches;
+	DROP FUNCTION slow_run();
+	ALTER SYSTEM RESET matchmaker.arrival_delay;
+});
+$node->reload;
+check_matches('after the steady feeds');
 
 # 9. DROP DATABASE of another database is not blocked by the worker.
 $node->safe_psql('postgres', 'CREATE DATABASE scratch');
