@@ -225,7 +225,7 @@ extern bool mm_backfill_tick(const MMQueue *queue, TimestampTz now, MMPool *pool
 /* ready.c: ready checks (params.accept_timeout) */
 extern bool mm_ready_available(void);
 extern void mm_ready_require(const MMQueue *queue);
-extern int	mm_ready_expire(const MMQueue *queue, TimestampTz now);
+extern int	mm_ready_expire(const MMQueue *queue, TimestampTz now, bool *pending);
 extern TimestampTz mm_ready_next_deadline(const MMQueue *queue, TimestampTz now);
 extern char *mm_ready_answer(int64 ticket, const char *queue, bool accepted);
 extern bool mm_ready_cancel(int64 ticket, const char *queue);

@@ -265,10 +265,13 @@ make_ready(const char *queue, const char *channel, int64 id, TimestampTz now)
 /*
  * Dissolve the proposals of queue whose ready check timed out at now
  * (those another transaction holds are left for a later tick).  Returns
- * how many it dissolved.
+ * how many it dissolved; *pending tells whether proposals_pending held an
+ * entry of the queue at all (when not, and the tick proposes nothing, no
+ * proposal of the queue is pending at its end: only its ticks, which its
+ * row serialises, propose).
  */
 int
-mm_ready_expire(const MMQueue *queue, TimestampTz now)
+mm_ready_expire(const MMQueue *queue, TimestampTz now, bool *pending)
 {
 	static SPIPlanPtr plan;
 	Oid			argtypes[3] = {TEXTOID, TIMESTAMPTZOID, INT4OID};
@@ -276,9 +279,11 @@ mm_ready_expire(const MMQueue *queue, TimestampTz now)
 	int64	   *ids;
 	int			n;
 
+	*pending = false;
 	if (!mm_ready_available() ||
 		!mm_index_has_queue("proposals", "proposals_pending", queue->name, RowShareLock))
 		return 0;
+	*pending = true;
 	mm_keep_plan(&plan,
 				 "SELECT id FROM matchmaker.proposals WHERE queue OPERATOR(pg_catalog.=) $1 "
 				 "AND state OPERATOR(pg_catalog.=) 'proposed' AND accept_by OPERATOR(pg_catalog.<=) $2 "

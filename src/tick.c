@@ -2053,10 +2053,12 @@ load_pool(MMQueue *queue, TimestampTz now, TimestampTz prev_step, MMPool *pool,
 
 /*
  * What the worker learns from a tick that made res (info->wrote,
- * next_deadline and need_arrivals); compacts the pool.
+ * next_deadline and need_arrivals); compacts the pool.  proposals_seen:
+ * whether the queue had pending proposals when the tick began.
  */
 static void
-tick_info(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res, MMTickInfo *info)
+tick_info(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res, bool proposals_seen,
+		  MMTickInfo *info)
 {
 	double		due;
 	int			k = mm_config_k(&queue->cfg);
@@ -2066,8 +2068,9 @@ tick_info(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res, MMTickIn
 	mm_pool_compact(pool, res);
 	due = mm_next_deadline(&queue->cfg, pool);
 	info->next_deadline = isfinite(due) ? seconds_after(due, now) : DT_NOEND;
-	/* and when the next ready check times out */
-	info->next_deadline = Min(info->next_deadline, mm_ready_next_deadline(queue, now));
+	/* and when the next ready check times out, if one may be pending */
+	if (proposals_seen || (res->nmatches > 0 && queue->cfg.accept_timeout > 0))
+		info->next_deadline = Min(info->next_deadline, mm_ready_next_deadline(queue, now));
 
 	/*
 	 * greedy (without patience) and periodic only match once k, or a
@@ -2115,6 +2118,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	IdList		invalid = {0};
 	MMFilterDict filter_dict = {0};
 	int			dissolved;
+	bool		proposals_seen;
 	bool		backfilled = false;
 	TimestampTz backfill_expiry = DT_NOEND;
 
@@ -2134,7 +2138,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	 * Proposals whose ready check timed out dissolve first: their players
 	 * who accepted wait again and can be grouped at once.
 	 */
-	dissolved = mm_ready_expire(queue, now);
+	dissolved = mm_ready_expire(queue, now, &proposals_seen);
 
 	/*
 	 * Step, then lock what the step decided on; when a ticket could not be
@@ -2189,7 +2193,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 
 	if (info != NULL)
 	{
-		tick_info(queue, now, &pool, &res, info);
+		tick_info(queue, now, &pool, &res, proposals_seen, info);
 		info->wrote = info->wrote || invalid.n > 0 || dissolved > 0 || backfilled;
 		/* an open backfill request: any arrival may fill it, and it expires */
 		info->next_deadline = Min(info->next_deadline, backfill_expiry);
