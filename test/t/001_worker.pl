@@ -339,9 +339,9 @@ is($node->safe_psql('postgres',
 check_matches('after the queue with criteria');
 
 # 13. matchmaker.arrival_delay: a busy queue that arrivals wake runs no
-# sooner than ten times its last run's duration after that run began (at
-# most the setting), so one run serves the arrivals of that time; with 0 it
-# runs at every wake-up.  A statement trigger on matches makes each run that
+# sooner than ten times its last run's duration after that run began, and
+# no later than the setting, so one run serves the arrivals of that time;
+# with 0 it runs at every wake-up.  A statement trigger on matches makes each run that
 # matches last at least 50 ms; a pair arrives every 20 ms for 2 s.  The
 # matches of one run share their created_at.
 $node->safe_psql('postgres', q{
@@ -381,6 +381,10 @@ my ($runs_delayed, $took) = steady_runs('steady_delayed', '1s');
 my $most = int($took / 0.5) + 3;
 cmp_ok($runs_delayed, '<=', $most,
 	sprintf('arrival_delay 1s: %d runs serve the 100 pairs in %.1f s', $runs_delayed, $took));
+# capped at the setting: 100 ms apart, not ten times 50 ms
+my ($runs_capped, $took_capped) = steady_runs('steady_capped', '100ms');
+cmp_ok($runs_capped, '>', int($took_capped / 0.5) + 3,
+	sprintf('arrival_delay 100ms: %d runs in %.1f s, more than at 500 ms apart', $runs_capped, $took_capped));
 my ($runs_at_once) = steady_runs('steady_at_once', '0');
 cmp_ok($runs_at_once, '>=', 15, "arrival_delay 0: a run at each wake-up ($runs_at_once runs)");
 $node->safe_psql('postgres', q{
