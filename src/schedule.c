@@ -28,6 +28,7 @@
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 #include "utils/varlena.h"
 
 #define MM_TRANCHE			"matchmaker"
@@ -116,6 +117,12 @@ mm_shmem_startup(void)
 				pg_atomic_init_u64(&db->wake_at[b], 0);
 			}
 			pg_atomic_init_u32(&db->queues_version, 0);
+			for (int w = 0; w < MM_MAX_WORKERS; w++)
+			{
+				pg_atomic_init_u64(&db->workers[w].armed_until, 0);
+				for (int i = 0; i < MM_WAKE_WORDS; i++)
+					pg_atomic_init_u32(&db->workers[w].armed[i], 0);
+			}
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -228,6 +235,33 @@ mm_set_wake_at(MMDatabase *db, MMQueueSlot *queues, uint32 bit)
 }
 
 /*
+ * Take out of set the name hashes that a sleeping worker of db is armed
+ * for (see MMWorkerProc): it runs their queues when it wakes by itself.
+ */
+static void
+leave_armed(MMDatabase *db, uint32 *set)
+{
+	TimestampTz now = 0;
+
+	for (int i = 0; i < MM_MAX_WORKERS; i++)
+	{
+		MMWorkerProc *wp = &db->workers[i];
+		uint64		until = pg_atomic_read_u64(&wp->armed_until);
+
+		if (until == 0)
+			continue;
+		if (now == 0)
+			now = GetCurrentTimestamp();
+		if ((TimestampTz) until <= now)
+			continue;
+		pg_read_barrier();
+		for (int w = 0; w < MM_WAKE_WORDS; w++)
+			if (set[w] != 0)
+				set[w] &= ~pg_atomic_read_u32(&wp->armed[w]);
+	}
+}
+
+/*
  * Hand the pending wake-ups to this database's workers: count the
  * arrivals, set the bits of the queues that can use them (the count is
  * added, a full barrier, before wake_at is read; the worker writes
@@ -236,6 +270,7 @@ mm_set_wake_at(MMDatabase *db, MMQueueSlot *queues, uint32 bit)
  * woken: the bits wait for the worker that reads them once it is enabled
  * again (a backend that has not yet reloaded the setting wakes nobody
  * either; the worker finds its bits at its next look, within naptime).
+ * Nor is a worker woken for the queues it is armed for (leave_armed).
  */
 static void
 hand_wake_bits(void)
@@ -244,6 +279,7 @@ hand_wake_bits(void)
 	{
 		MMDatabase *db = &mm_shared->dbs[d];
 		int			woken = 0;
+		uint32		set[MM_WAKE_WORDS];
 
 		if (db->dboid != MyDatabaseId)
 			continue;
@@ -262,11 +298,13 @@ hand_wake_bits(void)
 					bits |= (uint32) 1 << (b % 32);
 			}
 			if (bits != 0)
-			{
 				pg_atomic_fetch_or_u32(&db->wake[w], bits);
-				woken += pg_popcount32(bits);
-			}
+			set[w] = bits;
 		}
+		/* the bits are set (a full barrier) before the arms are read */
+		leave_armed(db, set);
+		for (int w = 0; w < MM_WAKE_WORDS; w++)
+			woken += pg_popcount32(set[w]);
 		if (pending_queues)
 		{
 			pg_atomic_fetch_add_u32(&db->queues_version, 1);

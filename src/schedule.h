@@ -40,12 +40,22 @@ typedef struct MMQueueSlot
 	TimestampTz purge_at;		/* when its ended rows are next removed (retention.c) */
 } MMQueueSlot;
 
-/* One worker process of a database. */
+/*
+ * One worker process of a database.  While it sleeps until a busy queue's
+ * postponed run (matchmaker.arrival_delay), armed_until is when it wakes
+ * by itself (0: not armed) and armed the name hashes of those queues: an
+ * arrival or cancel of such a hash sets its wake bit but sets no latch,
+ * for that worker reads the bits when it wakes, at most arrival_delay
+ * later.  The worker writes armed before armed_until and clears
+ * armed_until when it wakes, before it reads the wake bits.
+ */
 typedef struct MMWorkerProc
 {
 	pid_t		pid;			/* 0 when it does not run */
 	Latch	   *latch;
 	bool		busy;			/* inside a queue's tick */
+	pg_atomic_uint64 armed_until;
+	pg_atomic_uint32 armed[MM_WAKE_WORDS];
 } MMWorkerProc;
 
 /* A database of matchmaker.database. */

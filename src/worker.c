@@ -63,6 +63,14 @@ static bool refresh_queues_guts(MemoryContext loopcxt, bool changed);
 static bool schedule_ok = false;	/* read, and the extension was there */
 static Oid	schedule_extension = InvalidOid;	/* the extension the schedule was read from */
 static uint32 seen_version = 0;		/* the queues' version it was read at */
+
+/*
+ * The busy queues whose runs the last claim_queue postponed (their name
+ * hashes) and the earliest instant one of them is due (0: none): what the
+ * worker arms itself for when it then sleeps (see MMWorkerProc).
+ */
+static uint32 postponed[MM_WAKE_WORDS];
+static TimestampTz postponed_until = 0;
 static TimestampTz last_refresh = 0;
 
 /* Let go of the worker's slot and of a queue it was running. */
@@ -79,6 +87,7 @@ mm_worker_exit(int code, Datum arg)
 	my_db->workers[my_index].busy = false;
 	my_db->workers[my_index].latch = NULL;
 	my_db->workers[my_index].pid = 0;
+	pg_atomic_write_u64(&my_db->workers[my_index].armed_until, 0);
 	LWLockRelease(my_db->lock);
 	if (mm_shared->launcher_latch != NULL)
 		SetLatch(mm_shared->launcher_latch);
@@ -281,6 +290,8 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 	TimestampTz now;
 	int			best = -1;
 
+	memset(postponed, 0, sizeof(postponed));
+	postponed_until = 0;
 	LWLockAcquire(my_db->lock, LW_EXCLUSIVE);
 	if (my_db->stop)
 	{
@@ -342,6 +353,8 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 			if (now < at)
 			{
 				*timeout = Min(*timeout, Max((long) ((at - now + 999) / 1000), 1));
+				postponed[bit / 32] |= (uint32) 1 << (bit % 32);
+				postponed_until = postponed_until == 0 ? at : Min(postponed_until, at);
 				continue;
 			}
 		}
@@ -696,6 +709,37 @@ check_database_name(void)
 		proc_exit(0);
 }
 
+/*
+ * Before sleeping timeout ms: when the last claim postponed busy queues,
+ * arm this worker for their name hashes until it wakes by itself (see
+ * MMWorkerProc), so that their arrivals meanwhile set no latch.
+ */
+static void
+arm(long timeout)
+{
+	MMWorkerProc *me = &my_db->workers[my_index];
+
+	if (postponed_until == 0)
+		return;
+	for (int w = 0; w < MM_WAKE_WORDS; w++)
+		pg_atomic_write_u32(&me->armed[w], postponed[w]);
+	pg_write_barrier();
+	pg_atomic_write_u64(&me->armed_until,
+						(uint64) TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout));
+	pg_memory_barrier();
+}
+
+/* Awake: arrivals set the latch again, before this worker reads the wake bits. */
+static void
+disarm(void)
+{
+	if (postponed_until == 0)
+		return;
+	pg_atomic_write_u64(&my_db->workers[my_index].armed_until, 0);
+	pg_memory_barrier();
+	postponed_until = 0;
+}
+
 /* The worker's entry point. */
 void
 mm_worker_main(Datum main_arg)
@@ -781,8 +825,12 @@ mm_worker_main(Datum main_arg)
 		MemoryContextReset(loopcxt);
 
 		if (timeout > 0)
+		{
+			arm(timeout);
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 timeout, PG_WAIT_EXTENSION);
+			disarm();
+		}
 		ResetLatch(MyLatch);
 	}
 }
