@@ -266,11 +266,10 @@ leave_armed(MMDatabase *db, uint32 *set)
  * arrivals, set the bits of the queues that can use them (the count is
  * added, a full barrier, before wake_at is read; the worker writes
  * wake_at before it reads the count), and wake an idle worker per queue.
- * With matchmaker.enabled off the workers run no queue, so nobody is
- * woken: the bits wait for the worker that reads them once it is enabled
- * again (a backend that has not yet reloaded the setting wakes nobody
- * either; the worker finds its bits at its next look, within naptime).
- * Nor is a worker woken for the queues it is armed for (leave_armed).
+ * No worker is woken for the queues a sleeping worker is armed for
+ * (leave_armed): those of its postponed runs, or every queue while
+ * matchmaker.enabled is off (a disabled worker runs nothing; the one that
+ * reads the bits once it is on again runs them).
  */
 static void
 hand_wake_bits(void)
@@ -310,7 +309,7 @@ hand_wake_bits(void)
 			pg_atomic_fetch_add_u32(&db->queues_version, 1);
 			mm_wake_workers(db);
 		}
-		else if (woken > 0 && mm_enabled)
+		else if (woken > 0)
 			wake_idle_workers(db, woken);
 	}
 }

@@ -46,8 +46,10 @@ typedef struct MMQueueSlot
  * by itself (0: not armed) and armed the name hashes of those queues: an
  * arrival or cancel of such a hash sets its wake bit but sets no latch,
  * for that worker reads the bits when it wakes, at most arrival_delay
- * later.  The worker writes armed before armed_until and clears
- * armed_until when it wakes, before it reads the wake bits.
+ * later.  While matchmaker.enabled is off it is armed for every hash until
+ * its next wake-up (the reload that turns it on wakes it).  The worker
+ * writes armed before armed_until and clears armed_until when it wakes,
+ * before it reads the wake bits.
  */
 typedef struct MMWorkerProc
 {

@@ -71,6 +71,7 @@ static uint32 seen_version = 0;		/* the queues' version it was read at */
  */
 static uint32 postponed[MM_WAKE_WORDS];
 static TimestampTz postponed_until = 0;
+static bool armed = false;		/* armed_until is set (arm, disarm) */
 static TimestampTz last_refresh = 0;
 
 /* Let go of the worker's slot and of a queue it was running. */
@@ -710,34 +711,37 @@ check_database_name(void)
 }
 
 /*
- * Before sleeping timeout ms: when the last claim postponed busy queues,
- * arm this worker for their name hashes until it wakes by itself (see
- * MMWorkerProc), so that their arrivals meanwhile set no latch.
+ * Before sleeping timeout ms: arm this worker until it wakes by itself
+ * (see MMWorkerProc), so that arrivals meanwhile set no latch, for the
+ * name hashes of the busy queues the last claim postponed, or for all
+ * while matchmaker.enabled is off.
  */
 static void
 arm(long timeout)
 {
 	MMWorkerProc *me = &my_db->workers[my_index];
 
-	if (postponed_until == 0)
+	if (mm_enabled && postponed_until == 0)
 		return;
 	for (int w = 0; w < MM_WAKE_WORDS; w++)
-		pg_atomic_write_u32(&me->armed[w], postponed[w]);
+		pg_atomic_write_u32(&me->armed[w], mm_enabled ? postponed[w] : PG_UINT32_MAX);
 	pg_write_barrier();
 	pg_atomic_write_u64(&me->armed_until,
 						(uint64) TimestampTzPlusMilliseconds(GetCurrentTimestamp(), timeout));
 	pg_memory_barrier();
+	armed = true;
 }
 
 /* Awake: arrivals set the latch again, before this worker reads the wake bits. */
 static void
 disarm(void)
 {
-	if (postponed_until == 0)
+	postponed_until = 0;
+	if (!armed)
 		return;
 	pg_atomic_write_u64(&my_db->workers[my_index].armed_until, 0);
 	pg_memory_barrier();
-	postponed_until = 0;
+	armed = false;
 }
 
 /* The worker's entry point. */
