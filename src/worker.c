@@ -353,7 +353,10 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 
 			if (now < at)
 			{
-				*timeout = Min(*timeout, Max((long) ((at - now + 999) / 1000), 1));
+				/* its timer (tick interval, max_wait, a deadline) is not held back */
+				TimestampTz wake = Min(at, q->next_run);
+
+				*timeout = Min(*timeout, Max((long) ((wake - now + 999) / 1000), 1));
 				postponed[bit / 32] |= (uint32) 1 << (bit % 32);
 				postponed_until = postponed_until == 0 ? at : Min(postponed_until, at);
 				continue;
@@ -828,7 +831,9 @@ mm_worker_main(Datum main_arg)
 		pgstat_report_activity(STATE_IDLE, NULL);
 		MemoryContextReset(loopcxt);
 
-		if (timeout > 0)
+		if (timeout <= 0)
+			postponed_until = 0;	/* no sleep: the next claim decides again */
+		else
 		{
 			arm(timeout);
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
