@@ -66,11 +66,11 @@ static uint32 seen_version = 0;		/* the queues' version it was read at */
 
 /*
  * The busy queues whose runs the last claim_queue postponed (their name
- * hashes) and the earliest instant one of them is due (0: none): what the
- * worker arms itself for when it then sleeps (see MMWorkerProc).
+ * hashes; any_postponed: at least one): what the worker arms itself for
+ * when it then sleeps (see MMWorkerProc).
  */
 static uint32 postponed[MM_WAKE_WORDS];
-static TimestampTz postponed_until = 0;
+static bool any_postponed = false;
 static bool armed = false;		/* armed_until is set (arm, disarm) */
 static TimestampTz last_refresh = 0;
 
@@ -292,7 +292,7 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 	int			best = -1;
 
 	memset(postponed, 0, sizeof(postponed));
-	postponed_until = 0;
+	any_postponed = false;
 	LWLockAcquire(my_db->lock, LW_EXCLUSIVE);
 	if (my_db->stop)
 	{
@@ -358,7 +358,7 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 
 				*timeout = Min(*timeout, Max((long) ((wake - now + 999) / 1000), 1));
 				postponed[bit / 32] |= (uint32) 1 << (bit % 32);
-				postponed_until = postponed_until == 0 ? at : Min(postponed_until, at);
+				any_postponed = true;
 				continue;
 			}
 		}
@@ -724,7 +724,7 @@ arm(long timeout)
 {
 	MMWorkerProc *me = &my_db->workers[my_index];
 
-	if (mm_enabled && postponed_until == 0)
+	if (mm_enabled && !any_postponed)
 		return;
 	for (int w = 0; w < MM_WAKE_WORDS; w++)
 		pg_atomic_write_u32(&me->armed[w], mm_enabled ? postponed[w] : PG_UINT32_MAX);
@@ -739,7 +739,7 @@ arm(long timeout)
 static void
 disarm(void)
 {
-	postponed_until = 0;
+	any_postponed = false;
 	if (!armed)
 		return;
 	pg_atomic_write_u64(&my_db->workers[my_index].armed_until, 0);
@@ -832,7 +832,7 @@ mm_worker_main(Datum main_arg)
 		MemoryContextReset(loopcxt);
 
 		if (timeout <= 0)
-			postponed_until = 0;	/* no sleep: the next claim decides again */
+			any_postponed = false;	/* no sleep: the next claim decides again */
 		else
 		{
 			arm(timeout);
