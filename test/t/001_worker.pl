@@ -383,11 +383,12 @@ $node->safe_psql('postgres', q{
 });
 sub steady_runs
 {
-	my ($queue, $delay) = @_;
+	my ($queue, $delay, $tick) = @_;
+	$tick //= '1 hour';
 	$node->safe_psql('postgres', "ALTER SYSTEM SET matchmaker.arrival_delay = '$delay'");
 	$node->reload;
 	sleep 1;
-	$node->safe_psql('postgres', "SELECT matchmaker.create_queue('$queue', algorithm => 'greedy', max_wait => '1 hour', tick => '1 hour')");
+	$node->safe_psql('postgres', "SELECT matchmaker.create_queue('$queue', algorithm => 'greedy', max_wait => '1 hour', tick => '$tick')");
 	@workers = split /\n/, $node->safe_psql('postgres',
 		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'matchmaker worker'");
 	my $switches = worker_switches();
@@ -429,6 +430,12 @@ SKIP:
 my ($runs_capped, $took_capped) = steady_runs('steady_capped', '100ms');
 cmp_ok($runs_capped, '>', int($took_capped / 0.5) + 3,
 	sprintf('arrival_delay 100ms: %d runs in %.1f s, more than at 500 ms apart', $runs_capped, $took_capped));
+# a timer is not held back: with a tick of 100 ms the busy queue runs at
+# its tick (about every 150 ms with its 50 ms run), not only at the end
+# of each 500 ms wait for arrivals
+my ($runs_ticked, $took_ticked) = steady_runs('steady_ticked', '1s', '100 ms');
+cmp_ok($runs_ticked, '>', int($took_ticked / 0.5) + 3,
+	sprintf('arrival_delay 1s, tick 100 ms: %d runs in %.1f s, more than at 500 ms apart', $runs_ticked, $took_ticked));
 my ($runs_at_once) = steady_runs('steady_at_once', '0');
 cmp_ok($runs_at_once, '>=', 15, "arrival_delay 0: a run at each wake-up ($runs_at_once runs)");
 $node->safe_psql('postgres', q{
