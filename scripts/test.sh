@@ -69,6 +69,23 @@ if [ -f "$work/output_iso/regression.diffs" ]; then
 	echo "== isolation differences:"
 	cat "$work/output_iso/regression.diffs"
 fi
+# A TAP test that failed or died: the end of its log and of its servers'
+# logs (the tree is removed at the end of the run).
+for log in "$work"/tmp_check/log/regress_log_*; do
+	[ -f "$log" ] || continue
+	if grep -qE 'not ok [0-9]|Bail out|died|pg_ctl .* failed' "$log"; then
+		echo "== failures in $(basename "$log"):"
+		grep -E -A 12 'not ok [0-9]' "$log" | head -n 80 || true
+		echo "== end of $(basename "$log"):"
+		tail -n 60 "$log"
+		t=${log##*/regress_log_}
+		for server in "$work"/tmp_check/log/"${t}"_*.log; do
+			[ -f "$server" ] || continue
+			echo "== end of $(basename "$server"):"
+			tail -n 40 "$server"
+		done
+	fi
+done
 suite "dump and restore" bash test/dump_restore.sh
 # Thousands of random calls, valid and hostile; the seed is printed
 # (MM_FUZZ_SEED=<seed> repeats a run).  Debian's interpreter has psycopg2.
