@@ -790,13 +790,15 @@ mm_worker_main(Datum main_arg)
 
 	for (;;)
 	{
-		long		timeout = mm_naptime;
+		long		timeout;
 		uint32		version = pg_atomic_read_u32(&my_db->queues_version);
 		TimestampTz now = GetCurrentTimestamp();
 
 		idle_interrupts();
 		if (ConfigReloadPending)
 			reload_settings();
+		/* after the reload: a naptime lowered meanwhile applies to this sleep */
+		timeout = mm_naptime;
 
 		/*
 		 * Read the queues again when one was created, altered or dropped,

@@ -266,7 +266,7 @@ sub worker_switches
 SKIP:
 {
 	my $before = worker_switches();
-	skip 'no voluntary_ctxt_switches in /proc/PID/status on this system', 1
+	skip 'no voluntary_ctxt_switches in /proc/PID/status on this system', 2
 	  unless defined $before && @workers > 0;
 	$node->safe_psql('postgres', q{
 		DO $$
@@ -282,6 +282,22 @@ SKIP:
 	});
 	my $woken = worker_switches() - $before;
 	cmp_ok($woken, '<', 30, "600 commits with arrivals and cancels wake a disabled worker rarely (wake-ups: $woken)");
+
+	# A naptime lowered by a reload applies to the disabled workers' next
+	# sleep, not after the hour they were sleeping: 100 ms, so about 20
+	# wake-ups each in 2 s (one, for the reload, if the hour still held).
+	my $offset = -s $node->logfile;
+	$node->append_conf('postgresql.conf', "matchmaker.naptime = '100ms'");
+	$node->reload;
+	$node->wait_for_log(qr/matchmaker worker: naptime is now 100 ms/, $offset);
+	$before = worker_switches();
+	sleep 2;
+	$woken = worker_switches() - $before;
+	cmp_ok($woken, '>=', 10, "a disabled worker sleeps the naptime set by the last reload (wake-ups in 2 s: $woken)");
+	$offset = -s $node->logfile;
+	$node->append_conf('postgresql.conf', "matchmaker.naptime = '1h'");
+	$node->reload;
+	$node->wait_for_log(qr/matchmaker worker: naptime is now 3600000 ms/, $offset);
 }
 
 # A session whose statement began while the worker was disabled still has
