@@ -120,6 +120,7 @@ mm_shmem_startup(void)
 			for (int w = 0; w < MM_MAX_WORKERS; w++)
 			{
 				pg_atomic_init_u64(&db->workers[w].armed_until, 0);
+				pg_atomic_init_u32(&db->workers[w].running, 0);
 				for (int i = 0; i < MM_WAKE_WORDS; i++)
 					pg_atomic_init_u32(&db->workers[w].armed[i], 0);
 			}
@@ -262,6 +263,22 @@ leave_armed(MMDatabase *db, uint32 *set)
 }
 
 /*
+ * Take out of set the name hashes whose queues a worker is running (see
+ * MMWorkerProc): it reads their bits once the run ends.
+ */
+static void
+leave_running(MMDatabase *db, uint32 *set)
+{
+	for (int i = 0; i < MM_MAX_WORKERS; i++)
+	{
+		uint32		running = pg_atomic_read_u32(&db->workers[i].running);
+
+		if (running != 0)
+			set[(running - 1) / 32] &= ~((uint32) 1 << ((running - 1) % 32));
+	}
+}
+
+/*
  * Hand the pending wake-ups to this database's workers: count the
  * arrivals, set the bits of the queues that can use them (the count is
  * added, a full barrier, before wake_at is read; the worker writes
@@ -269,7 +286,9 @@ leave_armed(MMDatabase *db, uint32 *set)
  * No worker is woken for the queues a sleeping worker is armed for
  * (leave_armed): those of its postponed runs, or every queue while
  * matchmaker.enabled is off (a disabled worker runs nothing; the one that
- * reads the bits once it is on again runs them).
+ * reads the bits once it is on again runs them); nor for a queue that a
+ * worker is running (leave_running): it runs the queue again, if due, as
+ * soon as the run ends.
  */
 static void
 hand_wake_bits(void)
@@ -302,6 +321,7 @@ hand_wake_bits(void)
 		}
 		/* the bits are set (a full barrier) before the arms are read */
 		leave_armed(db, set);
+		leave_running(db, set);
 		for (int w = 0; w < MM_WAKE_WORDS; w++)
 			woken += pg_popcount32(set[w]);
 		if (pending_queues)

@@ -50,12 +50,18 @@ typedef struct MMQueueSlot
  * its next wake-up (the reload that turns it on wakes it).  The worker
  * writes armed before armed_until and clears armed_until when it wakes,
  * before it reads the wake bits.
+ *
+ * While it runs a queue whose name hash no other queue of the schedule
+ * shares, running is 1 + that hash (0 otherwise): an arrival or cancel
+ * of that hash wakes no other worker, for this one reads the wake bits
+ * as soon as the run ends (it clears running before it reads them).
  */
 typedef struct MMWorkerProc
 {
 	pid_t		pid;			/* 0 when it does not run */
 	Latch	   *latch;
 	bool		busy;			/* inside a queue's tick */
+	pg_atomic_uint32 running;	/* 1 + the name hash of the queue it runs, or 0 */
 	pg_atomic_uint64 armed_until;
 	pg_atomic_uint32 armed[MM_WAKE_WORDS];
 } MMWorkerProc;

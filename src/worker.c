@@ -78,6 +78,8 @@ static TimestampTz last_refresh = 0;
 static void
 mm_worker_exit(int code, Datum arg)
 {
+	bool		was_running;
+
 	if (my_db == NULL)
 		return;
 	LWLockReleaseAll();
@@ -89,7 +91,11 @@ mm_worker_exit(int code, Datum arg)
 	my_db->workers[my_index].latch = NULL;
 	my_db->workers[my_index].pid = 0;
 	pg_atomic_write_u64(&my_db->workers[my_index].armed_until, 0);
+	/* arrivals of the queue it ran woke nobody: the others read them */
+	was_running = pg_atomic_exchange_u32(&my_db->workers[my_index].running, 0) != 0;
 	LWLockRelease(my_db->lock);
+	if (was_running)
+		mm_wake_workers(my_db);
 	if (mm_shared->launcher_latch != NULL)
 		SetLatch(mm_shared->launcher_latch);
 }
@@ -219,6 +225,13 @@ merge_queues(HTAB *listed, bool changed)
 		q->wake_bit = mm_wake_bit(q->name);
 		/* until its first run, any arrival wakes it */
 		mm_set_wake_at(my_db, my_queues, q->wake_bit);
+		/* nor does a worker running a queue of the same hash speak for it any more */
+		for (int w = 0; w < MM_MAX_WORKERS; w++)
+		{
+			uint32		expected = q->wake_bit + 1;
+
+			(void) pg_atomic_compare_exchange_u32(&my_db->workers[w].running, &expected, 0);
+		}
 	}
 	LWLockRelease(my_db->lock);
 }
@@ -274,6 +287,16 @@ refresh_queues_guts(MemoryContext loopcxt, bool changed)
 	if (ok || absent)
 		merge_queues(listed, changed);
 	return ok;
+}
+
+/* Whether another queue of the schedule has the name hash of slot i (lock held). */
+static bool
+hash_shared(int i)
+{
+	for (int j = 0; j < mm_max_queues; j++)
+		if (j != i && my_queues[j].name[0] != '\0' && my_queues[j].wake_bit == my_queues[i].wake_bit)
+			return true;
+	return false;
 }
 
 /*
@@ -387,6 +410,9 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 		claim->last_run = q->last_run;
 		claim->purge_at = q->purge_at;
 		my_db->workers[my_index].busy = true;
+		/* its arrivals need wake no other worker, unless its name hash is shared */
+		pg_atomic_write_u32(&my_db->workers[my_index].running,
+							hash_shared(best) ? 0 : q->wake_bit + 1);
 	}
 	LWLockRelease(my_db->lock);
 	return best >= 0;
@@ -413,6 +439,8 @@ unclaim_queue(const ClaimedQueue *claim, const MMQueueSlot *outcome)
 		mm_set_wake_at(my_db, my_queues, q->wake_bit);
 	}
 	my_db->workers[my_index].busy = false;
+	/* before the next claim reads the wake bits (see MMWorkerProc) */
+	pg_atomic_write_u32(&my_db->workers[my_index].running, 0);
 	LWLockRelease(my_db->lock);
 }
 
@@ -773,6 +801,7 @@ mm_worker_main(Datum main_arg)
 	}
 	my_db->workers[my_index].pid = MyProcPid;
 	my_db->workers[my_index].busy = false;
+	pg_atomic_write_u32(&my_db->workers[my_index].running, 0);
 	my_db->workers[my_index].latch = MyLatch;
 	LWLockRelease(my_db->lock);
 	on_shmem_exit(mm_worker_exit, (Datum) 0);

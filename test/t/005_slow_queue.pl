@@ -97,5 +97,120 @@ ok($node->poll_query_until('postgres',
 	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'slow2' AND state = 'matched'"),
 	'queue slow2 matches once its tick is no longer held');
 
+# While a worker runs a queue, that queue's arrivals wake no other
+# worker: the one running it reads them when its run ends, and runs the
+# queue again.  A trigger makes each run of queue held that matches last
+# 10 s.  Over 100 commits into held meanwhile (10 ms apart, so that each
+# would find the other worker asleep), the other worker's wake-ups (its
+# voluntary context switches) stay few, where each commit woke it before;
+# once the run ends, the running worker matches those arrivals (the
+# queues before are dropped, naptime and the ticks are long: only a
+# wake-up runs a queue).  A queue
+# created meanwhile whose name hashes to the same wake bit as held gets
+# the other worker at once, before held's run ends.
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.drop_queue(name) FROM matchmaker.queues;
+	SELECT matchmaker.create_queue('held', algorithm => 'greedy', tick => '1 hour', max_wait => '1 hour');
+	CREATE FUNCTION slow_held() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		IF EXISTS (SELECT 1 FROM new_matches WHERE queue = 'held') THEN
+			PERFORM pg_sleep(10);
+		END IF;
+		RETURN NULL;
+	END $$;
+	CREATE TRIGGER slow_held AFTER INSERT ON matchmaker.matches
+	REFERENCING NEW TABLE AS new_matches FOR EACH STATEMENT EXECUTE FUNCTION slow_held();
+	ALTER SYSTEM SET matchmaker.naptime = '1min';
+	SELECT pg_reload_conf();
+});
+my $twin = $node->safe_psql('postgres', q{
+	SELECT 'twin' || i FROM generate_series(1, 100000) i
+	WHERE hashtext('twin' || i) & 1023 = hashtext('held') & 1023 LIMIT 1});
+like($twin, qr/^twin\d+$/, "queue name $twin has the wake bit of queue held");
+sleep(1);
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.enqueue('held', 'h1', 0.5);
+	SELECT matchmaker.enqueue('held', 'h2', 0.5);
+});
+my $held_running = "SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'matchmaker worker' AND query = 'tick queue held' AND state = 'active'";
+ok($node->poll_query_until('postgres', $held_running), 'a worker runs queue held');
+my $other = $node->safe_psql('postgres',
+	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'matchmaker worker' AND NOT (query = 'tick queue held' AND state = 'active')");
+like($other, qr/^\d+$/, "the other worker ($other)");
+sub switches
+{
+	open(my $fh, '<', "/proc/$_[0]/status") or return undef;
+	my ($n) = join('', <$fh>) =~ /^voluntary_ctxt_switches:\s+(\d+)/m;
+	close $fh;
+	return $n;
+}
+my $t0 = time();
+SKIP:
+{
+	my $before = switches($other);
+	skip 'no voluntary_ctxt_switches in /proc/PID/status on this system', 1 unless defined $before;
+	$node->safe_psql('postgres', q{
+		DO $$
+		BEGIN
+			FOR i IN 1 .. 100 LOOP
+				PERFORM matchmaker.enqueue('held', 'more' || i, 0.5);
+				COMMIT;
+				PERFORM pg_sleep(0.01);
+			END LOOP;
+		END $$;
+	});
+	my $woken = switches($other) - $before;
+	cmp_ok($woken, '<', 30,
+		"100 commits into the queue a worker is running wake the other worker rarely (wake-ups: $woken)");
+}
+$node->safe_psql('postgres',
+	"SELECT matchmaker.create_queue('$twin', algorithm => 'greedy', tick => '1 hour', max_wait => '1 hour')");
+# its first run, which any new queue gets, and the statistics written a
+# second after it are over before its players come: then only a wake-up
+# gets the other worker to it
+ok($node->poll_query_until('postgres',
+	"SELECT last_tick IS NOT NULL FROM matchmaker.worker_queues() WHERE queue = '$twin'"),
+	"the new queue $twin had its first run");
+sleep(2);
+$node->safe_psql('postgres', qq{
+	SELECT matchmaker.enqueue('$twin', 't1', 0.5);
+	SELECT matchmaker.enqueue('$twin', 't2', 0.5);
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = '$twin' AND state = 'matched'"),
+	"the new queue sharing held's wake bit is matched");
+is($node->safe_psql('postgres', $held_running), 't', "before held's run ends");
+cmp_ok($node->safe_psql('postgres', qq{
+	SELECT extract(epoch FROM m.created_at - max(t.enqueued_at)) FROM matchmaker.matches m
+	JOIN matchmaker.tickets t ON t.match_id = m.id WHERE m.queue = '$twin' GROUP BY m.id}),
+	'<', 1, 'within a second of its second player');
+# the run that takes held's other 100 players: a queue of the same wake
+# bit known when that run began gets the other worker at once too
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'held' AND state = 'matched'"),
+	"held's first run ended");
+ok($node->poll_query_until('postgres', $held_running), "held's second run began");
+$node->safe_psql('postgres', qq{
+	SELECT matchmaker.enqueue('$twin', 't3', 0.5);
+	SELECT matchmaker.enqueue('$twin', 't4', 0.5);
+});
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 4 FROM matchmaker.tickets WHERE queue = '$twin' AND state = 'matched'"),
+	"$twin is matched again");
+is($node->safe_psql('postgres', $held_running), 't', "during held's second run");
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 102 FROM matchmaker.tickets WHERE queue = 'held' AND state = 'matched'"),
+	'the worker running held matches the arrivals of its run once it ends');
+my $took_held = time() - $t0;
+ok($took_held < 30, "at once (after $took_held s, two runs of 10 s), not at naptime");
+$node->safe_psql('postgres', q{
+	DROP TRIGGER slow_held ON matchmaker.matches;
+	DROP FUNCTION slow_held();
+	ALTER SYSTEM RESET matchmaker.naptime;
+	SELECT pg_reload_conf();
+});
+is($node->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
+	'matchmaker.check() finds nothing');
+
 $node->stop;
 done_testing();
