@@ -144,7 +144,7 @@ sub switches
 	close $fh;
 	return $n;
 }
-my $t0 = time();
+my $t_feed = time();
 SKIP:
 {
 	my $before = switches($other);
@@ -172,36 +172,36 @@ ok($node->poll_query_until('postgres',
 	"SELECT last_tick IS NOT NULL FROM matchmaker.worker_queues() WHERE queue = '$twin'"),
 	"the new queue $twin had its first run");
 sleep(2);
-$node->safe_psql('postgres', qq{
-	SELECT matchmaker.enqueue('$twin', 't1', 0.5);
-	SELECT matchmaker.enqueue('$twin', 't2', 0.5);
-});
-ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = '$twin' AND state = 'matched'"),
-	"the new queue sharing held's wake bit is matched");
-is($node->safe_psql('postgres', $held_running), 't', "before held's run ends");
-cmp_ok($node->safe_psql('postgres', qq{
-	SELECT extract(epoch FROM m.created_at - max(t.enqueued_at)) FROM matchmaker.matches m
-	JOIN matchmaker.tickets t ON t.match_id = m.id WHERE m.queue = '$twin' GROUP BY m.id}),
-	'<', 1, 'within a second of its second player');
+# A pair enqueued into the twin queue while held runs is matched at once.
+sub twin_pair
+{
+	my ($first, $second, $matched, $when) = @_;
+	$node->safe_psql('postgres', qq{
+		SELECT matchmaker.enqueue('$twin', '$first', 0.5);
+		SELECT matchmaker.enqueue('$twin', '$second', 0.5);
+	});
+	ok($node->poll_query_until('postgres',
+		"SELECT count(*) = $matched FROM matchmaker.tickets WHERE queue = '$twin' AND state = 'matched'"),
+		"$twin, sharing held's wake bit, matches $first and $second");
+	is($node->safe_psql('postgres', $held_running), 't', $when);
+	cmp_ok($node->safe_psql('postgres', qq{
+		SELECT extract(epoch FROM m.created_at - max(t.enqueued_at)) FROM matchmaker.matches m
+		JOIN matchmaker.tickets t ON t.match_id = m.id
+		WHERE m.queue = '$twin' AND t.player = '$second' GROUP BY m.id}),
+		'<', 1, 'within a second of its second player');
+}
+twin_pair('t1', 't2', 2, "before held's run ends");
 # the run that takes held's other 100 players: a queue of the same wake
 # bit known when that run began gets the other worker at once too
 ok($node->poll_query_until('postgres',
 	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'held' AND state = 'matched'"),
 	"held's first run ended");
 ok($node->poll_query_until('postgres', $held_running), "held's second run began");
-$node->safe_psql('postgres', qq{
-	SELECT matchmaker.enqueue('$twin', 't3', 0.5);
-	SELECT matchmaker.enqueue('$twin', 't4', 0.5);
-});
-ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 4 FROM matchmaker.tickets WHERE queue = '$twin' AND state = 'matched'"),
-	"$twin is matched again");
-is($node->safe_psql('postgres', $held_running), 't', "during held's second run");
+twin_pair('t3', 't4', 4, "during held's second run");
 ok($node->poll_query_until('postgres',
 	"SELECT count(*) = 102 FROM matchmaker.tickets WHERE queue = 'held' AND state = 'matched'"),
 	'the worker running held matches the arrivals of its run once it ends');
-my $took_held = time() - $t0;
+my $took_held = time() - $t_feed;
 ok($took_held < 30, "at once (after $took_held s, two runs of 10 s), not at naptime");
 $node->safe_psql('postgres', q{
 	DROP TRIGGER slow_held ON matchmaker.matches;
