@@ -58,6 +58,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	chown -R postgres "$(dirname "$work")"
 fi
 mm_start_cluster
+failed_before=$failed
 suite "regression, isolation and TAP tests" \
 	mm_as_server_user env PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER" \
 	make -s -C "$work" PG_CONFIG="$PG_CONFIG" installcheck
@@ -69,10 +70,10 @@ if [ -f "$work/output_iso/regression.diffs" ]; then
 	echo "== isolation differences:"
 	cat "$work/output_iso/regression.diffs"
 fi
-# A TAP test that failed or died: the end of its log and of its servers'
-# logs (the tree is removed at the end of the run).
+# When those failed, for a TAP test that failed or died: the end of its log
+# and of its servers' logs (the tree is removed at the end of the run).
 for log in "$work"/tmp_check/log/regress_log_*; do
-	[ -f "$log" ] || continue
+	[ -f "$log" ] && [ "$failed" -gt "$failed_before" ] || continue
 	if grep -qE 'not ok [0-9]|Bail out|died|pg_ctl .* failed' "$log"; then
 		echo "== failures in $(basename "$log"):"
 		grep -E -A 12 'not ok [0-9]' "$log" | head -n 80 || true
