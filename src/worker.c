@@ -289,16 +289,6 @@ refresh_queues_guts(MemoryContext loopcxt, bool changed)
 	return ok;
 }
 
-/* Whether another queue of the schedule has the name hash of slot i (lock held). */
-static bool
-hash_shared(int i)
-{
-	for (int j = 0; j < mm_max_queues; j++)
-		if (j != i && my_queues[j].name[0] != '\0' && my_queues[j].wake_bit == my_queues[i].wake_bit)
-			return true;
-	return false;
-}
-
 /*
  * Claim the due queue run least recently: its timer has fallen due, or a
  * wake-up of its (the bits taken here) asks for a run and it is not backing
@@ -313,8 +303,10 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 	bool		woken = false;
 	TimestampTz now;
 	int			best = -1;
+	uint8		sharing[MM_WAKE_BITS];	/* queues of each name hash, up to 2 */
 
 	memset(postponed, 0, sizeof(postponed));
+	memset(sharing, 0, sizeof(sharing));
 	any_postponed = false;
 	LWLockAcquire(my_db->lock, LW_EXCLUSIVE);
 	if (my_db->stop)
@@ -337,6 +329,8 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 		if (q->name[0] == '\0')
 			continue;
 		bit = q->wake_bit;
+		if (sharing[bit] < 2)
+			sharing[bit]++;
 		if (woken && (bits[bit / 32] & ((uint32) 1 << (bit % 32))))
 			q->woken = true;
 		if (q->running >= 0)
@@ -412,7 +406,7 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 		my_db->workers[my_index].busy = true;
 		/* its arrivals need wake no other worker, unless its name hash is shared */
 		pg_atomic_write_u32(&my_db->workers[my_index].running,
-							hash_shared(best) ? 0 : q->wake_bit + 1);
+							sharing[q->wake_bit] > 1 ? 0 : q->wake_bit + 1);
 	}
 	LWLockRelease(my_db->lock);
 	return best >= 0;
