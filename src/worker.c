@@ -37,7 +37,8 @@
 
 PGDLLEXPORT void mm_worker_main(Datum main_arg);
 
-#define MM_FAILURE_BACKOFF	10.0	/* seconds before a failed queue runs again */
+#define MM_FAILURE_BACKOFF_MIN	1.0 /* seconds before a queue that failed once runs again */
+#define MM_FAILURE_BACKOFF_MAX	60.0	/* the longest wait after failures in a row */
 #define MM_ARRIVAL_SHARE	10.0	/* a busy queue's arrival runs: this many times the last run's duration apart */
 #define MM_PURGE_EVERY		10		/* seconds between removals of a queue's old rows */
 #define MM_PURGE_BATCH		1000	/* most rows of each kind one removal takes */
@@ -51,6 +52,7 @@ typedef struct ClaimedQueue
 	TimestampTz last_run;
 	double		lag_ms;			/* how late after its timer's due time it was claimed */
 	TimestampTz purge_at;		/* when its ended rows are due for removal */
+	int			failures;		/* its runs that failed in a row before this one */
 } ClaimedQueue;
 
 static MMDatabase *my_db = NULL;
@@ -159,7 +161,8 @@ typedef struct ListedQueue
 /*
  * Merge the queues read (a hash table of ListedQueue) into the schedule.
  * After a change (an alter_queue may have changed a queue's algorithm or
- * batch), no queue waits for the arrivals its last tick said it needed.
+ * batch), no queue waits for the arrivals its last tick said it needed,
+ * nor out its backoff after failures.
  */
 static void
 merge_queues(HTAB *listed, bool changed)
@@ -188,6 +191,12 @@ merge_queues(HTAB *listed, bool changed)
 		{
 			q->need_arrivals = 0;
 			mm_set_wake_at(my_db, my_queues, q->wake_bit);
+		}
+		/* a queue backing off after failures is tried again when queues change (a fix, maybe) */
+		if (changed && q->failures > 0 && q->running < 0)
+		{
+			q->failed_until = 0;
+			q->next_run = 0;
 		}
 		if (lq->tick != q->tick)
 		{
@@ -403,6 +412,7 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 		claim->tick = q->tick;
 		claim->last_run = q->last_run;
 		claim->purge_at = q->purge_at;
+		claim->failures = q->failures;
 		my_db->workers[my_index].busy = true;
 		/* its arrivals need wake no other worker, unless its name hash is shared */
 		pg_atomic_write_u32(&my_db->workers[my_index].running,
@@ -424,6 +434,7 @@ unclaim_queue(const ClaimedQueue *claim, const MMQueueSlot *outcome)
 		q->last_run = outcome->last_run;
 		q->next_run = outcome->next_run;
 		q->failed_until = outcome->failed_until;
+		q->failures = outcome->failures;
 		q->need_arrivals = outcome->need_arrivals;
 		q->busy = q->last_start > 0 &&
 			outcome->last_start - q->last_start <= (TimestampTz) mm_arrival_delay * 2 * 1000;
@@ -536,6 +547,8 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 
 	memset(&outcome, 0, sizeof(outcome));
 	outcome.last_run = claim->last_run;
+	/* a run that is skipped neither fails nor succeeds */
+	outcome.failures = claim->failures;
 	snprintf(activity, sizeof(activity), "tick queue %s", claim->name);
 	pgstat_report_activity(STATE_RUNNING, activity);
 
@@ -591,6 +604,7 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 			 * due.
 			 */
 			outcome.last_run = now;
+			outcome.failures = 0;
 			outcome.next_run = Min(now + (TimestampTz) (tick * USECS_PER_SEC), info.next_deadline);
 			outcome.need_arrivals = info.need_arrivals;
 			elog(DEBUG1, "matchmaker: queue \"%s\" made %d matches", claim->name, made);
@@ -613,12 +627,28 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 		}
 		else
 		{
+			/*
+			 * Retried after 1 s, then after twice as long at each failure
+			 * in a row, up to a minute, counted from the failure: a queue
+			 * that failed once (a cancelled run, a deadlock) is soon back,
+			 * whatever its tick interval; one that keeps failing takes
+			 * little of the worker and writes a line a minute to the log.
+			 */
+			double		backoff = MM_FAILURE_BACKOFF_MAX;
+
+			outcome.failures = Min(claim->failures, 1000) + 1;
+			if (outcome.failures <= 6)
+				backoff = Min(MM_FAILURE_BACKOFF_MIN * (double) (1 << (outcome.failures - 1)),
+							  MM_FAILURE_BACKOFF_MAX);
 			ereport(WARNING,
 					(errmsg("matchmaker: queue \"%s\" failed: %s", claim->name, edata->message),
 					 edata->detail ? errdetail("%s", edata->detail) : 0,
-					 errhint("The worker runs the queue again in %g seconds; the other queues go on.",
-							 Max(tick, MM_FAILURE_BACKOFF))));
-			outcome.next_run = now + (TimestampTz) (Max(tick, MM_FAILURE_BACKOFF) * USECS_PER_SEC);
+					 outcome.failures > 1 ?
+					 errhint("The worker runs the queue again in %g s (it failed %d times in a row); the other queues go on.",
+							 backoff, outcome.failures) :
+					 errhint("The worker runs the queue again in %g s; the other queues go on.",
+							 backoff)));
+			outcome.next_run = GetCurrentTimestamp() + (TimestampTz) (backoff * USECS_PER_SEC);
 			outcome.failed_until = outcome.next_run;
 		}
 		FreeErrorData(edata);
@@ -695,8 +725,9 @@ flush_stats(MemoryContext loopcxt)
 }
 
 /*
- * Run due queues one at a time until none is due, or every queue of the
- * schedule has had a turn (then the list of queues is read again first).
+ * Run due queues one at a time until none is due, every queue of the
+ * schedule has had a turn (then the list of queues is read again first),
+ * or a reload between two runs has disabled the worker.
  * Returns how long to sleep until the next queue is due, timeout (the
  * naptime) at most, in milliseconds: 0 when some may still be due.
  */
@@ -715,6 +746,14 @@ run_due_queues(long timeout, MemoryContext loopcxt)
 		MemoryContextSwitchTo(loopcxt);
 		flush_stats(loopcxt);
 		idle_interrupts();
+		/* a reload that disables the worker stops it between two runs, not after the pass */
+		if (ConfigReloadPending)
+		{
+			reload_settings();
+			MemoryContextSwitchTo(loopcxt);
+			if (!mm_enabled)
+				return 0;
+		}
 	}
 	return 0;
 }

@@ -142,20 +142,55 @@ ok($node->poll_query_until('postgres',
 $node->safe_psql('postgres', "SELECT matchmaker.drop_queue('held'); SELECT matchmaker.drop_queue('other')");
 
 # 3. A failing queue is logged with its name and does not stop another.
+# It is retried 1 s after its first failure, 2 s after the second, and so
+# on, whatever its tick interval (an hour here), and matches once the
+# cause is gone (a trigger on matches that raises for its matches).
+my $offset = -s $node->logfile;
 $node->safe_psql('postgres', q{
-	SELECT matchmaker.create_queue('broken', algorithm => 'greedy', tick => '100 ms');
-	UPDATE matchmaker.queues SET algorithm = 'no_such_algorithm' WHERE name = 'broken';
+	SELECT matchmaker.create_queue('broken', algorithm => 'greedy', tick => '1 hour', max_wait => '1 hour');
+	CREATE FUNCTION break_matches() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		IF NEW.queue = 'broken' THEN RAISE EXCEPTION 'broken on purpose'; END IF;
+		RETURN NEW;
+	END $$;
+	CREATE TRIGGER break_matches BEFORE INSERT ON matchmaker.matches
+		FOR EACH ROW EXECUTE FUNCTION break_matches();
+});
+my $t0 = Time::HiRes::time();
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.enqueue('broken', 'x', 0.5);
+	SELECT matchmaker.enqueue('broken', 'y', 0.5);
 	SELECT matchmaker.enqueue('duel', 'c', 0.3);
 	SELECT matchmaker.enqueue('duel', 'd', 0.4);
 });
 ok(matched_count_reaches(4),
 	'queue duel keeps matching while queue broken fails');
-$node->wait_for_log(qr/matchmaker: queue "broken" failed/);
+$node->wait_for_log(qr/matchmaker: queue "broken" failed: broken on purpose/, $offset);
 pass('the failing queue is logged with its name');
-$node->safe_psql('postgres', q{DELETE FROM matchmaker.queues WHERE name = 'broken'});
+$node->wait_for_log(qr/queue again in 4 s \(it failed 3 times in a row\)/, $offset);
+my $third = Time::HiRes::time() - $t0;
+cmp_ok($third, '<', 15,
+	sprintf('with a tick of an hour, the failing queue is tried again after 1 s and 2 s (third failure after %.1f s)', $third));
+ok($node->log_contains(qr/queue again in 1 s;/, $offset)
+	  && $node->log_contains(qr/queue again in 2 s \(it failed 2 times in a row\)/, $offset),
+	'each failure logs when the queue runs again');
+$node->safe_psql('postgres', 'DROP TRIGGER break_matches ON matchmaker.matches');
+$t0 = Time::HiRes::time();
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'broken' AND state = 'matched'"),
+	'the queue matches once the cause of its failures is gone');
+my $back = Time::HiRes::time() - $t0;
+cmp_ok($back, '<', 20, sprintf('within its backoff, %.1f s', $back));
+# the counts of matched tickets below are of the other queues
+$node->safe_psql('postgres', q{
+	DELETE FROM matchmaker.tickets WHERE queue = 'broken';
+	DELETE FROM matchmaker.matches WHERE queue = 'broken';
+	DELETE FROM matchmaker.queues WHERE name = 'broken';
+	DROP FUNCTION break_matches();
+});
 
 # 4. A reload changes naptime.
-my $offset = -s $node->logfile;
+$offset = -s $node->logfile;
 $node->append_conf('postgresql.conf', "matchmaker.naptime = '350ms'");
 $node->reload;
 $node->wait_for_log(qr/matchmaker worker: naptime is now 350 ms/, $offset);
@@ -325,6 +360,58 @@ ok($node->poll_query_until('postgres',
 	'an enabled worker matches them, those enqueued by a session that had not reloaded included');
 $node->append_conf('postgresql.conf', "matchmaker.naptime = '350ms'");
 $node->reload;
+
+# 8b. A reload that disables the worker takes effect between two runs: a
+# queue's run lasts 2 s (a trigger on its matches), another queue falls
+# due meanwhile, and the worker is disabled meanwhile: the second queue is
+# not run after the first, until the worker is enabled again.
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.create_queue('first', algorithm => 'greedy', max_wait => '1 hour', tick => '1 hour');
+	SELECT matchmaker.create_queue('second', algorithm => 'greedy', max_wait => '1 hour', tick => '1 hour');
+	CREATE FUNCTION slow_matches() RETURNS trigger LANGUAGE plpgsql AS $$
+	BEGIN
+		IF NEW.queue = 'first' THEN PERFORM pg_sleep(2); END IF;
+		RETURN NEW;
+	END $$;
+	CREATE TRIGGER slow_matches AFTER INSERT ON matchmaker.matches
+		FOR EACH ROW EXECUTE FUNCTION slow_matches();
+});
+# the new queues' first runs are over
+sleep 1;
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.enqueue('first', 'f1', 0.5);
+	SELECT matchmaker.enqueue('first', 'f2', 0.5);
+});
+$node->poll_query_until('postgres', q{
+	SELECT count(*) = 1 FROM pg_stat_activity
+	WHERE backend_type = 'matchmaker worker' AND wait_event = 'PgSleep'})
+  or die 'the run of queue first did not begin';
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.enqueue('second', 's1', 0.5);
+	SELECT matchmaker.enqueue('second', 's2', 0.5);
+});
+$offset = -s $node->logfile;
+$node->append_conf('postgresql.conf', "matchmaker.enabled = off");
+$node->reload;
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'first' AND state = 'matched'"),
+	'the run under way when the worker is disabled ends');
+$node->wait_for_log(qr/matchmaker worker: disabled/, $offset);
+sleep 1;
+is($node->safe_psql('postgres',
+	"SELECT count(*) FROM matchmaker.tickets WHERE queue = 'second' AND state = 'waiting'"),
+	'2', 'the queue due after it is not run once the worker is disabled');
+$node->append_conf('postgresql.conf', 'matchmaker.enabled = on');
+$node->reload;
+ok($node->poll_query_until('postgres',
+	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'second' AND state = 'matched'"),
+	'enabled again, the worker runs it');
+$node->safe_psql('postgres', q{
+	DROP TRIGGER slow_matches ON matchmaker.matches;
+	DROP FUNCTION slow_matches();
+	SELECT matchmaker.drop_queue('first');
+	SELECT matchmaker.drop_queue('second');
+});
 
 # 10. A periodic queue that needs more players is not run at every enqueue,
 # but at once when its batch is complete (its tick interval and max_wait are
