@@ -155,14 +155,16 @@ typedef struct ListedQueue
 {
 	char		name[NAMEDATALEN];
 	double		tick;
+	TransactionId row_xmin;		/* of its row: another when the row is updated or made anew */
 	bool		placed;			/* has its entry in the schedule */
 } ListedQueue;
 
 /*
  * Merge the queues read (a hash table of ListedQueue) into the schedule.
  * After a change (an alter_queue may have changed a queue's algorithm or
- * batch), no queue waits for the arrivals its last tick said it needed,
- * nor out its backoff after failures.
+ * batch), no queue waits for the arrivals its last tick said it needed.
+ * A queue whose own row was updated (or dropped and created again) since
+ * it failed is tried again at once, its failures forgotten.
  */
 static void
 merge_queues(HTAB *listed, bool changed)
@@ -192,11 +194,17 @@ merge_queues(HTAB *listed, bool changed)
 			q->need_arrivals = 0;
 			mm_set_wake_at(my_db, my_queues, q->wake_bit);
 		}
-		/* a queue backing off after failures is tried again when queues change (a fix, maybe) */
-		if (changed && q->failures > 0 && q->running < 0)
+		/* its row changed (a fix, maybe) while it backs off after failures: try again now */
+		if (lq->row_xmin != q->row_xmin && q->running < 0)
 		{
-			q->failed_until = 0;
-			q->next_run = 0;
+			if (q->failures > 0)
+			{
+				q->failures = 0;
+				q->failed_until = 0;
+				q->next_run = 0;
+				q->need_arrivals = 0;
+			}
+			q->row_xmin = lq->row_xmin;
 		}
 		if (lq->tick != q->tick)
 		{
@@ -230,6 +238,7 @@ merge_queues(HTAB *listed, bool changed)
 		memset(q, 0, sizeof(MMQueueSlot));
 		strlcpy(q->name, lq->name, NAMEDATALEN);
 		q->tick = lq->tick;
+		q->row_xmin = lq->row_xmin;
 		q->running = -1;
 		q->wake_bit = mm_wake_bit(q->name);
 		/* until its first run, any arrival wakes it */
@@ -269,7 +278,7 @@ refresh_queues_guts(MemoryContext loopcxt, bool changed)
 	if (!RecoveryInProgress() && !absent)
 	{
 		SPI_connect();
-		if (SPI_execute("SELECT name, tick FROM matchmaker.queues", true, 0) == SPI_OK_SELECT)
+		if (SPI_execute("SELECT name, tick, xmin FROM matchmaker.queues", true, 0) == SPI_OK_SELECT)
 		{
 			for (uint64 i = 0; i < SPI_processed; i++)
 			{
@@ -285,6 +294,7 @@ refresh_queues_guts(MemoryContext loopcxt, bool changed)
 				strlcpy(key, name, NAMEDATALEN);
 				lq = hash_search(listed, key, HASH_ENTER, NULL);
 				lq->tick = mm_interval_seconds(tick);
+				lq->row_xmin = DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
 				lq->placed = false;
 			}
 			ok = true;
@@ -633,6 +643,7 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 			 * that failed once (a cancelled run, a deadlock) is soon back,
 			 * whatever its tick interval; one that keeps failing takes
 			 * little of the worker and writes a line a minute to the log.
+			 * An update of its row ends the wait (merge_queues).
 			 */
 			double		backoff = MM_FAILURE_BACKOFF_MAX;
 
@@ -650,6 +661,8 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 							 backoff)));
 			outcome.next_run = GetCurrentTimestamp() + (TimestampTz) (backoff * USECS_PER_SEC);
 			outcome.failed_until = outcome.next_run;
+			/* its arrivals meanwhile wake nobody: it runs at next_run anyway */
+			outcome.need_arrivals = PG_INT32_MAX;
 		}
 		FreeErrorData(edata);
 	}

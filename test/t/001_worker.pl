@@ -174,11 +174,58 @@ cmp_ok($third, '<', 15,
 ok($node->log_contains(qr/queue again in 1 s;/, $offset)
 	  && $node->log_contains(qr/queue again in 2 s \(it failed 2 times in a row\)/, $offset),
 	'each failure logs when the queue runs again');
+
+# During its backoff (8 s after the fourth failure) its arrivals wake no
+# worker (it runs when the backoff ends anyway), and changes to other
+# queues do not end the backoff; an update of its own row does, and its
+# failures are counted from one again.
+$node->wait_for_log(qr/queue again in 8 s \(it failed 4 times in a row\)/, $offset);
+sub voluntary_switches
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/status") or return undef;
+	my $n;
+	while (<$fh>) { $n = $1 if /^voluntary_ctxt_switches:\s+(\d+)/; }
+	close $fh;
+	return $n;
+}
+my $wpid = MatchmakerLoad::worker_pid($node);
+my $sw0 = voluntary_switches($wpid);
+my $off4 = -s $node->logfile;
+$node->safe_psql('postgres', q{
+	DO $$
+	BEGIN
+		FOR i IN 1 .. 50 LOOP
+			PERFORM matchmaker.enqueue('broken', 'late' || i, 0.5);
+			COMMIT;
+		END LOOP;
+	END $$;
+});
+SKIP:
+{
+	skip 'no voluntary_ctxt_switches in /proc/PID/status on this system', 1 unless defined $sw0;
+	my $woken = voluntary_switches($wpid) - $sw0;
+	cmp_ok($woken, '<', 15, "50 arrivals into a queue backing off wake the worker rarely (wake-ups: $woken)");
+}
+$node->safe_psql('postgres', q{
+	SELECT matchmaker.create_queue('bystander');
+	SELECT matchmaker.alter_queue('bystander', tick => '2 seconds');
+	SELECT matchmaker.drop_queue('bystander');
+});
+sleep 1;
+ok(!$node->log_contains(qr/queue "broken" failed/, $off4),
+	'arrivals and changes of other queues do not end the backoff');
+my $off5 = -s $node->logfile;
+$node->safe_psql('postgres', "SELECT matchmaker.alter_queue('broken', max_wait => '2 hours')");
+$node->wait_for_log(qr/queue "broken" failed: broken on purpose\n.*HINT:  [^\n]*again in/, $off5);
+ok($node->log_contains(qr/queue "broken" failed: broken on purpose\n.*HINT:  The worker runs the queue again in 1 s;/, $off5),
+	'an update of its own row runs the failing queue at once, its failures counted from one again');
+
 $node->safe_psql('postgres', 'DROP TRIGGER break_matches ON matchmaker.matches');
 $t0 = Time::HiRes::time();
 ok($node->poll_query_until('postgres',
-	"SELECT count(*) = 2 FROM matchmaker.tickets WHERE queue = 'broken' AND state = 'matched'"),
-	'the queue matches once the cause of its failures is gone');
+	"SELECT count(*) = 52 FROM matchmaker.tickets WHERE queue = 'broken' AND state = 'matched'"),
+	'the queue matches once the cause of its failures is gone, the arrivals during its backoff included');
 my $back = Time::HiRes::time() - $t0;
 cmp_ok($back, '<', 20, sprintf('within its backoff, %.1f s', $back));
 # the counts of matched tickets below are of the other queues
