@@ -3,10 +3,14 @@
 # plain single-row INSERT into a table of the same shape (same columns and
 # indexes), in the same run, with the background worker running: enqueues
 # into a queue the worker has nothing to do for (a periodic batch larger
-# than the run: the worker idle), and into a queue it matches as they come
-# (periodic, batch 8: the worker matching the same queue).  Default
-# durability (fsync and synchronous commit on).  Runs alternate, ROUNDS
-# times, each on empty tables after a checkpoint.
+# than the run, timers an hour away: the worker idle), and into a queue it
+# matches as they come (periodic, batch 8: the worker matching the same
+# queue).  For the
+# matching case, the reference an application has: the plain INSERT while
+# the batched application loop of bench/baseline.sh (bench/baseline.py,
+# the same rule) matches that table.  Default durability (fsync and
+# synchronous commit on).  Runs alternate, ROUNDS times, each on empty
+# tables after a checkpoint.
 # Usage: bench/enqueue.sh [CLIENTS] [SECONDS] [ROUNDS]  (default 8 20 2)
 # Writes bench/results/enqueue-CLIENTS.md.
 set -euo pipefail
@@ -22,13 +26,23 @@ mm_start_cluster "fsync = on" "shared_buffers = '512MB'" "max_connections = 100"
 	"shared_preload_libraries = 'matchmaker'" "matchmaker.database = 'postgres'"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
 q "CREATE EXTENSION matchmaker"
-q "SELECT matchmaker.create_queue('idle', algorithm => 'periodic', max_wait => '1 hour', params => '{\"batch\": 1000000}')" >/dev/null
+# idle: its batch never fills and its timers (tick, max_wait) are an hour away,
+# so the worker never runs it (with the default tick of a second it would
+# read the whole growing pool every second)
+q "SELECT matchmaker.create_queue('idle', algorithm => 'periodic', max_wait => '1 hour', tick => '1 hour', params => '{\"batch\": 1000000}')" >/dev/null
 q "SELECT matchmaker.create_queue('bench', algorithm => 'periodic', max_wait => '1 hour', params => '{\"batch\": 8}')" >/dev/null
 # The same shape as matchmaker.tickets: columns, defaults and indexes.
 q "CREATE TABLE plain (LIKE matchmaker.tickets INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
 q "ALTER TABLE plain ADD PRIMARY KEY (id)"
 q "CREATE UNIQUE INDEX ON plain (queue, player) WHERE state = 'waiting'"
 q "CREATE INDEX ON plain (match_id) WHERE match_id IS NOT NULL"
+# The application loop's tables (bench/baseline.py): the same shape again.
+q "CREATE TABLE bl_tickets (LIKE plain INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)"
+q "CREATE TABLE bl_matches (LIKE matchmaker.matches INCLUDING CONSTRAINTS)"
+q "CREATE SEQUENCE bl_matches_id_seq OWNED BY bl_matches.id"
+q "ALTER TABLE bl_matches ALTER id SET DEFAULT nextval('bl_matches_id_seq'), ALTER bots SET DEFAULT 0"
+q "ALTER TABLE bl_matches ADD PRIMARY KEY (id)"
+q "CREATE INDEX ON bl_matches (queue, created_at)"
 
 dir=$(mktemp -d)
 chmod 755 "$dir"
@@ -47,22 +61,33 @@ cat >"$dir/insert.sql" <<'SQL'
 \set r random(0, 1000000)
 INSERT INTO plain (queue, player, rating, attributes, enqueued_at, enqueued_by, enqueued_by_name) VALUES ('bench', 'p' || :p, :r / 1000000.0, '{}', clock_timestamp(), current_user::text::regrole, current_user);
 SQL
+sed 's/INSERT INTO plain /INSERT INTO bl_tickets /' "$dir/insert.sql" >"$dir/loop.sql"
 # One pgbench run on empty tables after a checkpoint; prints its tps.
+# For loop.sql, the application loop matches bl_tickets meanwhile.
 # The worker is paused while the tables are emptied (a TRUNCATE waiting
 # behind a tick could deadlock with it).
 tps() {
 	q "ALTER SYSTEM SET matchmaker.enabled = off"
 	q "SELECT pg_reload_conf()" >/dev/null
 	sleep 1
-	q "TRUNCATE plain, matchmaker.tickets, matchmaker.matches"
+	q "TRUNCATE plain, bl_tickets, bl_matches, matchmaker.tickets, matchmaker.matches"
 	q "ALTER SYSTEM RESET matchmaker.enabled"
 	q "SELECT pg_reload_conf()" >/dev/null
 	q "CHECKPOINT"
+	local loop=""
+	if [ "$(basename "$1")" = loop.sql ]; then
+		/usr/bin/python3 bench/baseline.py batched bench 8 3600 &
+		loop=$!
+	fi
 	pgbench -n -c "$clients" -j 2 -T "$seconds" -f "$1" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
+	if [ -n "$loop" ]; then
+		kill -TERM "$loop"
+		wait "$loop" || true
+	fi
 }
 declare -A runs
 for ((i = 1; i <= rounds; i++)); do
-	for kind in insert idle matched; do
+	for kind in insert idle matched loop; do
 		t=$(tps "$dir/$kind.sql")
 		echo "round $i, $kind: $t tps"
 		runs[$kind]="${runs[$kind]:-} $t"
@@ -71,7 +96,8 @@ done
 rm -rf "$dir"
 out=bench/results/enqueue-$clients.md
 mean() { tr ' ' '\n' <<<"${runs[$1]}" | awk 'NF { s += $1; n++ } END { printf "%.0f", s / n }'; }
-ratios() { paste -d' ' <(tr ' ' '\n' <<<"${runs[$1]}" | awk NF) <(tr ' ' '\n' <<<"${runs[insert]}" | awk NF) | awk '{ printf "%s%.2f", (n++ ? ", " : ""), $1 / $2 }'; }
+# each round's ratio of kind $1 to kind $2 (default: the plain INSERT)
+ratios() { paste -d' ' <(tr ' ' '\n' <<<"${runs[$1]}" | awk NF) <(tr ' ' '\n' <<<"${runs[${2:-insert}]}" | awk NF) | awk '{ printf "%s%.2f", (n++ ? ", " : ""), $1 / $2 }'; }
 {
 	echo "# enqueue benchmark, $clients clients"
 	echo
@@ -84,5 +110,8 @@ ratios() { paste -d' ' <(tr ' ' '\n' <<<"${runs[$1]}" | awk NF) <(tr ' ' '\n' <<
 	echo "| plain \`INSERT\` into a table of the same shape | $(mean insert) ($(tr ' ' '\n' <<<"${runs[insert]}" | awk 'NF { printf "%s%.0f", (n++ ? ", " : ""), $1 }')) | |"
 	echo "| \`matchmaker.enqueue\`, the worker idle (a queue with nothing to match) | $(mean idle) ($(tr ' ' '\n' <<<"${runs[idle]}" | awk 'NF { printf "%s%.0f", (n++ ? ", " : ""), $1 }')) | $(ratios idle) |"
 	echo "| \`matchmaker.enqueue\`, the worker matching the same queue (periodic, batch 8) | $(mean matched) ($(tr ' ' '\n' <<<"${runs[matched]}" | awk 'NF { printf "%s%.0f", (n++ ? ", " : ""), $1 }')) | $(ratios matched) |"
+	echo "| plain \`INSERT\` while the batched application loop (\`bench/baseline.py batched\`, the same rule) matches that table | $(mean loop) ($(tr ' ' '\n' <<<"${runs[loop]}" | awk 'NF { printf "%s%.0f", (n++ ? ", " : ""), $1 }')) | $(ratios loop) |"
+	echo
+	echo "The worker matching against the application loop matching, each round: $(ratios matched loop)."
 } >"$out"
 cat "$out"
