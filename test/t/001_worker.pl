@@ -180,17 +180,8 @@ ok($node->log_contains(qr/queue again in 1 s;/, $offset)
 # queues do not end the backoff; an update of its own row does, and its
 # failures are counted from one again.
 $node->wait_for_log(qr/queue again in 8 s \(it failed 4 times in a row\)/, $offset);
-sub voluntary_switches
-{
-	my ($pid) = @_;
-	open(my $fh, '<', "/proc/$pid/status") or return undef;
-	my $n;
-	while (<$fh>) { $n = $1 if /^voluntary_ctxt_switches:\s+(\d+)/; }
-	close $fh;
-	return $n;
-}
 my $wpid = MatchmakerLoad::worker_pid($node);
-my $sw0 = voluntary_switches($wpid);
+my $sw0 = MatchmakerLoad::voluntary_switches($wpid);
 my $off4 = -s $node->logfile;
 $node->safe_psql('postgres', q{
 	DO $$
@@ -204,7 +195,7 @@ $node->safe_psql('postgres', q{
 SKIP:
 {
 	skip 'no voluntary_ctxt_switches in /proc/PID/status on this system', 1 unless defined $sw0;
-	my $woken = voluntary_switches($wpid) - $sw0;
+	my $woken = MatchmakerLoad::voluntary_switches($wpid) - $sw0;
 	cmp_ok($woken, '<', 15, "50 arrivals into a queue backing off wake the worker rarely (wake-ups: $woken)");
 }
 $node->safe_psql('postgres', q{
@@ -338,10 +329,9 @@ sub worker_switches
 	my $sum;
 	for my $pid (@workers)
 	{
-		open(my $fh, '<', "/proc/$pid/status") or return undef;
-		while (<$fh>) { $sum += $1 if /^voluntary_ctxt_switches:\s+(\d+)/; }
-		close $fh;
-		return undef unless defined $sum;
+		my $n = MatchmakerLoad::voluntary_switches($pid);
+		return undef unless defined $n;
+		$sum += $n;
 	}
 	return $sum;
 }

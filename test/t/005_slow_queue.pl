@@ -12,6 +12,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use IPC::Run;
+use MatchmakerLoad;
 
 my $node = PostgreSQL::Test::Cluster->new('slow_queue');
 $node->init;
@@ -137,17 +138,10 @@ ok($node->poll_query_until('postgres', $held_running), 'a worker runs queue held
 my $other = $node->safe_psql('postgres',
 	"SELECT pid FROM pg_stat_activity WHERE backend_type = 'matchmaker worker' AND NOT (query = 'tick queue held' AND state = 'active')");
 like($other, qr/^\d+$/, "the other worker ($other)");
-sub switches
-{
-	open(my $fh, '<', "/proc/$_[0]/status") or return undef;
-	my ($n) = join('', <$fh>) =~ /^voluntary_ctxt_switches:\s+(\d+)/m;
-	close $fh;
-	return $n;
-}
 my $t_feed = time();
 SKIP:
 {
-	my $before = switches($other);
+	my $before = MatchmakerLoad::voluntary_switches($other);
 	skip 'no voluntary_ctxt_switches in /proc/PID/status on this system', 1 unless defined $before;
 	$node->safe_psql('postgres', q{
 		DO $$
@@ -159,7 +153,7 @@ SKIP:
 			END LOOP;
 		END $$;
 	});
-	my $woken = switches($other) - $before;
+	my $woken = MatchmakerLoad::voluntary_switches($other) - $before;
 	cmp_ok($woken, '<', 30,
 		"100 commits into the queue a worker is running wake the other worker rarely (wake-ups: $woken)");
 }

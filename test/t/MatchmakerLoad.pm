@@ -40,6 +40,17 @@ sub worker_pid
 		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'matchmaker worker'");
 }
 
+# A process's voluntary context switches (each wake-up from a sleep is
+# one), from /proc; undef where /proc/PID/status does not have them.
+sub voluntary_switches
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/status") or return undef;
+	my ($n) = join('', <$fh>) =~ /^voluntary_ctxt_switches:\s+(\d+)/m;
+	close $fh;
+	return $n;
+}
+
 # Eight queues with max_wait of a second or so, so that timeouts happen
 # while the load runs (the multi_queue one on a second criterion, "lat",
 # which every enqueue sends); the log tables.
