@@ -162,7 +162,8 @@ typedef struct ListedQueue
 /*
  * Merge the queues read (a hash table of ListedQueue) into the schedule.
  * After a change (an alter_queue may have changed a queue's algorithm or
- * batch), no queue waits for the arrivals its last tick said it needed.
+ * batch), no queue waits for the arrivals its last tick said it needed
+ * (but one backing off after failures, which runs when its wait ends).
  * A queue whose own row was updated (or dropped and created again) since
  * it failed is tried again at once, its failures forgotten.
  */
@@ -189,7 +190,7 @@ merge_queues(HTAB *listed, bool changed)
 			continue;
 		}
 		lq->placed = true;
-		if (changed && q->need_arrivals != 0)
+		if (changed && q->need_arrivals != 0 && q->failures == 0)
 		{
 			q->need_arrivals = 0;
 			mm_set_wake_at(my_db, my_queues, q->wake_bit);
@@ -203,6 +204,7 @@ merge_queues(HTAB *listed, bool changed)
 				q->failed_until = 0;
 				q->next_run = 0;
 				q->need_arrivals = 0;
+				mm_set_wake_at(my_db, my_queues, q->wake_bit);
 			}
 			q->row_xmin = lq->row_xmin;
 		}
