@@ -178,10 +178,19 @@ sub check_log
 		WHERE t.queue IN ('duel', 'batch', 'ranges', 'squad', 'trio')
 		  AND NOT EXISTS (SELECT 1 FROM enqueue_log l WHERE l.ticket = t.id)},
 		"$label: every ticket comes from a committed enqueue");
+	# Another ticket for a retry: the first one has ended, and the other
+	# one waited after the first call (it ended after the first ticket was
+	# made).  Ids do not tell the order: an enqueue takes its id before it
+	# waits for a concurrent one of the same player, and inserts once that
+	# one's ticket has been matched.
 	no_rows($node, q{
-		SELECT l.*, first.state FROM enqueue_log l
+		SELECT l.*, first.state, first.enqueued_at, other.state, other.matched_at, other.ended_at
+		FROM enqueue_log l
 		JOIN matchmaker.tickets first ON first.id = l.retry_of
-		WHERE l.ticket <> l.retry_of AND (first.state = 'waiting' OR l.ticket < l.retry_of)},
+		JOIN matchmaker.tickets other ON other.id = l.ticket
+		WHERE l.ticket <> l.retry_of
+		  AND (first.state = 'waiting'
+		       OR COALESCE(other.matched_at, other.ended_at) < first.enqueued_at)},
 		"$label: a retried enqueue returns the same ticket unless that ticket had ended");
 	no_rows($node, q{
 		SELECT t.* FROM matchmaker.tickets t
