@@ -181,21 +181,28 @@ ok($node->log_contains(qr/queue again in 1 s;/, $offset)
 # failures are counted from one again.
 $node->wait_for_log(qr/queue again in 8 s \(it failed 4 times in a row\)/, $offset);
 my $wpid = MatchmakerLoad::worker_pid($node);
-my $sw0 = MatchmakerLoad::voluntary_switches($wpid);
 my $off4 = -s $node->logfile;
-$node->safe_psql('postgres', q{
-	DO $$
-	BEGIN
-		FOR i IN 1 .. 50 LOOP
-			PERFORM matchmaker.enqueue('broken', 'late' || i, 0.5);
-			COMMIT;
-		END LOOP;
-	END $$;
-});
+# The worker's wake-ups while N players named PREFIX1.. enqueue into queue
+# broken, each in a transaction of its own (undef without /proc).
+sub wakeups_of_enqueues
+{
+	my ($n, $prefix) = @_;
+	my $before = MatchmakerLoad::voluntary_switches($wpid);
+	$node->safe_psql('postgres', qq{
+		DO \$\$
+		BEGIN
+			FOR i IN 1 .. $n LOOP
+				PERFORM matchmaker.enqueue('broken', '$prefix' || i, 0.5);
+				COMMIT;
+			END LOOP;
+		END \$\$;
+	});
+	return defined $before ? MatchmakerLoad::voluntary_switches($wpid) - $before : undef;
+}
+my $woken = wakeups_of_enqueues(50, 'late');
 SKIP:
 {
-	skip 'no voluntary_ctxt_switches in /proc/PID/status on this system', 1 unless defined $sw0;
-	my $woken = MatchmakerLoad::voluntary_switches($wpid) - $sw0;
+	skip 'no voluntary_ctxt_switches in /proc/PID/status on this system', 1 unless defined $woken;
 	cmp_ok($woken, '<', 15, "50 arrivals into a queue backing off wake the worker rarely (wake-ups: $woken)");
 }
 $node->safe_psql('postgres', q{
@@ -205,20 +212,10 @@ $node->safe_psql('postgres', q{
 });
 # nor after those changes (each wakes the worker, to read the queues)
 Time::HiRes::sleep(0.5);
-$sw0 = MatchmakerLoad::voluntary_switches($wpid);
-$node->safe_psql('postgres', q{
-	DO $$
-	BEGIN
-		FOR i IN 1 .. 20 LOOP
-			PERFORM matchmaker.enqueue('broken', 'later' || i, 0.5);
-			COMMIT;
-		END LOOP;
-	END $$;
-});
+$woken = wakeups_of_enqueues(20, 'later');
 SKIP:
 {
-	skip 'no voluntary_ctxt_switches in /proc/PID/status on this system', 1 unless defined $sw0;
-	my $woken = MatchmakerLoad::voluntary_switches($wpid) - $sw0;
+	skip 'no voluntary_ctxt_switches in /proc/PID/status on this system', 1 unless defined $woken;
 	cmp_ok($woken, '<', 8, "nor 20 more after changes of another queue (wake-ups: $woken)");
 }
 Time::HiRes::sleep(0.5);
