@@ -40,15 +40,7 @@ q() { psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
 q "CREATE EXTENSION matchmaker"
 q "SELECT matchmaker.create_queue('bench', algorithm => 'periodic', max_wait => '1 minute', params => '{\"batch\": $batch}')" >/dev/null
 # The baseline's tables: the same shape as matchmaker.tickets and matches.
-q "CREATE TABLE bl_tickets (LIKE matchmaker.tickets INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
-q "ALTER TABLE bl_tickets ADD PRIMARY KEY (id)"
-q "CREATE UNIQUE INDEX ON bl_tickets (queue, player) WHERE state = 'waiting'"
-q "CREATE INDEX ON bl_tickets (match_id) WHERE match_id IS NOT NULL"
-q "CREATE TABLE bl_matches (LIKE matchmaker.matches INCLUDING CONSTRAINTS)"
-q "CREATE SEQUENCE bl_matches_id_seq OWNED BY bl_matches.id"
-q "ALTER TABLE bl_matches ALTER id SET DEFAULT nextval('bl_matches_id_seq'), ALTER bots SET DEFAULT 0"
-q "ALTER TABLE bl_matches ADD PRIMARY KEY (id)"
-q "CREATE INDEX ON bl_matches (queue, created_at)"
+psql -X -q -v ON_ERROR_STOP=1 -f bench/baseline_tables.sql
 
 dir=$(mktemp -d)
 chmod 755 "$dir"

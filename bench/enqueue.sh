@@ -5,12 +5,11 @@
 # into a queue the worker has nothing to do for (a periodic batch larger
 # than the run, timers an hour away: the worker idle), and into a queue it
 # matches as they come (periodic, batch 8: the worker matching the same
-# queue).  For the
-# matching case, the reference an application has: the plain INSERT while
-# the batched application loop of bench/baseline.sh (bench/baseline.py,
-# the same rule) matches that table.  Default durability (fsync and
-# synchronous commit on).  Runs alternate, ROUNDS times, each on empty
-# tables after a checkpoint.
+# queue).  For the matching case, the reference an application has: a plain
+# INSERT into the table that the batched application loop of
+# bench/baseline.sh (bench/baseline.py, the same rule) matches meanwhile.
+# Default durability (fsync and synchronous commit on).  Runs alternate,
+# ROUNDS times, each on empty tables after a checkpoint.
 # Usage: bench/enqueue.sh [CLIENTS] [SECONDS] [ROUNDS]  (default 8 20 2)
 # Writes bench/results/enqueue-CLIENTS.md.
 set -euo pipefail
@@ -31,18 +30,10 @@ q "CREATE EXTENSION matchmaker"
 # read the whole growing pool every second)
 q "SELECT matchmaker.create_queue('idle', algorithm => 'periodic', max_wait => '1 hour', tick => '1 hour', params => '{\"batch\": 1000000}')" >/dev/null
 q "SELECT matchmaker.create_queue('bench', algorithm => 'periodic', max_wait => '1 hour', params => '{\"batch\": 8}')" >/dev/null
-# The same shape as matchmaker.tickets: columns, defaults and indexes.
-q "CREATE TABLE plain (LIKE matchmaker.tickets INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
-q "ALTER TABLE plain ADD PRIMARY KEY (id)"
-q "CREATE UNIQUE INDEX ON plain (queue, player) WHERE state = 'waiting'"
-q "CREATE INDEX ON plain (match_id) WHERE match_id IS NOT NULL"
-# The application loop's tables (bench/baseline.py): the same shape again.
-q "CREATE TABLE bl_tickets (LIKE plain INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)"
-q "CREATE TABLE bl_matches (LIKE matchmaker.matches INCLUDING CONSTRAINTS)"
-q "CREATE SEQUENCE bl_matches_id_seq OWNED BY bl_matches.id"
-q "ALTER TABLE bl_matches ALTER id SET DEFAULT nextval('bl_matches_id_seq'), ALTER bots SET DEFAULT 0"
-q "ALTER TABLE bl_matches ADD PRIMARY KEY (id)"
-q "CREATE INDEX ON bl_matches (queue, created_at)"
+# The application loop's tables, and plain: the same shape as
+# matchmaker.tickets (columns, defaults and indexes).
+psql -X -q -v ON_ERROR_STOP=1 -f bench/baseline_tables.sql
+q "CREATE TABLE plain (LIKE bl_tickets INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING INDEXES)"
 
 dir=$(mktemp -d)
 chmod 755 "$dir"

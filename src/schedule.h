@@ -25,7 +25,6 @@ typedef struct MMQueueSlot
 	double		tick;			/* seconds */
 	TimestampTz last_run;		/* when it ran last (0: never) */
 	TimestampTz next_run;		/* due time of its next timer tick */
-	TimestampTz failed_until;	/* after a failure, wake-ups wait until then */
 	int			failures;		/* its last runs that failed in a row (worker.c) */
 	TransactionId row_xmin;		/* its row's xmin when the schedule last read it */
 	int			need_arrivals;	/* from its last tick: arrivals before an arrival wake-up matters */

@@ -201,7 +201,6 @@ merge_queues(HTAB *listed, bool changed)
 			if (q->failures > 0)
 			{
 				q->failures = 0;
-				q->failed_until = 0;
 				q->next_run = 0;
 				q->need_arrivals = 0;
 				mm_set_wake_at(my_db, my_queues, q->wake_bit);
@@ -361,7 +360,8 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 		 * A queue that its last tick left needing more arrivals runs on a
 		 * wake-up only once that many have come (the counter is shared by
 		 * queues of the same name hash, so at worst it runs early, never
-		 * late); a queue backing off after a failure ignores wake-ups.
+		 * late).  A queue backing off after a failure needs more than
+		 * can come (run_queue): it runs when its wait ends.
 		 */
 		if (q->need_arrivals > 0)
 		{
@@ -372,8 +372,6 @@ claim_queue(ClaimedQueue *claim, long *timeout)
 			q->woken = pg_atomic_read_u64(&my_db->arrivals[bit]) - q->arrivals_base >=
 				(uint64) q->need_arrivals;
 		}
-		if (q->woken && now < q->failed_until)
-			q->woken = false;
 
 		/*
 		 * A busy queue (its last run began within twice
@@ -445,7 +443,6 @@ unclaim_queue(const ClaimedQueue *claim, const MMQueueSlot *outcome)
 	{
 		q->last_run = outcome->last_run;
 		q->next_run = outcome->next_run;
-		q->failed_until = outcome->failed_until;
 		q->failures = outcome->failures;
 		q->need_arrivals = outcome->need_arrivals;
 		q->busy = q->last_start > 0 &&
@@ -662,8 +659,7 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 					 errhint("The worker runs the queue again in %g s; the other queues go on.",
 							 backoff)));
 			outcome.next_run = GetCurrentTimestamp() + (TimestampTz) (backoff * USECS_PER_SEC);
-			outcome.failed_until = outcome.next_run;
-			/* its arrivals meanwhile wake nobody: it runs at next_run anyway */
+			/* its arrivals and cancels meanwhile wake nobody: it runs at next_run */
 			outcome.need_arrivals = PG_INT32_MAX;
 		}
 		FreeErrorData(edata);
