@@ -2,7 +2,7 @@
 EXTENSION = matchmaker
 MODULE_big = matchmaker
 CORE_OBJS = $(patsubst %.c,%.o,$(wildcard src/core/*.c))
-OBJS = src/matchmaker.o src/settings.o src/util.o src/criteria.o src/filters.o src/party.o src/params.o src/queue.o src/owner.o src/ticket.o src/cost.o src/tick.o src/waiting.o src/events.o src/ready.o src/backfill.o src/schedule.o src/launcher.o src/worker.o src/simulate.o src/tune.o src/stats.o src/retention.o $(CORE_OBJS)
+OBJS = src/matchmaker.o src/settings.o src/util.o src/criteria.o src/filters.o src/party.o src/params.o src/queue.o src/owner.o src/ticket.o src/cost.o src/tick.o src/tick_rows.o src/waiting.o src/events.o src/ready.o src/backfill.o src/schedule.o src/launcher.o src/worker.o src/simulate.o src/tune.o src/stats.o src/retention.o $(CORE_OBJS)
 # Install and update scripts live in extension/ (sql/ and expected/ hold the
 # pg_regress tests).  The current version's install script is built from the
 # one source file extension/matchmaker.sql; older versions' full scripts and

@@ -117,3 +117,34 @@ SELECT old_state, new_state, count(*) FROM rows_seen GROUP BY 1, 2 ORDER BY 1, 2
 DROP TRIGGER rows_seen ON matchmaker.tickets;
 DROP TABLE rows_seen;
 DROP FUNCTION rows_seen();
+
+-- The rows of its matches: the table's constraints apply (one added by
+-- hand refuses the tick), a column added with a default gets it, and a
+-- trigger fires for each match.
+SELECT count(matchmaker.enqueue('rows', 'm' || i, i / 10.0)) AS enqueued FROM generate_series(1, 4) i;
+ALTER TABLE matchmaker.matches ADD CONSTRAINT cheap CHECK (cost < 0) NOT VALID;
+\set VERBOSITY terse
+SELECT matchmaker.tick('rows') AS matches;
+\set VERBOSITY default
+ALTER TABLE matchmaker.matches DROP CONSTRAINT cheap;
+ALTER TABLE matchmaker.matches ADD COLUMN note text;
+ALTER TABLE matchmaker.matches ALTER COLUMN note SET DEFAULT 'by default';
+SELECT matchmaker.tick('rows') AS matches;
+SELECT note, count(*) FROM matchmaker.matches WHERE queue = 'rows' GROUP BY 1 ORDER BY 1;
+ALTER TABLE matchmaker.matches DROP COLUMN note;
+CREATE TABLE matches_seen (id bigint, queue text);
+CREATE FUNCTION matches_seen() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN INSERT INTO public.matches_seen VALUES (NEW.id, NEW.queue); RETURN NEW; END $$;
+CREATE TRIGGER matches_seen AFTER INSERT ON matchmaker.matches FOR EACH ROW EXECUTE FUNCTION matches_seen();
+SELECT count(matchmaker.enqueue('rows', 'n' || i, i / 10.0)) AS enqueued FROM generate_series(1, 6) i;
+SELECT matchmaker.tick('rows') AS matches;
+SELECT s.queue, count(*) AS seen, count(m.id) AS in_matches, count(DISTINCT s.id) AS distinct_ids
+FROM matches_seen s LEFT JOIN matchmaker.matches m ON m.id = s.id GROUP BY 1;
+DROP TRIGGER matches_seen ON matchmaker.matches;
+DROP TABLE matches_seen;
+DROP FUNCTION matches_seen();
+-- with the dropped column still in the table, a tick writes its rows again
+SELECT count(matchmaker.enqueue('rows', 'o' || i, i / 10.0)) AS enqueued FROM generate_series(1, 2) i;
+SELECT matchmaker.tick('rows') AS matches;
+SELECT count(*) AS matches, count(*) FILTER (WHERE cost > 0 AND bots = 0 AND created_at IS NOT NULL) AS complete
+FROM matchmaker.matches WHERE queue = 'rows';

@@ -202,6 +202,18 @@ extern bool mm_index_has_queue(const char *table, const char *index, const char 
 							   LOCKMODE lockmode);
 extern AttrNumber mm_rel_column(Relation rel, const char *name, bool missing_ok);
 
+/* tick_rows.c: a tick's writes without statements (locks and updates of tickets by address, matches in batches) */
+#define MM_TICKET_ROWS_MAX_COLUMNS	8
+typedef struct MMTicketRows MMTicketRows;
+extern MMTicketRows *mm_ticket_rows_open(const char *const *columns, int ncolumns);
+extern bool mm_ticket_rows_lock(MMTicketRows *r, ItemPointer tid, int64 id);
+extern void mm_ticket_rows_update(MMTicketRows *r, ItemPointer tid, int64 id,
+								  const Datum *values, const bool *nulls);
+extern void mm_ticket_rows_close(MMTicketRows *r);
+extern bool mm_match_rows_insert(const char *queue, TimestampTz now, const int64 *ids,
+								 const int *bots, const double *cost, const double *criteria,
+								 const double *wait, int n);
+
 /* Longest caller's string an error message repeats (see mm_shorten). */
 #define MM_MESSAGE_MAX_BYTES	64
 

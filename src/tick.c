@@ -32,6 +32,7 @@
 
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "common/int.h"
 #include "access/xact.h"
 #include "fmgr.h"
@@ -385,14 +386,14 @@ enqueued_at_problem(TimestampTz enqueued_at, TimestampTz now)
 }
 
 /*
- * Where the tickets a tick read are (their ids, ascending, and the tuple
- * each was read from): the tick locks and updates them by ctid, a tuple
- * fetch each, rather than by id, an index descent each.  A ticket locked
- * FOR UPDATE keeps its ctid until this transaction updates it; one
- * updated by another transaction since it was read is not found at its
- * old ctid by the lock's fresh snapshot, so it is not locked and waits
- * for a later tick, as by id.  Reset at each tick; filled by
- * load_tickets.
+ * Where the tickets a tick read are (their ids, and the tuple each was
+ * read from, found by a hash of the id): the tick locks and updates them
+ * by ctid, a tuple fetch each, rather than by id, an index descent each
+ * (tick_rows.c, else statements by ctid).  A ticket locked FOR UPDATE
+ * keeps its ctid until this transaction updates it; one updated by
+ * another transaction since it was read is not found at its old ctid by
+ * the lock's fresh snapshot, so it is not locked and waits for a later
+ * tick, as by id.  Reset at each tick; filled by load_tickets.
  */
 typedef struct TidPair
 {
@@ -405,15 +406,17 @@ typedef struct TidMap
 	int			n;
 	int			cap;
 	TidPair    *pairs;
-	bool		sorted;
+	/* open addressing on the ids: 1 + index into pairs, 0 empty; built at the first lookup */
+	int32	   *slots;
+	uint32		mask;			/* number of slots - 1, or 0 before they are built */
 } TidMap;
 
 static TidMap tick_tids;
 
-static int
-tid_pair_cmp(const void *a, const void *b)
+static inline uint32
+tid_hash(int64 id)
 {
-	return mm_int64_cmp(&((const TidPair *) a)->id, &((const TidPair *) b)->id);
+	return murmurhash32((uint32) id ^ (uint32) ((uint64) id >> 32));
 }
 
 /* Empty the map (its memory went with the previous tick's). */
@@ -435,25 +438,48 @@ tids_add(int64 id, ItemPointer tid)
 	tick_tids.pairs[tick_tids.n].id = id;
 	tick_tids.pairs[tick_tids.n].tid = *tid;
 	tick_tids.n++;
-	tick_tids.sorted = false;
+	if (tick_tids.slots != NULL)
+		pfree(tick_tids.slots);
+	tick_tids.slots = NULL;
+	tick_tids.mask = 0;
 }
 
-/* The entry of id, or NULL when the tick did not read it (sorting the map by id first, once). */
+/* Index the pairs by id: at least twice as many slots as pairs. */
+static void
+tids_index(void)
+{
+	uint32		size = 16;
+
+	while (size < (uint32) tick_tids.n * 2)
+		size *= 2;
+	tick_tids.slots = palloc_extended(sizeof(int32) * size, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	tick_tids.mask = size - 1;
+	for (int i = 0; i < tick_tids.n; i++)
+	{
+		uint32		h = tid_hash(tick_tids.pairs[i].id) & tick_tids.mask;
+
+		/* an id read twice keeps its first entry, as the search of a sorted map found one */
+		while (tick_tids.slots[h] != 0 && tick_tids.pairs[tick_tids.slots[h] - 1].id != tick_tids.pairs[i].id)
+			h = (h + 1) & tick_tids.mask;
+		if (tick_tids.slots[h] == 0)
+			tick_tids.slots[h] = i + 1;
+	}
+}
+
+/* The entry of id, or NULL when the tick did not read it. */
 static TidPair *
 tids_find(int64 id)
 {
-	TidPair		key;
+	uint32		h;
 
-	if (!tick_tids.sorted)
-	{
-		if (tick_tids.n > 1)
-			qsort(tick_tids.pairs, tick_tids.n, sizeof(TidPair), tid_pair_cmp);
-		tick_tids.sorted = true;
-	}
 	if (tick_tids.n == 0)
 		return NULL;
-	key.id = id;
-	return bsearch(&key, tick_tids.pairs, tick_tids.n, sizeof(TidPair), tid_pair_cmp);
+	if (tick_tids.slots == NULL)
+		tids_index();
+	for (h = tid_hash(id) & tick_tids.mask; tick_tids.slots[h] != 0; h = (h + 1) & tick_tids.mask)
+		if (tick_tids.pairs[tick_tids.slots[h] - 1].id == id)
+			return &tick_tids.pairs[tick_tids.slots[h] - 1];
+	return NULL;
 }
 
 /*
@@ -481,6 +507,93 @@ tids_of(const int64 *ids, int n)
 	a = construct_array(d, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
 	pfree(d);
 	return PointerGetDatum(a);
+}
+
+/*
+ * The map's entries of ids[0 .. n), or NULL when this tick did not read
+ * one of them.
+ */
+static TidPair **
+tids_lookup(const int64 *ids, int n)
+{
+	TidPair   **at = palloc(sizeof(TidPair *) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		if ((at[i] = tids_find(ids[i])) == NULL)
+		{
+			pfree(at);
+			return NULL;
+		}
+	return at;
+}
+
+/*
+ * The positions of the entries at[0 .. n) (tids_lookup) in the order of
+ * their tuples' blocks: writing them in that order visits each heap
+ * page once and the primary key's pages in order (the ids of a queue's
+ * tickets grow with their addresses), as a statement's tid scan does.  A
+ * counting sort over the blocks the tuples span (a queue's waiting tickets
+ * are in the table's recent blocks), else a sort.
+ */
+typedef struct TidOrder
+{
+	ItemPointerData tid;
+	int			pos;
+} TidOrder;
+
+static int
+tid_order_cmp(const void *a, const void *b)
+{
+	const TidOrder *x = a;
+	const TidOrder *y = b;
+	int			c = ItemPointerCompare(unconstify(ItemPointerData *, &x->tid),
+									   unconstify(ItemPointerData *, &y->tid));
+
+	return c != 0 ? c : (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+static int *
+tids_order(TidPair *const *at, int n)
+{
+	BlockNumber *block = palloc(sizeof(BlockNumber) * Max(n, 1));
+	int		   *pos = palloc(sizeof(int) * Max(n, 1));
+	BlockNumber lo = InvalidBlockNumber;
+	BlockNumber hi = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		block[i] = ItemPointerGetBlockNumberNoCheck(&at[i]->tid);
+		lo = Min(lo, block[i]);
+		hi = Max(hi, block[i]);
+	}
+	if (n > 0 && hi - lo < (BlockNumber) n * 4 + 1024)
+	{
+		int		   *start = palloc0(sizeof(int) * (hi - lo + 2));
+
+		for (int i = 0; i < n; i++)
+			start[block[i] - lo + 1]++;
+		for (BlockNumber b = 1; b <= hi - lo + 1; b++)
+			start[b] += start[b - 1];
+		for (int i = 0; i < n; i++)
+			pos[start[block[i] - lo]++] = i;
+		pfree(start);
+	}
+	else if (n > 0)
+	{
+		TidOrder   *o = palloc(sizeof(TidOrder) * n);
+
+		for (int i = 0; i < n; i++)
+		{
+			o[i].tid = at[i]->tid;
+			o[i].pos = i;
+		}
+		qsort(o, n, sizeof(TidOrder), tid_order_cmp);
+		for (int i = 0; i < n; i++)
+			pos[i] = o[i].pos;
+		pfree(o);
+	}
+	pfree(block);
+	return pos;
 }
 
 /*
@@ -1378,6 +1491,16 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 		criteria[j] = res->matches[j].cost.criteria;
 		wait[j] = res->matches[j].cost.wait;
 	}
+	/* without filters, in batches without a statement when it can be (tick_rows.c) */
+	if (!proposed && filters == NULL && relaxed == NULL &&
+		mm_match_rows_insert(queue->name, now, match_ids, bots, cost, criteria, wait, nm))
+	{
+		pfree(bots);
+		pfree(cost);
+		pfree(criteria);
+		pfree(wait);
+		return;
+	}
 	if (proposed)
 		mm_keep_generic_plan(&plans[1],
 					 "INSERT INTO matchmaker.proposals (id, queue, created_at, bots, cost, criteria_cost, wait_cost, accept_by, filters, relaxed) "
@@ -1458,6 +1581,63 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 }
 
 /*
+ * mark_matched through tick_rows.c: false, with nothing written, when a
+ * statement must do it (a member this tick did not read, or
+ * mm_ticket_rows_open refused).  roles: text[] of the members' roles, or 0.
+ */
+static bool
+mark_matched_rows(TimestampTz now, const int64 *ids, const int64 *match, const int *teams,
+				  int n, bool proposed, Datum roles)
+{
+	static const char *const columns[] = {"state", "matched_at", "match_id", "team", "role"};
+	MMTicketRows *rows;
+	Datum	   *role_values = NULL;
+	bool	   *role_nulls = NULL;
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, true};
+	int		   *order;
+	TidPair   **at;
+
+	if ((at = tids_lookup(ids, n)) == NULL)
+		return false;
+	rows = mm_ticket_rows_open(columns, roles != (Datum) 0 ? 5 : 4);
+	if (rows == NULL)
+	{
+		pfree(at);
+		return false;
+	}
+	if (roles != (Datum) 0)
+	{
+		int			nroles;
+
+		deconstruct_array(DatumGetArrayTypeP(roles), TEXTOID, -1, false, TYPALIGN_INT,
+						  &role_values, &role_nulls, &nroles);
+		if (nroles != n)
+			elog(ERROR, "%d roles for %d players", nroles, n);
+	}
+	values[0] = CStringGetTextDatum(proposed ? "proposed" : "matched");
+	values[1] = TimestampTzGetDatum(now);
+	order = tids_order(at, n);
+	for (int k = 0; k < n; k++)
+	{
+		int			i = order[k];
+
+		values[2] = Int64GetDatum(match[i]);
+		values[3] = Int32GetDatum(teams[i]);
+		if (role_values != NULL)
+		{
+			values[4] = role_values[i];
+			nulls[4] = role_nulls[i];
+		}
+		mm_ticket_rows_update(rows, &at[i]->tid, ids[i], values, nulls);
+	}
+	mm_ticket_rows_close(rows);
+	pfree(order);
+	pfree(at);
+	return true;
+}
+
+/*
  * Mark the matches' members matched (proposed, when their matches await
  * ready checks), with their match and team.  Returns the members' ticket
  * ids, in the order of res->members.
@@ -1489,9 +1669,16 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 			member_match[slot] = match_ids[j];
 		}
 
+	/* the members are locked: by address without a statement, when it can be */
+	if (mark_matched_rows(now, member_ids, member_match, res->teams, nmembers, proposed, roles))
+	{
+		pfree(member_match);
+		return member_ids;
+	}
+
 	/*
-	 * The members are locked: by ctid (see TidMap), else by id; never by
-	 * a scan of the table (mm_execute_by_key).
+	 * Else by a statement: by ctid (see TidMap), else by id; never by a
+	 * scan of the table (mm_execute_by_key).
 	 */
 	values[1] = tids_of(member_ids, nmembers);
 	by_tid = values[1] != (Datum) 0;
@@ -1839,10 +2026,38 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 	Datum		values[1];
 	int64	   *locked;
 	bool		by_tid;
+	TidPair   **at;
 
 	*nlocked = 0;
 	if (n == 0)
 		return NULL;
+	/* by address without a statement, when it can be (see tick_rows.c) */
+	if ((at = tids_lookup(ids, n)) != NULL)
+	{
+		MMTicketRows *rows = mm_ticket_rows_open(NULL, 0);
+
+		if (rows != NULL)
+		{
+			int		   *order = tids_order(at, n);
+			int			k = 0;
+
+			locked = palloc(sizeof(int64) * n);
+			for (int j = 0; j < n; j++)
+				if (mm_ticket_rows_lock(rows, &at[order[j]]->tid, ids[order[j]]))
+					locked[(*nlocked)++] = ids[order[j]];
+			mm_ticket_rows_close(rows);
+			pfree(order);
+			pfree(at);
+			/* sorted, an id asked for twice once, as the statement returns it */
+			qsort(locked, *nlocked, sizeof(int64), mm_int64_cmp);
+			for (int i = 0; i < *nlocked; i++)
+				if (k == 0 || locked[i] != locked[k - 1])
+					locked[k++] = locked[i];
+			*nlocked = k;
+			return locked;
+		}
+		pfree(at);
+	}
 	values[0] = tids_of(ids, n);
 	by_tid = values[0] != (Datum) 0;
 	/*

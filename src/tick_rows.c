@@ -1,0 +1,412 @@
+/*
+ * tick_rows.c
+ *		A tick's writes without statements: the locks and updates of the
+ *		tickets it matches, tuple by tuple at the addresses it read them
+ *		at, and the rows of its matches, inserted in batches.
+ *
+ * A tick locks the tickets it decided on FOR UPDATE SKIP LOCKED and then
+ * updates them; through SPI each is a statement over arrays of addresses
+ * (a tid scan, a join with the arrays, a tuple formed per row for the
+ * result), which cost about a fifth of a tick on a large pool on top of
+ * the heap and index work itself (bench/README.md).  Here each ticket is
+ * fetched at its address with a fresh snapshot, as the statement's tid
+ * scan would fetch it, locked without waiting, and later updated in
+ * place, its new version's index entries made by the executor's own
+ * routine, its constraints checked as an UPDATE checks them.
+ *
+ * The matches' rows go in as COPY puts rows in: many to a heap call,
+ * one WAL record per page, their index entries and constraints as an
+ * INSERT makes and checks them.
+ *
+ * Only when that is exactly what the statements would do: the table is a
+ * plain table without triggers or rules, no row security applies to the
+ * caller, who has the privileges the statement needs on the whole table,
+ * the columns written have the types the extension gave them, and (for
+ * matches) every other column has no default and is not generated, so
+ * null is what the INSERT would have put there.  Otherwise
+ * mm_ticket_rows_open returns NULL, mm_match_rows_insert false, and the
+ * caller runs its statements.
+ */
+#include "matchmaker.h"
+
+#include "access/heapam.h"
+#include "access/sysattr.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+
+/* Matches inserted per heap call. */
+#define MATCH_ROWS_BATCH	1000
+
+struct MMTicketRows
+{
+	Relation	rel;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot *slot;		/* the version fetched, locked or updated */
+	TupleTableSlot *newslot;	/* the new version */
+	Snapshot	snapshot;		/* for the locks: a statement's, taken at open */
+	AttrNumber	att_id;
+	AttrNumber	att_state;
+	int			ncolumns;
+	AttrNumber	att[MM_TICKET_ROWS_MAX_COLUMNS];
+	int			natts;
+};
+
+/* The type the extension gives each column a tick writes. */
+static Oid
+column_type(const char *name)
+{
+	static const struct
+	{
+		const char *name;
+		Oid			type;
+	}			types[] = {
+		{"state", TEXTOID}, {"matched_at", TIMESTAMPTZOID}, {"match_id", INT8OID},
+		{"team", INT4OID}, {"role", TEXTOID}, {"ended_at", TIMESTAMPTZOID},
+		{"id", INT8OID}, {"queue", TEXTOID}, {"created_at", TIMESTAMPTZOID}, {"bots", INT4OID},
+		{"cost", FLOAT8OID}, {"criteria_cost", FLOAT8OID}, {"wait_cost", FLOAT8OID},
+	};
+
+	for (int i = 0; i < (int) lengthof(types); i++)
+		if (strcmp(types[i].name, name) == 0)
+			return types[i].type;
+	elog(ERROR, "no direct write of column \"%s\"", name);
+	return InvalidOid;			/* keep the compiler quiet */
+}
+
+/*
+ * Open table of the extension for a write (RowExclusiveLock); NULL when a
+ * statement must make it: not a plain table, triggers, rules, row security
+ * for the caller, or the caller lacks one of the privileges in perms on
+ * the whole table.
+ */
+static Relation
+open_for_write(const char *table, AclMode perms)
+{
+	Oid			relid;
+	Relation	rel;
+	Oid			user = GetUserId();
+	bool		ok;
+
+	relid = RangeVarGetRelidExtended(makeRangeVar("matchmaker", (char *) table, -1),
+									 RowExclusiveLock, 0, NULL, NULL);
+	rel = table_open(relid, NoLock);
+	ok = rel->rd_rel->relkind == RELKIND_RELATION &&
+		rel->trigdesc == NULL && rel->rd_rules == NULL &&
+		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
+	for (AclMode bit = 1; ok && bit != 0 && bit <= perms; bit <<= 1)
+		if ((perms & bit) != 0 && pg_class_aclcheck(relid, user, bit) != ACLCHECK_OK)
+			ok = false;
+	if (!ok)
+	{
+		table_close(rel, NoLock);
+		return NULL;
+	}
+	return rel;
+}
+
+/* The executor's state for writes to rel: one range table entry, its indexes open. */
+static ResultRelInfo *
+begin_writes(Relation rel, AclMode perms, Bitmapset *cols, CmdType cmd, EState **estate)
+{
+	RangeTblEntry *rte = makeNode(RangeTblEntry);
+	ResultRelInfo *rri = makeNode(ResultRelInfo);
+
+	/*
+	 * As the statement's: the index routine reads from it which columns
+	 * an update changes (its hint to an index of an unchanged key), the
+	 * constraint check what to report.
+	 */
+	rte->rtekind = RTE_RELATION;
+	rte->relid = RelationGetRelid(rel);
+	rte->relkind = rel->rd_rel->relkind;
+	rte->rellockmode = RowExclusiveLock;
+	rte->requiredPerms = perms;
+	if (cmd == CMD_UPDATE)
+		rte->updatedCols = cols;
+	else
+		rte->insertedCols = cols;
+	*estate = CreateExecutorState();
+	ExecInitRangeTable(*estate, list_make1(rte));
+	InitResultRelInfo(rri, rel, 1, NULL, 0);
+	/* what the statement checks first: a table a publication of its changes can replicate */
+	CheckValidResultRel(rri, cmd);
+	ExecOpenIndices(rri, false);
+	return rri;
+}
+
+/* Column name's number when it has type, else InvalidAttrNumber. */
+static AttrNumber
+typed_column(Relation rel, const char *name, Oid type)
+{
+	AttrNumber	att = mm_rel_column(rel, name, true);
+
+	if (att == InvalidAttrNumber ||
+		TupleDescAttr(RelationGetDescr(rel), att - 1)->atttypid != type)
+		return InvalidAttrNumber;
+	return att;
+}
+
+/*
+ * Open matchmaker.tickets to lock its rows and write columns[0 ..
+ * ncolumns); NULL when statements must do it (see above).
+ */
+MMTicketRows *
+mm_ticket_rows_open(const char *const *columns, int ncolumns)
+{
+	Relation	rel;
+	MMTicketRows *r;
+	Bitmapset  *cols = NULL;
+
+	Assert(ncolumns <= MM_TICKET_ROWS_MAX_COLUMNS);
+	rel = open_for_write("tickets", ACL_SELECT | ACL_UPDATE);
+	if (rel == NULL)
+		return NULL;
+	r = palloc0(sizeof(MMTicketRows));
+	r->rel = rel;
+	r->natts = RelationGetDescr(rel)->natts;
+	r->att_id = typed_column(rel, "id", INT8OID);
+	r->att_state = typed_column(rel, "state", TEXTOID);
+	r->ncolumns = ncolumns;
+	for (int i = 0; i < ncolumns; i++)
+	{
+		r->att[i] = typed_column(rel, columns[i], column_type(columns[i]));
+		cols = bms_add_member(cols, r->att[i] - FirstLowInvalidHeapAttributeNumber);
+	}
+	for (int i = -2; i < ncolumns; i++)
+	{
+		AttrNumber	att = i == -2 ? r->att_id : i == -1 ? r->att_state : r->att[i];
+
+		if (att == InvalidAttrNumber)
+		{
+			table_close(rel, NoLock);
+			pfree(r);
+			return NULL;
+		}
+	}
+	r->rri = begin_writes(rel, ACL_SELECT | ACL_UPDATE, cols, CMD_UPDATE, &r->estate);
+	r->slot = table_slot_create(rel, NULL);
+	r->newslot = table_slot_create(rel, NULL);
+
+	/* the locks' snapshot: a statement's, after the transaction's own writes */
+	CommandCounterIncrement();
+	r->snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	return r;
+}
+
+/* Whether the version in slot is ticket id, waiting. */
+static bool
+is_waiting(MMTicketRows *r, TupleTableSlot *slot, int64 id)
+{
+	bool		isnull;
+	Datum		d = slot_getattr(slot, r->att_id, &isnull);
+	text	   *state;
+
+	if (isnull || DatumGetInt64(d) != id)
+		return false;
+	d = slot_getattr(slot, r->att_state, &isnull);
+	if (isnull)
+		return false;
+	state = DatumGetTextPP(d);
+	return VARSIZE_ANY_EXHDR(state) == 7 && memcmp(VARDATA_ANY(state), "waiting", 7) == 0;
+}
+
+/*
+ * Lock ticket id, read at *tid, FOR UPDATE SKIP LOCKED: true when it is
+ * locked and still waiting, *tid then the address of the version locked
+ * (a newer one when it was updated since the snapshot and still waits).
+ * False, with nothing changed, when the snapshot does not see it there (it
+ * was updated or removed since it was read), another transaction holds or
+ * is changing it, it was updated or deleted since the snapshot, or it no
+ * longer waits.
+ */
+bool
+mm_ticket_rows_lock(MMTicketRows *r, ItemPointer tid, int64 id)
+{
+	TM_FailureData tmfd;
+	TM_Result	res;
+	ItemPointerData at = *tid;
+
+	/* as a tid scan: only a version the statement's snapshot sees */
+	if (!table_tuple_fetch_row_version(r->rel, &at, r->snapshot, r->slot))
+		return false;
+	if (!is_waiting(r, r->slot, id))
+	{
+		ExecClearTuple(r->slot);
+		return false;
+	}
+	ExecClearTuple(r->slot);
+	res = table_tuple_lock(r->rel, &at, r->snapshot, r->slot,
+						   GetCurrentCommandId(true), LockTupleExclusive, LockWaitSkip,
+						   TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
+	if (res != TM_Ok || !is_waiting(r, r->slot, id))
+	{
+		ExecClearTuple(r->slot);
+		return false;
+	}
+	*tid = r->slot->tts_tid;
+	ExecClearTuple(r->slot);
+	return true;
+}
+
+/*
+ * Update ticket id, locked by this transaction at *tid: the columns given
+ * at open take values[i] (null when nulls[i]).  An error when it is not
+ * there (it cannot be: the lock keeps it).
+ */
+void
+mm_ticket_rows_update(MMTicketRows *r, ItemPointer tid, int64 id,
+					  const Datum *values, const bool *nulls)
+{
+	bool		update_indexes;
+	bool		isnull;
+
+	if (!table_tuple_fetch_row_version(r->rel, tid, SnapshotAny, r->slot) ||
+		DatumGetInt64(slot_getattr(r->slot, r->att_id, &isnull)) != id || isnull)
+		elog(ERROR, "ticket " INT64_FORMAT " is not where this transaction locked it", id);
+	slot_getallattrs(r->slot);
+	ExecClearTuple(r->newslot);
+	memcpy(r->newslot->tts_values, r->slot->tts_values, sizeof(Datum) * r->natts);
+	memcpy(r->newslot->tts_isnull, r->slot->tts_isnull, sizeof(bool) * r->natts);
+	for (int i = 0; i < r->ncolumns; i++)
+	{
+		r->newslot->tts_values[r->att[i] - 1] = nulls[i] ? (Datum) 0 : values[i];
+		r->newslot->tts_isnull[r->att[i] - 1] = nulls[i];
+	}
+	ExecStoreVirtualTuple(r->newslot);
+	if (r->rel->rd_att->constr != NULL)
+		ExecConstraints(r->rri, r->newslot, r->estate);
+	simple_table_tuple_update(r->rel, tid, r->newslot, r->snapshot, &update_indexes);
+	if (update_indexes)
+		ExecInsertIndexTuples(r->rri, r->newslot, r->estate, true, false, NULL, NIL);
+	ExecClearTuple(r->slot);
+	ExecClearTuple(r->newslot);
+	ResetPerTupleExprContext(r->estate);
+}
+
+/* Release what open took; the table stays locked until the transaction ends. */
+void
+mm_ticket_rows_close(MMTicketRows *r)
+{
+	ExecDropSingleTupleTableSlot(r->slot);
+	ExecDropSingleTupleTableSlot(r->newslot);
+	ExecCloseIndices(r->rri);
+	FreeExecutorState(r->estate);
+	UnregisterSnapshot(r->snapshot);
+	table_close(r->rel, NoLock);
+	/* what the next statement reads includes these writes */
+	CommandCounterIncrement();
+	pfree(r);
+}
+
+/*
+ * Insert the rows of n matches of queue made at now, (ids[j], bots[j],
+ * cost[j], criteria[j], wait[j]), the other columns null; false, with
+ * nothing written, when a statement must do it (see above).
+ */
+bool
+mm_match_rows_insert(const char *queue, TimestampTz now, const int64 *ids, const int *bots,
+					 const double *cost, const double *criteria, const double *wait, int n)
+{
+	static const char *const columns[] = {"id", "queue", "created_at", "bots", "cost",
+	"criteria_cost", "wait_cost"};
+	AttrNumber	att[lengthof(columns)];
+	Relation	rel;
+	TupleDesc	desc;
+	Bitmapset  *cols = NULL;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot **slots;
+	BulkInsertState bistate;
+	CommandId	cid;
+	Datum		queue_datum;
+
+	rel = open_for_write("matches", ACL_INSERT);
+	if (rel == NULL)
+		return false;
+	desc = RelationGetDescr(rel);
+	for (int c = 0; c < (int) lengthof(columns); c++)
+	{
+		att[c] = typed_column(rel, columns[c], column_type(columns[c]));
+		if (att[c] == InvalidAttrNumber)
+		{
+			table_close(rel, NoLock);
+			return false;
+		}
+		cols = bms_add_member(cols, att[c] - FirstLowInvalidHeapAttributeNumber);
+	}
+	/* null must be what the INSERT would put in every other column */
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (!a->attisdropped && !bms_is_member(a->attnum - FirstLowInvalidHeapAttributeNumber, cols) &&
+			(a->atthasdef || a->attgenerated != '\0' || a->attidentity != '\0'))
+		{
+			table_close(rel, NoLock);
+			return false;
+		}
+	}
+
+	rri = begin_writes(rel, ACL_INSERT, cols, CMD_INSERT, &estate);
+	slots = palloc(sizeof(TupleTableSlot *) * MATCH_ROWS_BATCH);
+	for (int k = 0; k < MATCH_ROWS_BATCH; k++)
+		slots[k] = table_slot_create(rel, NULL);
+	bistate = GetBulkInsertState();
+	cid = GetCurrentCommandId(true);
+	queue_datum = CStringGetTextDatum(queue);
+	for (int start = 0; start < n; start += MATCH_ROWS_BATCH)
+	{
+		int			m = Min(MATCH_ROWS_BATCH, n - start);
+
+		for (int k = 0; k < m; k++)
+		{
+			TupleTableSlot *slot = slots[k];
+			int			j = start + k;
+
+			ExecClearTuple(slot);
+			memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
+			slot->tts_values[att[0] - 1] = Int64GetDatum(ids[j]);
+			slot->tts_values[att[1] - 1] = queue_datum;
+			slot->tts_values[att[2] - 1] = TimestampTzGetDatum(now);
+			slot->tts_values[att[3] - 1] = Int32GetDatum(bots[j]);
+			slot->tts_values[att[4] - 1] = Float8GetDatum(cost[j]);
+			slot->tts_values[att[5] - 1] = Float8GetDatum(criteria[j]);
+			slot->tts_values[att[6] - 1] = Float8GetDatum(wait[j]);
+			for (int c = 0; c < (int) lengthof(columns); c++)
+				slot->tts_isnull[att[c] - 1] = false;
+			ExecStoreVirtualTuple(slot);
+			if (desc->constr != NULL)
+				ExecConstraints(rri, slot, estate);
+		}
+		table_multi_insert(rel, slots, m, cid, 0, bistate);
+		for (int k = 0; k < m; k++)
+		{
+			if (rri->ri_NumIndices > 0)
+				list_free(ExecInsertIndexTuples(rri, slots[k], estate, false, false, NULL, NIL));
+			ResetPerTupleExprContext(estate);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	FreeBulkInsertState(bistate);
+	for (int k = 0; k < MATCH_ROWS_BATCH; k++)
+		ExecDropSingleTupleTableSlot(slots[k]);
+	pfree(slots);
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+	table_close(rel, NoLock);
+	/* what the next statement reads includes these rows */
+	CommandCounterIncrement();
+	return true;
+}
