@@ -143,7 +143,19 @@ FROM matches_seen s LEFT JOIN matchmaker.matches m ON m.id = s.id GROUP BY 1;
 DROP TRIGGER matches_seen ON matchmaker.matches;
 DROP TABLE matches_seen;
 DROP FUNCTION matches_seen();
--- with the dropped column still in the table, a tick writes its rows again
+-- a column of a domain added to matches gets the domain's default; a
+-- stored generated column added to tickets is computed for the matched rows
+CREATE DOMAIN seven AS integer DEFAULT 7;
+ALTER TABLE matchmaker.matches ADD COLUMN d seven;
+ALTER TABLE matchmaker.tickets ADD COLUMN done boolean GENERATED ALWAYS AS (state <> 'waiting') STORED;
+SELECT count(matchmaker.enqueue('rows', 'g' || i, i / 10.0)) AS enqueued FROM generate_series(1, 2) i;
+SELECT matchmaker.tick('rows') AS matches;
+SELECT m.d, t.state, t.done FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id = m.id
+WHERE t.player LIKE 'g%' ORDER BY t.player;
+ALTER TABLE matchmaker.tickets DROP COLUMN done;
+ALTER TABLE matchmaker.matches DROP COLUMN d;
+DROP DOMAIN seven;
+-- with the dropped columns still in the tables, a tick writes its rows again
 SELECT count(matchmaker.enqueue('rows', 'o' || i, i / 10.0)) AS enqueued FROM generate_series(1, 2) i;
 SELECT matchmaker.tick('rows') AS matches;
 SELECT count(*) AS matches, count(*) FILTER (WHERE cost > 0 AND bots = 0 AND created_at IS NOT NULL) AS complete

@@ -21,9 +21,11 @@
  * Only when that is exactly what the statements would do: the table is a
  * plain table without triggers or rules, no row security applies to the
  * caller, who has the privileges the statement needs on the whole table,
- * the columns written have the types the extension gave them, and (for
- * matches) every other column has no default and is not generated, so
- * null is what the INSERT would have put there.  Otherwise
+ * no column is a stored generated one, the columns written have the types
+ * the extension gave them, and (for matches) every other column has no
+ * default and no domain type, so null is what the INSERT would have put
+ * there.  Each lock and update checks for interrupts, as the statement's
+ * scan does, so that a cancel or a timeout ends a large tick at once.  Otherwise
  * mm_ticket_rows_open returns NULL, mm_match_rows_insert false, and the
  * caller runs its statements.
  */
@@ -41,6 +43,7 @@
 #include "nodes/makefuncs.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
@@ -87,9 +90,10 @@ column_type(const char *name)
 
 /*
  * Open table of the extension for a write (RowExclusiveLock); NULL when a
- * statement must make it: not a plain table, triggers, rules, row security
- * for the caller, or the caller lacks one of the privileges in perms on
- * the whole table.
+ * statement must make it: not a plain table (or a partition, whose
+ * constraint the statement checks), triggers, rules, stored generated
+ * columns (the statement computes them), row security for the caller, or
+ * the caller lacks one of the privileges in perms on the whole table.
  */
 static Relation
 open_for_write(const char *table, AclMode perms)
@@ -102,8 +106,9 @@ open_for_write(const char *table, AclMode perms)
 	relid = RangeVarGetRelidExtended(makeRangeVar("matchmaker", (char *) table, -1),
 									 RowExclusiveLock, 0, NULL, NULL);
 	rel = table_open(relid, NoLock);
-	ok = rel->rd_rel->relkind == RELKIND_RELATION &&
+	ok = rel->rd_rel->relkind == RELKIND_RELATION && !rel->rd_rel->relispartition &&
 		rel->trigdesc == NULL && rel->rd_rules == NULL &&
+		(rel->rd_att->constr == NULL || !rel->rd_att->constr->has_generated_stored) &&
 		check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED;
 	for (AclMode bit = 1; ok && bit != 0 && bit <= perms; bit <<= 1)
 		if ((perms & bit) != 0 && pg_class_aclcheck(relid, user, bit) != ACLCHECK_OK)
@@ -238,6 +243,7 @@ mm_ticket_rows_lock(MMTicketRows *r, ItemPointer tid, int64 id)
 	TM_Result	res;
 	ItemPointerData at = *tid;
 
+	CHECK_FOR_INTERRUPTS();
 	/* as a tid scan: only a version the statement's snapshot sees */
 	if (!table_tuple_fetch_row_version(r->rel, &at, r->snapshot, r->slot))
 		return false;
@@ -272,6 +278,7 @@ mm_ticket_rows_update(MMTicketRows *r, ItemPointer tid, int64 id,
 	bool		update_indexes;
 	bool		isnull;
 
+	CHECK_FOR_INTERRUPTS();
 	if (!table_tuple_fetch_row_version(r->rel, tid, SnapshotAny, r->slot) ||
 		DatumGetInt64(slot_getattr(r->slot, r->att_id, &isnull)) != id || isnull)
 		elog(ERROR, "ticket " INT64_FORMAT " is not where this transaction locked it", id);
@@ -346,13 +353,18 @@ mm_match_rows_insert(const char *queue, TimestampTz now, const int64 *ids, const
 		}
 		cols = bms_add_member(cols, att[c] - FirstLowInvalidHeapAttributeNumber);
 	}
-	/* null must be what the INSERT would put in every other column */
+	/*
+	 * null must be what the INSERT would put in every other column: not so
+	 * with a default, a generated or identity column, or a domain (its own
+	 * default, its constraints on the null)
+	 */
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute a = TupleDescAttr(desc, i);
 
 		if (!a->attisdropped && !bms_is_member(a->attnum - FirstLowInvalidHeapAttributeNumber, cols) &&
-			(a->atthasdef || a->attgenerated != '\0' || a->attidentity != '\0'))
+			(a->atthasdef || a->attgenerated != '\0' || a->attidentity != '\0' ||
+			 get_typtype(a->atttypid) == TYPTYPE_DOMAIN))
 		{
 			table_close(rel, NoLock);
 			return false;
