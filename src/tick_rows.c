@@ -24,10 +24,10 @@
  * no column is a stored generated one, the columns written have the types
  * the extension gave them, and (for matches) every other column has no
  * default and no domain type, so null is what the INSERT would have put
- * there.  Each lock and update checks for interrupts, as the statement's
- * scan does, so that a cancel or a timeout ends a large tick at once.  Otherwise
- * mm_ticket_rows_open returns NULL, mm_match_rows_insert false, and the
- * caller runs its statements.
+ * there.  Otherwise mm_ticket_rows_open returns NULL, mm_match_rows_insert
+ * false, and the caller runs its statements.  Each lock and update checks
+ * for interrupts, as the statement's scan does, so that a cancel or a
+ * timeout ends a large tick at once.
  */
 #include "matchmaker.h"
 
