@@ -291,6 +291,13 @@ mm_ticket_rows_update(MMTicketRows *r, ItemPointer tid, int64 id,
 		r->newslot->tts_values[r->att[i] - 1] = nulls[i] ? (Datum) 0 : values[i];
 		r->newslot->tts_isnull[r->att[i] - 1] = nulls[i];
 	}
+	/* a dropped column is null in the new version, as an UPDATE writes it */
+	for (int i = 0; i < r->natts; i++)
+		if (TupleDescAttr(r->newslot->tts_tupleDescriptor, i)->attisdropped)
+		{
+			r->newslot->tts_values[i] = (Datum) 0;
+			r->newslot->tts_isnull[i] = true;
+		}
 	ExecStoreVirtualTuple(r->newslot);
 	if (r->rel->rd_att->constr != NULL)
 		ExecConstraints(r->rri, r->newslot, r->estate);
