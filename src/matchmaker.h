@@ -210,9 +210,8 @@ extern bool mm_ticket_rows_lock(MMTicketRows *r, ItemPointer tid, int64 id);
 extern void mm_ticket_rows_update(MMTicketRows *r, ItemPointer tid, int64 id,
 								  const Datum *values, const bool *nulls);
 extern void mm_ticket_rows_close(MMTicketRows *r);
-extern bool mm_match_rows_insert(const char *queue, TimestampTz now, const int64 *ids,
-								 const int *bots, const double *cost, const double *criteria,
-								 const double *wait, int n);
+extern bool mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res,
+								 const int64 *ids);
 
 /* Longest caller's string an error message repeats (see mm_shorten). */
 #define MM_MESSAGE_MAX_BYTES	64

@@ -483,33 +483,6 @@ tids_find(int64 id)
 }
 
 /*
- * The tids of ids[0 .. n) as a tid[] datum, or (Datum) 0 when one of them
- * was not read by this tick (then the caller goes by id).
- */
-static Datum
-tids_of(const int64 *ids, int n)
-{
-	Datum	   *d;
-	ArrayType  *a;
-
-	d = palloc(sizeof(Datum) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-	{
-		TidPair    *at = tids_find(ids[i]);
-
-		if (at == NULL)
-		{
-			pfree(d);
-			return (Datum) 0;
-		}
-		d[i] = PointerGetDatum(&at->tid);
-	}
-	a = construct_array(d, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
-	pfree(d);
-	return PointerGetDatum(a);
-}
-
-/*
  * The map's entries of ids[0 .. n), or NULL when this tick did not read
  * one of them.
  */
@@ -525,6 +498,28 @@ tids_lookup(const int64 *ids, int n)
 			return NULL;
 		}
 	return at;
+}
+
+/*
+ * The tids of ids[0 .. n) as a tid[] datum, or (Datum) 0 when one of them
+ * was not read by this tick (then the caller goes by id).
+ */
+static Datum
+tids_of(const int64 *ids, int n)
+{
+	TidPair   **at = tids_lookup(ids, n);
+	Datum	   *d;
+	ArrayType  *a;
+
+	if (at == NULL)
+		return (Datum) 0;
+	d = palloc(sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		d[i] = PointerGetDatum(&at[i]->tid);
+	a = construct_array(d, n, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT);
+	pfree(d);
+	pfree(at);
+	return PointerGetDatum(a);
 }
 
 /*
@@ -1491,16 +1486,6 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 		criteria[j] = res->matches[j].cost.criteria;
 		wait[j] = res->matches[j].cost.wait;
 	}
-	/* without filters, in batches without a statement when it can be (tick_rows.c) */
-	if (!proposed && filters == NULL && relaxed == NULL &&
-		mm_match_rows_insert(queue->name, now, match_ids, bots, cost, criteria, wait, nm))
-	{
-		pfree(bots);
-		pfree(cost);
-		pfree(criteria);
-		pfree(wait);
-		return;
-	}
 	if (proposed)
 		mm_keep_generic_plan(&plans[1],
 					 "INSERT INTO matchmaker.proposals (id, queue, created_at, bots, cost, criteria_cost, wait_cost, accept_by, filters, relaxed) "
@@ -1840,7 +1825,10 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 		role_names = PointerGetDatum(construct_array(names, nmembers, TEXTOID, -1, false, TYPALIGN_INT));
 	}
 	match_ids = next_match_ids(res->nmatches);
-	insert_matches(queue, now, res, match_ids, accept_by, filters, relaxed);
+	/* without ready checks and filters, in batches without a statement when it can be (tick_rows.c) */
+	if (accept_by != 0 || filters != NULL || relaxed != NULL ||
+		!mm_match_rows_insert(queue->name, now, res, match_ids))
+		insert_matches(queue, now, res, match_ids, accept_by, filters, relaxed);
 	member_ids = mark_matched(now, pool, res, match_ids, accept_by != 0, role_names);
 	notify_matches(queue, res, match_ids, member_ids, accept_by, filters, relaxed, roles);
 }
@@ -2039,7 +2027,6 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 		if (rows != NULL)
 		{
 			int		   *order = tids_order(at, n);
-			int			k = 0;
 
 			locked = palloc(sizeof(int64) * n);
 			for (int j = 0; j < n; j++)
@@ -2048,12 +2035,7 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 			mm_ticket_rows_close(rows);
 			pfree(order);
 			pfree(at);
-			/* sorted, an id asked for twice once, as the statement returns it */
 			qsort(locked, *nlocked, sizeof(int64), mm_int64_cmp);
-			for (int i = 0; i < *nlocked; i++)
-				if (k == 0 || locked[i] != locked[k - 1])
-					locked[k++] = locked[i];
-			*nlocked = k;
 			return locked;
 		}
 		pfree(at);

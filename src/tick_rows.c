@@ -200,9 +200,13 @@ mm_ticket_rows_open(const char *const *columns, int ncolumns)
 			return NULL;
 		}
 	}
-	r->rri = begin_writes(rel, ACL_SELECT | ACL_UPDATE, cols, CMD_UPDATE, &r->estate);
+	/* for locks alone, no executor state */
+	if (ncolumns > 0)
+	{
+		r->rri = begin_writes(rel, ACL_SELECT | ACL_UPDATE, cols, CMD_UPDATE, &r->estate);
+		r->newslot = table_slot_create(rel, NULL);
+	}
 	r->slot = table_slot_create(rel, NULL);
-	r->newslot = table_slot_create(rel, NULL);
 
 	/* the locks' snapshot: a statement's, after the transaction's own writes */
 	CommandCounterIncrement();
@@ -278,6 +282,7 @@ mm_ticket_rows_update(MMTicketRows *r, ItemPointer tid, int64 id,
 	bool		update_indexes;
 	bool		isnull;
 
+	Assert(r->rri != NULL);
 	CHECK_FOR_INTERRUPTS();
 	if (!table_tuple_fetch_row_version(r->rel, tid, SnapshotAny, r->slot) ||
 		DatumGetInt64(slot_getattr(r->slot, r->att_id, &isnull)) != id || isnull)
@@ -314,9 +319,12 @@ void
 mm_ticket_rows_close(MMTicketRows *r)
 {
 	ExecDropSingleTupleTableSlot(r->slot);
-	ExecDropSingleTupleTableSlot(r->newslot);
-	ExecCloseIndices(r->rri);
-	FreeExecutorState(r->estate);
+	if (r->rri != NULL)
+	{
+		ExecDropSingleTupleTableSlot(r->newslot);
+		ExecCloseIndices(r->rri);
+		FreeExecutorState(r->estate);
+	}
 	UnregisterSnapshot(r->snapshot);
 	table_close(r->rel, NoLock);
 	/* what the next statement reads includes these writes */
@@ -325,14 +333,14 @@ mm_ticket_rows_close(MMTicketRows *r)
 }
 
 /*
- * Insert the rows of n matches of queue made at now, (ids[j], bots[j],
- * cost[j], criteria[j], wait[j]), the other columns null; false, with
- * nothing written, when a statement must do it (see above).
+ * Insert the rows of the matches of res, of queue made at now, their ids
+ * ids[j], the other columns null; false, with nothing written, when a
+ * statement must do it (see above).
  */
 bool
-mm_match_rows_insert(const char *queue, TimestampTz now, const int64 *ids, const int *bots,
-					 const double *cost, const double *criteria, const double *wait, int n)
+mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res, const int64 *ids)
 {
+	int			n = res->nmatches;
 	static const char *const columns[] = {"id", "queue", "created_at", "bots", "cost",
 	"criteria_cost", "wait_cost"};
 	AttrNumber	att[lengthof(columns)];
@@ -399,10 +407,10 @@ mm_match_rows_insert(const char *queue, TimestampTz now, const int64 *ids, const
 			slot->tts_values[att[0] - 1] = Int64GetDatum(ids[j]);
 			slot->tts_values[att[1] - 1] = queue_datum;
 			slot->tts_values[att[2] - 1] = TimestampTzGetDatum(now);
-			slot->tts_values[att[3] - 1] = Int32GetDatum(bots[j]);
-			slot->tts_values[att[4] - 1] = Float8GetDatum(cost[j]);
-			slot->tts_values[att[5] - 1] = Float8GetDatum(criteria[j]);
-			slot->tts_values[att[6] - 1] = Float8GetDatum(wait[j]);
+			slot->tts_values[att[3] - 1] = Int32GetDatum(res->matches[j].bots);
+			slot->tts_values[att[4] - 1] = Float8GetDatum(res->matches[j].cost.total);
+			slot->tts_values[att[5] - 1] = Float8GetDatum(res->matches[j].cost.criteria);
+			slot->tts_values[att[6] - 1] = Float8GetDatum(res->matches[j].cost.wait);
 			for (int c = 0; c < (int) lengthof(columns); c++)
 				slot->tts_isnull[att[c] - 1] = false;
 			ExecStoreVirtualTuple(slot);
