@@ -152,6 +152,7 @@ extern int	mm_arrival_delay;
 extern int	mm_retention;
 extern bool mm_enabled;
 extern char *mm_test_hold_tick;
+extern int	mm_test_pause_ticket;
 extern int	mm_workers_per_database;
 extern int	mm_max_queues;
 extern int	mm_core_memory_limit;	/* kB, matchmaker.core_memory_limit */
@@ -209,6 +210,10 @@ extern MMTicketRows *mm_ticket_rows_open(const char *const *columns, int ncolumn
 extern bool mm_ticket_rows_lock(MMTicketRows *r, ItemPointer tid, int64 id);
 extern void mm_ticket_rows_update(MMTicketRows *r, ItemPointer tid, int64 id,
 								  const Datum *values, const bool *nulls);
+extern bool mm_ticket_rows_check(MMTicketRows *r, ItemPointer tid, int64 id);
+extern bool mm_ticket_rows_try_update(MMTicketRows *r, ItemPointer tid, int64 id,
+									  const Datum *values, const bool *nulls);
+extern void mm_ticket_rows_undo(MMTicketRows *r, ItemPointer old_tid, ItemPointer tid, int64 id);
 extern void mm_ticket_rows_close(MMTicketRows *r);
 extern bool mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res,
 								 const int64 *ids);

@@ -17,6 +17,7 @@ int			mm_naptime = 1000;
 int			mm_arrival_delay = 5;
 bool		mm_enabled = true;
 char	   *mm_test_hold_tick = NULL;
+int			mm_test_pause_ticket = 0;
 int			mm_workers_per_database = 2;
 int			mm_max_queues = 1024;
 int			mm_core_memory_limit = 1024 * 1024;	/* kB */
@@ -77,6 +78,11 @@ mm_settings_init(void)
 							   "The tick waits, its matches written and not committed, until its process is cancelled, terminated or killed.",
 							   &mm_test_hold_tick, "",
 							   PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("matchmaker.test_pause_ticket",
+							"For tests only: a tick that writes this ticket without locking it first pauses between its check and its update.",
+							"The tick waits there until it can take the advisory lock on the ticket's id (pg_advisory_lock(id) held by another session).  0 never pauses.",
+							&mm_test_pause_ticket, 0, 0, INT_MAX,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("matchmaker.core_memory_limit",
 							"Most memory one matchmaking computation (a tick's step, a simulation, the offline optimum) may hold outside PostgreSQL's memory contexts.",
 							"A computation that would need more fails with an out-of-memory error naming this setting.",

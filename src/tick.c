@@ -9,15 +9,18 @@
  * one queue (and a tick and an alter_queue or drop_queue of it) run one
  * after the other.  The tick then reads the waiting tickets (a fresh
  * snapshot in READ COMMITTED) without locking them, runs the core's step,
- * and locks only the tickets it is about to match or end, FOR UPDATE SKIP
- * LOCKED.  A ticket it cannot lock (a cancel holds it, in a transaction
- * still open) or that stopped waiting since it was read (a cancel
- * committed) is left out, and the step runs again without it, a bounded
- * number of times; then the matches that need a ticket still missing are
- * left for the next tick.  So a tick never waits for a client and never
- * skips a whole queue because of one ticket.  enqueue takes no lock a tick
- * waits for; a ticket committed after the tick's read waits for the next
- * tick.
+ * and makes sure only of the tickets it is about to match or end, as
+ * FOR UPDATE SKIP LOCKED: it locks those it ends, and checks those it
+ * matches without locking them when it can update them without statements
+ * (tick_rows.c; mark_unlocked).  A ticket it cannot lock or that fails the
+ * check (a cancel holds it, in a transaction still open) or that stopped
+ * waiting since it was read (a cancel committed) is left out, and the step
+ * runs again without it, a bounded number of times (the last locks its
+ * matched tickets too); then the matches that need a ticket still missing
+ * are left for the next tick.  So a tick never waits for a client (but for
+ * at most MM_UNLOCKED_WAIT_MS, see mark_unlocked) and never skips a whole
+ * queue because of one ticket.  enqueue takes no lock a tick waits for; a
+ * ticket committed after the tick's read waits for the next tick.
  *
  * Data: a waiting ticket the queue's current settings cannot use (a rating
  * outside the range, attributes lacking a criterion or with a party or ping
@@ -40,6 +43,9 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
+#include "storage/proc.h"
+#include "utils/guc.h"
+#include "utils/resowner.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -54,6 +60,12 @@ PG_FUNCTION_INFO_V1(mm_tick);
 
 /* Steps a tick runs at most when tickets it decided on could not be locked. */
 #define MM_LOCK_ATTEMPTS	3
+
+/*
+ * The longest a tick waits for a ticket a transaction took between its
+ * check and its update (mark_unlocked), in milliseconds.
+ */
+#define MM_UNLOCKED_WAIT_MS	50
 
 /*
  * The plausible enqueued_at of a waiting ticket, around the transaction's
@@ -1566,39 +1578,37 @@ insert_matches(MMQueue *queue, TimestampTz now, MMResult *res, const int64 *matc
 }
 
 /*
- * mark_matched through tick_rows.c: false, with nothing written, when a
- * statement must do it (a member this tick did not read, or
- * mm_ticket_rows_open refused).  roles: text[] of the members' roles, or 0.
+ * mark_matched through tick_rows.c, the members' map entries at[0 .. n):
+ * false, with nothing written, when mm_ticket_rows_open refused (a
+ * statement must do it).  role_values: the members' roles (text), or NULL.
+ *
+ * match_of NULL: the members are locked.  Else they are not (see
+ * mark_unlocked), match_of[i] is the match of member i, and each is updated
+ * only when it still waits and nobody holds it; a match with a member that
+ * could not be is broken[match], its members already updated written back
+ * as they were (they wait for a later tick).
  */
 static bool
-mark_matched_rows(TimestampTz now, const int64 *ids, const int64 *match, const int *teams,
-				  int n, bool proposed, Datum roles)
+mark_matched_rows(TimestampTz now, TidPair *const *at, const int64 *ids, const int64 *match,
+				  const int *teams, int n, bool proposed, const Datum *role_values,
+				  const int *match_of, bool *broken)
 {
 	static const char *const columns[] = {"state", "matched_at", "match_id", "team", "role"};
 	MMTicketRows *rows;
-	Datum	   *role_values = NULL;
-	bool	   *role_nulls = NULL;
 	Datum		values[5];
 	bool		nulls[5] = {false, false, false, false, true};
 	int		   *order;
-	TidPair   **at;
+	ItemPointerData *read_at = NULL;
+	bool	   *updated = NULL;
+	bool		any_broken = false;
 
-	if ((at = tids_lookup(ids, n)) == NULL)
-		return false;
-	rows = mm_ticket_rows_open(columns, roles != (Datum) 0 ? 5 : 4);
+	rows = mm_ticket_rows_open(columns, role_values != NULL ? 5 : 4);
 	if (rows == NULL)
-	{
-		pfree(at);
 		return false;
-	}
-	if (roles != (Datum) 0)
+	if (match_of != NULL)
 	{
-		int			nroles;
-
-		deconstruct_array(DatumGetArrayTypeP(roles), TEXTOID, -1, false, TYPALIGN_INT,
-						  &role_values, &role_nulls, &nroles);
-		if (nroles != n)
-			elog(ERROR, "%d roles for %d players", nroles, n);
+		read_at = palloc(sizeof(ItemPointerData) * Max(n, 1));
+		updated = palloc0(sizeof(bool) * Max(n, 1));
 	}
 	values[0] = CStringGetTextDatum(proposed ? "proposed" : "matched");
 	values[1] = TimestampTzGetDatum(now);
@@ -1612,24 +1622,89 @@ mark_matched_rows(TimestampTz now, const int64 *ids, const int64 *match, const i
 		if (role_values != NULL)
 		{
 			values[4] = role_values[i];
-			nulls[4] = role_nulls[i];
+			nulls[4] = false;
 		}
-		mm_ticket_rows_update(rows, &at[i]->tid, ids[i], values, nulls);
+		if (match_of == NULL)
+			mm_ticket_rows_update(rows, &at[i]->tid, ids[i], values, nulls);
+		else if (!broken[match_of[i]])
+		{
+			read_at[i] = at[i]->tid;
+			updated[i] = mm_ticket_rows_try_update(rows, &at[i]->tid, ids[i], values, nulls);
+			if (!updated[i])
+				broken[match_of[i]] = any_broken = true;
+		}
+	}
+	if (any_broken)
+	{
+		/* an undo updates a version this command wrote */
+		CommandCounterIncrement();
+		for (int k = 0; k < n; k++)
+		{
+			int			i = order[k];
+
+			if (updated[i] && broken[match_of[i]])
+				mm_ticket_rows_undo(rows, &read_at[i], &at[i]->tid, ids[i]);
+		}
 	}
 	mm_ticket_rows_close(rows);
 	pfree(order);
-	pfree(at);
+	if (match_of != NULL)
+	{
+		pfree(read_at);
+		pfree(updated);
+	}
 	return true;
+}
+
+/* The members' ticket ids and match ids (0 without match_ids), in the order of res->members. */
+static void
+member_arrays(MMPool *pool, MMResult *res, const int64 *match_ids, int64 **ids_out,
+			  int64 **match_out, int *n_out)
+{
+	int			n = 0;
+	int64	   *ids;
+	int64	   *match;
+
+	for (int j = 0; j < res->nmatches; j++)
+		n += res->matches[j].nmembers;
+	ids = palloc(sizeof(int64) * Max(n, 1));
+	match = palloc(sizeof(int64) * Max(n, 1));
+	for (int j = 0; j < res->nmatches; j++)
+		for (int m = 0; m < res->matches[j].nmembers; m++)
+		{
+			int			slot = res->matches[j].first + m;
+
+			ids[slot] = pool->tickets[res->members[slot]].id;
+			match[slot] = match_ids != NULL ? match_ids[j] : 0;
+		}
+	*ids_out = ids;
+	*match_out = match;
+	*n_out = n;
+}
+
+/* The text datums of the members' roles (indices into queue's roles), or NULL without roles. */
+static Datum *
+role_datums(MMQueue *queue, const int *roles, int n)
+{
+	Datum	   *names;
+
+	if (roles == NULL)
+		return NULL;
+	names = palloc(sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+		names[i] = CStringGetTextDatum(queue->criteria.role[roles[i]]);
+	return names;
 }
 
 /*
  * Mark the matches' members matched (proposed, when their matches await
- * ready checks), with their match and team.  Returns the members' ticket
- * ids, in the order of res->members.
+ * ready checks), with their match and team, and with roles (indices into
+ * the queue's, per member, or NULL) their roles; the members are locked.
+ * Returns the members' ticket ids, in the order of res->members.
  */
 static int64 *
-mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_ids,
-			 bool proposed, Datum roles)
+mark_matched(TimestampTz now, MMQueue *queue, MMPool *pool, MMResult *res,
+			 const int64 *match_ids, bool proposed, const int *roles)
 {
 	static SPIPlanPtr plan[2];
 	static SPIPlanPtr role_plan[2];
@@ -1637,28 +1712,27 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 	TEXTARRAYOID};
 	Datum		values[6];
 	bool		by_tid;
-	int			nmembers = 0;
+	int			nmembers;
 	int64	   *member_ids;
 	int64	   *member_match;
+	Datum	   *role_values;
+	TidPair   **at;
 
-	for (int j = 0; j < res->nmatches; j++)
-		nmembers += res->matches[j].nmembers;
-	member_ids = palloc(sizeof(int64) * Max(nmembers, 1));
-	member_match = palloc(sizeof(int64) * Max(nmembers, 1));
-	for (int j = 0; j < res->nmatches; j++)
-		for (int m = 0; m < res->matches[j].nmembers; m++)
-		{
-			int			slot = res->matches[j].first + m;
+	member_arrays(pool, res, match_ids, &member_ids, &member_match, &nmembers);
+	role_values = role_datums(queue, roles, nmembers);
 
-			member_ids[slot] = pool->tickets[res->members[slot]].id;
-			member_match[slot] = match_ids[j];
-		}
-
-	/* the members are locked: by address without a statement, when it can be */
-	if (mark_matched_rows(now, member_ids, member_match, res->teams, nmembers, proposed, roles))
+	/* by address without a statement, when it can be */
+	if ((at = tids_lookup(member_ids, nmembers)) != NULL)
 	{
-		pfree(member_match);
-		return member_ids;
+		bool		done = mark_matched_rows(now, at, member_ids, member_match, res->teams, nmembers,
+											 proposed, role_values, NULL, NULL);
+
+		pfree(at);
+		if (done)
+		{
+			pfree(member_match);
+			return member_ids;
+		}
 	}
 
 	/*
@@ -1671,7 +1745,7 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 		argtypes[1] = TIDARRAYOID;
 	else
 		values[1] = sql_array(INT8OID, member_ids, nmembers, 0);
-	if (roles != (Datum) 0)
+	if (roles != NULL)
 		mm_keep_generic_plan(&role_plan[by_tid],
 							 psprintf("UPDATE matchmaker.tickets AS t SET state = $5, matched_at = $1, "
 									  "match_id = u.match_id, team = u.team, role = u.role "
@@ -1692,8 +1766,10 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 	values[2] = sql_array(INT8OID, member_match, nmembers, 0);
 	values[3] = sql_array(INT4OID, res->teams, nmembers, 0);
 	values[4] = CStringGetTextDatum(proposed ? "proposed" : "matched");
-	values[5] = roles;
-	run_by_key(roles != (Datum) 0 ? role_plan[by_tid] : plan[by_tid], values, SPI_OK_UPDATE, "mark matched tickets");
+	values[5] = roles != NULL ?
+		PointerGetDatum(construct_array(role_values, nmembers, TEXTOID, -1, false, TYPALIGN_INT)) :
+		(Datum) 0;
+	run_by_key(roles != NULL ? role_plan[by_tid] : plan[by_tid], values, SPI_OK_UPDATE, "mark matched tickets");
 	if (SPI_processed != (uint64) nmembers)
 		elog(ERROR, "marked %llu tickets matched, expected %d",
 			 (unsigned long long) SPI_processed, nmembers);
@@ -1701,6 +1777,182 @@ mark_matched(TimestampTz now, MMPool *pool, MMResult *res, const int64 *match_id
 		pfree(DatumGetPointer(values[i]));
 	pfree(member_match);
 	return member_ids;
+}
+
+/*
+ * Keep in res only the matches j with keep[j], their members and teams,
+ * and in parallel their match_ids[j] and their members' roles (when not
+ * NULL).
+ */
+static void
+keep_matches(MMResult *res, const bool *keep, int64 *match_ids, int *roles)
+{
+	int			nm = 0;
+	int			slot = 0;
+
+	for (int j = 0; j < res->nmatches; j++)
+	{
+		MMMatch		match = res->matches[j];
+
+		if (!keep[j])
+			continue;
+		for (int m = 0; m < match.nmembers; m++)
+		{
+			res->members[slot + m] = res->members[match.first + m];
+			res->teams[slot + m] = res->teams[match.first + m];
+			if (roles != NULL)
+				roles[slot + m] = roles[match.first + m];
+		}
+		match.first = slot;
+		slot += match.nmembers;
+		if (match_ids != NULL)
+			match_ids[nm] = match_ids[j];
+		res->matches[nm++] = match;
+	}
+	res->nmatches = nm;
+}
+
+/*
+ * When every member of res's matches was read by this tick and
+ * matchmaker.tickets takes writes without statements (tick_rows.c), check
+ * the members without locking them (mm_ticket_rows_check: still waiting,
+ * held by no other transaction), those that fail to missing, and return
+ * true: mark_unlocked then writes them.  Else false, nothing checked: the
+ * members are to be locked.
+ */
+static bool
+check_members(MMPool *pool, MMResult *res, IdList *missing)
+{
+	MMTicketRows *rows;
+	int			n;
+	int64	   *ids;
+	int64	   *match;
+	TidPair   **at;
+	int		   *order;
+
+	member_arrays(pool, res, NULL, &ids, &match, &n);
+	if ((at = tids_lookup(ids, n)) == NULL || (rows = mm_ticket_rows_open(NULL, 0)) == NULL)
+	{
+		if (at != NULL)
+			pfree(at);
+		pfree(ids);
+		pfree(match);
+		return false;
+	}
+	order = tids_order(at, n);
+	for (int k = 0; k < n; k++)
+		if (!mm_ticket_rows_check(rows, &at[order[k]]->tid, ids[order[k]]))
+			idlist_add(missing, ids[order[k]], NULL);
+	mm_ticket_rows_close(rows);
+	pfree(order);
+	pfree(at);
+	pfree(ids);
+	pfree(match);
+	return true;
+}
+
+/*
+ * Mark the matches' members matched as mark_matched does, the members not
+ * locked before: each is updated only when it still waits and no other
+ * transaction holds it (as FOR UPDATE SKIP LOCKED and the UPDATE would,
+ * in one pass, without the lock's own write).  A match with a member that
+ * could not be is dropped from res (with its match_ids and roles), its
+ * members already updated written back as they were: they wait for a
+ * later tick.
+ *
+ * A transaction can still take a ticket in the instant between the check
+ * and the update; the update then waits for it, at most
+ * MM_UNLOCKED_WAIT_MS (lock_timeout, within a subtransaction of the
+ * tick): past that, the subtransaction is rolled back and false returned,
+ * nothing written, as when tick_rows.c refuses the table; the caller then
+ * locks the members first.
+ */
+static bool
+mark_unlocked(TimestampTz now, MMQueue *queue, MMPool *pool, MMResult *res, int64 *match_ids,
+			  bool proposed, int *roles)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	int			nmembers;
+	int64	   *ids;
+	int64	   *match;
+	int		   *match_of;
+	bool	   *broken;
+	bool	   *keep;
+	Datum	   *role_values;
+	TidPair   **at;
+	ItemPointerData *read_at;
+	volatile bool done = false;
+
+	member_arrays(pool, res, match_ids, &ids, &match, &nmembers);
+	if ((at = tids_lookup(ids, nmembers)) == NULL)
+		return false;
+	role_values = role_datums(queue, roles, nmembers);
+	match_of = palloc(sizeof(int) * Max(nmembers, 1));
+	for (int j = 0; j < res->nmatches; j++)
+		for (int m = 0; m < res->matches[j].nmembers; m++)
+			match_of[res->matches[j].first + m] = j;
+	broken = palloc0(sizeof(bool) * Max(res->nmatches, 1));
+	/* the addresses read, for a rollback */
+	read_at = palloc(sizeof(ItemPointerData) * Max(nmembers, 1));
+	for (int i = 0; i < nmembers; i++)
+		read_at[i] = at[i]->tid;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		int			level = NewGUCNestLevel();
+
+		if (LockTimeout == 0 || LockTimeout > MM_UNLOCKED_WAIT_MS)
+			(void) set_config_option("lock_timeout", CppAsString2(MM_UNLOCKED_WAIT_MS),
+									 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+		done = mark_matched_rows(now, at, ids, match, res->teams, nmembers, proposed,
+								 role_values, match_of, broken);
+		AtEOXact_GUC(true, level);
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		/* as a PL/pgSQL exception block: the subtransaction ends here, whatever the error */
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		done = false;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+
+	if (!done)
+	{
+		/* nothing written: the tickets are where the tick read them */
+		for (int i = 0; i < nmembers; i++)
+			at[i]->tid = read_at[i];
+	}
+	else
+	{
+		keep = palloc(sizeof(bool) * Max(res->nmatches, 1));
+		for (int j = 0; j < res->nmatches; j++)
+			keep[j] = !broken[j];
+		keep_matches(res, keep, match_ids, roles);
+		pfree(keep);
+	}
+	pfree(read_at);
+	pfree(broken);
+	pfree(match_of);
+	pfree(at);
+	pfree(ids);
+	pfree(match);
+	return done;
 }
 
 /*
@@ -1752,6 +2004,10 @@ notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int6
 	}
 }
 
+static int64 *lock_tickets(const int64 *ids, int n, int *nlocked);
+static void keep_locked(MMPool *pool, MMResult *res, const int64 *locked, int nlocked,
+						int64 *match_ids, int *roles);
+
 /*
  * Write the matches of a step: match rows with ids taken in order from the
  * sequence (proposals, when the queue has ready checks), the members'
@@ -1759,7 +2015,7 @@ notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int6
  */
 static void
 write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
-			  const MMFilterDict *dict)
+			  const MMFilterDict *dict, bool unlocked)
 {
 	int64	   *match_ids;
 	int64	   *member_ids;
@@ -1767,7 +2023,6 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 	char	  **filters = NULL;
 	char	  **relaxed = NULL;
 	int		   *roles = NULL;
-	Datum		role_names = (Datum) 0;
 
 	if (res->nmatches == 0)
 		return;
@@ -1778,6 +2033,47 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 		if (!IS_VALID_TIMESTAMP(accept_by))
 			accept_by = END_TIMESTAMP - 1;
 	}
+	/* with roles, each player's: the teams the step formed can take them */
+	if (queue->cfg.roles.n > 0)
+	{
+		int			nmembers = 0;
+
+		for (int j = 0; j < res->nmatches; j++)
+			nmembers += res->matches[j].nmembers;
+		roles = palloc(sizeof(int) * Max(nmembers, 1));
+		if (mm_assign_roles(&queue->cfg, pool, res, roles) != MM_OK)
+			elog(ERROR, "could not give the players of queue \"%s\" their roles", queue->name);
+	}
+	match_ids = next_match_ids(res->nmatches);
+
+	/*
+	 * Not locked before (unlocked), the members' rows first: the matches
+	 * whose members cannot all be written are dropped here
+	 * (mark_unlocked; the tickets table has no trigger then, so no foreign
+	 * key to the matches).  When that cannot run, the members are locked
+	 * now and the matches of those that cannot be are dropped
+	 * (keep_locked).
+	 */
+	if (unlocked && !mark_unlocked(now, queue, pool, res, match_ids, accept_by != 0, roles))
+	{
+		int64	   *ids;
+		int64	   *match;
+		int64	   *locked;
+		int			n;
+		int			nlocked;
+
+		member_arrays(pool, res, match_ids, &ids, &match, &n);
+		locked = lock_tickets(ids, n, &nlocked);
+		keep_locked(pool, res, locked, nlocked, match_ids, roles);
+		pfree(ids);
+		pfree(match);
+		if (locked != NULL)
+			pfree(locked);
+		unlocked = false;
+	}
+	if (res->nmatches == 0)
+		return;
+
 	/* with filters, each match's values: those of its first member (all agree) */
 	if (queue->criteria.nfilters > 0)
 	{
@@ -1808,28 +2104,21 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 			relaxed[j] = mm_filter_mask_array(queue, mask);
 		}
 	}
-	/* with roles, each player's: the teams the step formed can take them */
-	if (queue->cfg.roles.n > 0)
-	{
-		int			nmembers = 0;
-		Datum	   *names;
-
-		for (int j = 0; j < res->nmatches; j++)
-			nmembers += res->matches[j].nmembers;
-		roles = palloc(sizeof(int) * Max(nmembers, 1));
-		if (mm_assign_roles(&queue->cfg, pool, res, roles) != MM_OK)
-			elog(ERROR, "could not give the players of queue \"%s\" their roles", queue->name);
-		names = palloc(sizeof(Datum) * Max(nmembers, 1));
-		for (int i = 0; i < nmembers; i++)
-			names[i] = CStringGetTextDatum(queue->criteria.role[roles[i]]);
-		role_names = PointerGetDatum(construct_array(names, nmembers, TEXTOID, -1, false, TYPALIGN_INT));
-	}
-	match_ids = next_match_ids(res->nmatches);
 	/* without ready checks and filters, in batches without a statement when it can be (tick_rows.c) */
 	if (accept_by != 0 || filters != NULL || relaxed != NULL ||
 		!mm_match_rows_insert(queue->name, now, res, match_ids))
 		insert_matches(queue, now, res, match_ids, accept_by, filters, relaxed);
-	member_ids = mark_matched(now, pool, res, match_ids, accept_by != 0, role_names);
+	/* locked, the members' rows after the matches' (as a foreign key to them would need) */
+	if (unlocked)
+	{
+		int64	   *match;
+		int			n;
+
+		member_arrays(pool, res, match_ids, &member_ids, &match, &n);
+		pfree(match);
+	}
+	else
+		member_ids = mark_matched(now, queue, pool, res, match_ids, accept_by != 0, roles);
 	notify_matches(queue, res, match_ids, member_ids, accept_by, filters, relaxed, roles);
 }
 
@@ -2093,13 +2382,14 @@ lock_tickets(const int64 *ids, int n, int *nlocked)
 }
 
 /*
- * Lock what a step decided on: the tickets it matches or expires, and the
+ * Lock what a step decided on: the tickets it matches (unless members is
+ * false: mark_unlocked checks them as it writes them) or expires, and the
  * invalid ones.  Invalid tickets that cannot be locked are dropped from
- * invalid (a later tick ends them).  Returns the number of matched or
- * expired tickets that could not be locked, which go to missing.
+ * invalid (a later tick ends them).  The matched or expired tickets that
+ * could not be locked go to missing.
  */
-static int
-lock_decided(MMPool *pool, MMResult *res, IdList *invalid, IdList *missing,
+static void
+lock_decided(MMPool *pool, MMResult *res, bool members, IdList *invalid, IdList *missing,
 			 int64 **locked_out, int *nlocked_out)
 {
 	int			nmembers = 0;
@@ -2107,10 +2397,9 @@ lock_decided(MMPool *pool, MMResult *res, IdList *invalid, IdList *missing,
 	int64	   *ids;
 	int64	   *locked;
 	int			nlocked;
-	int			before = missing->n;
 	int			kept = 0;
 
-	for (int j = 0; j < res->nmatches; j++)
+	for (int j = 0; j < res->nmatches && members; j++)
 		nmembers += res->matches[j].nmembers;
 	ids = palloc(sizeof(int64) * Max(nmembers + res->nexpired + invalid->n, 1));
 	for (int m = 0; m < nmembers; m++)
@@ -2134,39 +2423,28 @@ lock_decided(MMPool *pool, MMResult *res, IdList *invalid, IdList *missing,
 	pfree(ids);
 	*locked_out = locked;
 	*nlocked_out = nlocked;
-	return missing->n - before;
 }
 
 /*
  * Keep in res only the matches whose members are all in locked (sorted)
  * and the expiries of tickets in it: the others wait for a later tick.
+ * match_ids and roles, when not NULL, run parallel (see keep_matches).
  */
 static void
-keep_locked(MMPool *pool, MMResult *res, const int64 *locked, int nlocked)
+keep_locked(MMPool *pool, MMResult *res, const int64 *locked, int nlocked, int64 *match_ids,
+			int *roles)
 {
-	int			nm = 0;
-	int			slot = 0;
+	bool	   *keep = palloc(sizeof(bool) * Max(res->nmatches, 1));
 	int			ne = 0;
 
 	for (int j = 0; j < res->nmatches; j++)
 	{
-		MMMatch		match = res->matches[j];
-		bool		all = true;
-
-		for (int m = 0; m < match.nmembers && all; m++)
-			all = id_in(locked, nlocked, pool->tickets[res->members[match.first + m]].id);
-		if (!all)
-			continue;
-		for (int m = 0; m < match.nmembers; m++)
-		{
-			res->members[slot + m] = res->members[match.first + m];
-			res->teams[slot + m] = res->teams[match.first + m];
-		}
-		match.first = slot;
-		slot += match.nmembers;
-		res->matches[nm++] = match;
+		keep[j] = true;
+		for (int m = 0; m < res->matches[j].nmembers && keep[j]; m++)
+			keep[j] = id_in(locked, nlocked, pool->tickets[res->members[res->matches[j].first + m]].id);
 	}
-	res->nmatches = nm;
+	keep_matches(res, keep, match_ids, roles);
+	pfree(keep);
 	for (int e = 0; e < res->nexpired; e++)
 		if (id_in(locked, nlocked, pool->tickets[res->expired[e]].id))
 			res->expired[ne++] = res->expired[e];
@@ -2318,6 +2596,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	bool		proposals_seen;
 	bool		backfilled = false;
 	TimestampTz backfill_expiry = DT_NOEND;
+	bool		unlocked = false;
 
 	mm_require_read_committed("tick");
 	tids_reset();
@@ -2345,6 +2624,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	{
 		int64	   *locked;
 		int			nlocked;
+		int			before;
 
 		invalid.n = 0;
 		if (left_out.n > 0)
@@ -2369,16 +2649,25 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 		if (st != MM_OK)
 			mm_status_error(st, psprintf("matching queue \"%s\"", name), NULL, NULL);
 
-		if (lock_decided(&pool, &res, &invalid, &left_out, &locked, &nlocked) == 0)
+		/*
+		 * The members checked, not locked, when tick_rows.c can write them
+		 * (mark_unlocked); the last step locks them, so that its matches
+		 * stand.
+		 */
+		before = left_out.n;
+		unlocked = attempt < MM_LOCK_ATTEMPTS && res.nmatches > 0 &&
+			check_members(&pool, &res, &left_out);
+		lock_decided(&pool, &res, !unlocked, &invalid, &left_out, &locked, &nlocked);
+		if (left_out.n == before)
 			break;
 		if (attempt == MM_LOCK_ATTEMPTS)
 		{
-			keep_locked(&pool, &res, locked, nlocked);
+			keep_locked(&pool, &res, locked, nlocked, NULL, NULL);
 			break;
 		}
 	}
 
-	write_matches(queue, now, &pool, &res, &filter_dict);
+	write_matches(queue, now, &pool, &res, &filter_dict, unlocked);
 	write_expired(queue, now, &pool, &res);
 	write_invalid(queue, now, &invalid);
 	mm_stats_record(queue, now, &pool, &res);

@@ -1,18 +1,24 @@
 /*
  * tick_rows.c
- *		A tick's writes without statements: the locks and updates of the
- *		tickets it matches, tuple by tuple at the addresses it read them
- *		at, and the rows of its matches, inserted in batches.
+ *		A tick's writes without statements: the checks, locks and updates
+ *		of the tickets it matches, tuple by tuple at the addresses it read
+ *		them at, and the rows of its matches, inserted in batches.
  *
- * A tick locks the tickets it decided on FOR UPDATE SKIP LOCKED and then
- * updates them; through SPI each is a statement over arrays of addresses
- * (a tid scan, a join with the arrays, a tuple formed per row for the
- * result), which cost about a fifth of a tick on a large pool on top of
- * the heap and index work itself (bench/README.md).  Here each ticket is
+ * A tick makes sure of the tickets it decided on as FOR UPDATE SKIP LOCKED
+ * would, then updates them; through SPI each is a statement over arrays of
+ * addresses (a tid scan, a join with the arrays, a tuple formed per row for
+ * the result), which cost about a fifth of a tick on a large pool on top
+ * of the heap and index work itself (bench/README.md).  Here each ticket is
  * fetched at its address with a fresh snapshot, as the statement's tid
- * scan would fetch it, locked without waiting, and later updated in
- * place, its new version's index entries made by the executor's own
- * routine, its constraints checked as an UPDATE checks them.
+ * scan would fetch it, and either locked without waiting (the tickets a
+ * tick ends, and those it matches when it must lock them first) or checked
+ * without a lock: still waiting, its xmax no other live transaction's
+ * (mm_ticket_rows_check).  A checked ticket is then updated where it is
+ * (mm_ticket_rows_try_update: nothing written when it changed since),
+ * which spares the lock's own write and WAL record; a locked one is
+ * updated as it is.  The new version's index entries are made by the
+ * executor's own routine, its constraints checked as an UPDATE checks
+ * them.
  *
  * The matches' rows go in as COPY puts rows in: many to a heap call,
  * one WAL record per page, their index entries and constraints as an
@@ -25,13 +31,15 @@
  * the extension gave them, and (for matches) every other column has no
  * default and no domain type, so null is what the INSERT would have put
  * there.  Otherwise mm_ticket_rows_open returns NULL, mm_match_rows_insert
- * false, and the caller runs its statements.  Each lock and update checks
- * for interrupts, as the statement's scan does, so that a cancel or a
+ * false, and the caller runs its statements.  Each check, lock and update
+ * checks for interrupts, as the statement's scan does, so that a cancel or a
  * timeout ends a large tick at once.
  */
 #include "matchmaker.h"
 
 #include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/multixact.h"
 #include "access/sysattr.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -40,6 +48,10 @@
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "storage/procarray.h"
 #include "nodes/makefuncs.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -271,6 +283,47 @@ mm_ticket_rows_lock(MMTicketRows *r, ItemPointer tid, int64 id)
 }
 
 /*
+ * Form in r->newslot the new version of the ticket whose current version
+ * is in r->slot: the columns given at open take values[i] (null when
+ * nulls[i]); values NULL: the version in r->slot unchanged.  Checks the
+ * table's constraints on it, as an UPDATE does.
+ */
+static void
+form_new_version(MMTicketRows *r, const Datum *values, const bool *nulls)
+{
+	slot_getallattrs(r->slot);
+	ExecClearTuple(r->newslot);
+	memcpy(r->newslot->tts_values, r->slot->tts_values, sizeof(Datum) * r->natts);
+	memcpy(r->newslot->tts_isnull, r->slot->tts_isnull, sizeof(bool) * r->natts);
+	for (int i = 0; values != NULL && i < r->ncolumns; i++)
+	{
+		r->newslot->tts_values[r->att[i] - 1] = nulls[i] ? (Datum) 0 : values[i];
+		r->newslot->tts_isnull[r->att[i] - 1] = nulls[i];
+	}
+	/* a dropped column is null in the new version, as an UPDATE writes it */
+	for (int i = 0; i < r->natts; i++)
+		if (TupleDescAttr(r->newslot->tts_tupleDescriptor, i)->attisdropped)
+		{
+			r->newslot->tts_values[i] = (Datum) 0;
+			r->newslot->tts_isnull[i] = true;
+		}
+	ExecStoreVirtualTuple(r->newslot);
+	if (r->rel->rd_att->constr != NULL)
+		ExecConstraints(r->rri, r->newslot, r->estate);
+}
+
+/* The new version's index entries, when the update was not HOT. */
+static void
+finish_update(MMTicketRows *r, bool update_indexes)
+{
+	if (update_indexes)
+		ExecInsertIndexTuples(r->rri, r->newslot, r->estate, true, false, NULL, NIL);
+	ExecClearTuple(r->slot);
+	ExecClearTuple(r->newslot);
+	ResetPerTupleExprContext(r->estate);
+}
+
+/*
  * Update ticket id, locked by this transaction at *tid: the columns given
  * at open take values[i] (null when nulls[i]).  An error when it is not
  * there (it cannot be: the lock keeps it).
@@ -287,31 +340,146 @@ mm_ticket_rows_update(MMTicketRows *r, ItemPointer tid, int64 id,
 	if (!table_tuple_fetch_row_version(r->rel, tid, SnapshotAny, r->slot) ||
 		DatumGetInt64(slot_getattr(r->slot, r->att_id, &isnull)) != id || isnull)
 		elog(ERROR, "ticket " INT64_FORMAT " is not where this transaction locked it", id);
-	slot_getallattrs(r->slot);
-	ExecClearTuple(r->newslot);
-	memcpy(r->newslot->tts_values, r->slot->tts_values, sizeof(Datum) * r->natts);
-	memcpy(r->newslot->tts_isnull, r->slot->tts_isnull, sizeof(bool) * r->natts);
-	for (int i = 0; i < r->ncolumns; i++)
-	{
-		r->newslot->tts_values[r->att[i] - 1] = nulls[i] ? (Datum) 0 : values[i];
-		r->newslot->tts_isnull[r->att[i] - 1] = nulls[i];
-	}
-	/* a dropped column is null in the new version, as an UPDATE writes it */
-	for (int i = 0; i < r->natts; i++)
-		if (TupleDescAttr(r->newslot->tts_tupleDescriptor, i)->attisdropped)
-		{
-			r->newslot->tts_values[i] = (Datum) 0;
-			r->newslot->tts_isnull[i] = true;
-		}
-	ExecStoreVirtualTuple(r->newslot);
-	if (r->rel->rd_att->constr != NULL)
-		ExecConstraints(r->rri, r->newslot, r->estate);
+	form_new_version(r, values, nulls);
 	simple_table_tuple_update(r->rel, tid, r->newslot, r->snapshot, &update_indexes);
-	if (update_indexes)
-		ExecInsertIndexTuples(r->rri, r->newslot, r->estate, true, false, NULL, NIL);
+	finish_update(r, update_indexes);
+}
+
+/*
+ * Whether a transaction other than this one holds or is changing the
+ * version in r->slot (its xmax: a lock or an update not yet ended).  A
+ * MultiXact (several lockers) counts as held while any member runs.
+ */
+static bool
+held_by_other(MMTicketRows *r)
+{
+	BufferHeapTupleTableSlot *bslot = (BufferHeapTupleTableSlot *) r->slot;
+	HeapTupleHeader tup;
+	uint16		infomask;
+	TransactionId xmax;
+
+	LockBuffer(bslot->buffer, BUFFER_LOCK_SHARE);
+	tup = bslot->base.tuple->t_data;
+	infomask = tup->t_infomask;
+	xmax = HeapTupleHeaderGetRawXmax(tup);
+	LockBuffer(bslot->buffer, BUFFER_LOCK_UNLOCK);
+	if ((infomask & HEAP_XMAX_INVALID) != 0 || !TransactionIdIsValid(xmax))
+		return false;
+	if ((infomask & HEAP_XMAX_IS_MULTI) != 0)
+		return MultiXactIdIsRunning((MultiXactId) xmax, false);
+	if (TransactionIdIsCurrentTransactionId(xmax))
+		return false;
+	return TransactionIdIsInProgress(xmax);
+}
+
+/*
+ * Whether ticket id, read at *tid, is there for mm_ticket_rows_try_update:
+ * the snapshot taken at open sees it there, it still waits, and no other
+ * transaction holds or is changing it.  Nothing written.
+ */
+bool
+mm_ticket_rows_check(MMTicketRows *r, ItemPointer tid, int64 id)
+{
+	bool		ok;
+
+	CHECK_FOR_INTERRUPTS();
+	if (!table_tuple_fetch_row_version(r->rel, tid, r->snapshot, r->slot))
+		return false;
+	ok = is_waiting(r, r->slot, id) && !held_by_other(r);
 	ExecClearTuple(r->slot);
-	ExecClearTuple(r->newslot);
-	ResetPerTupleExprContext(r->estate);
+	return ok;
+}
+
+/*
+ * For tests (matchmaker.test_pause_ticket): wait until the advisory lock
+ * on id (as pg_advisory_lock(id) takes it) is free, whatever lock_timeout
+ * the tick set.
+ */
+static void
+test_pause(int64 id)
+{
+	LOCKTAG		tag;
+	int			timeout = LockTimeout;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) ((uint64) id >> 32), (uint32) id, 1);
+	LockTimeout = 0;
+	PG_TRY();
+	{
+		(void) LockAcquire(&tag, ShareLock, false, false);
+		LockRelease(&tag, ShareLock, false);
+	}
+	PG_FINALLY();
+	{
+		LockTimeout = timeout;
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Update ticket id, read at *tid, without a lock taken before (as
+ * FOR UPDATE SKIP LOCKED and then UPDATE, in one pass): true when it was
+ * still waiting and is updated, *tid then the new version's address.
+ * False, with nothing written, when the snapshot taken at open does not see
+ * it there, it no longer waits, another transaction holds or is changing
+ * it, or one changed it since the snapshot.  The update itself waits for a
+ * transaction that took the ticket in the instant between the check and the
+ * update (the caller bounds that wait with lock_timeout).
+ */
+bool
+mm_ticket_rows_try_update(MMTicketRows *r, ItemPointer tid, int64 id,
+						  const Datum *values, const bool *nulls)
+{
+	TM_FailureData tmfd;
+	LockTupleMode lockmode;
+	TM_Result	res;
+	bool		update_indexes;
+
+	Assert(r->rri != NULL);
+	CHECK_FOR_INTERRUPTS();
+	if (!table_tuple_fetch_row_version(r->rel, tid, r->snapshot, r->slot))
+		return false;
+	if (!is_waiting(r, r->slot, id) || held_by_other(r))
+	{
+		ExecClearTuple(r->slot);
+		return false;
+	}
+	if (mm_test_pause_ticket != 0 && id == mm_test_pause_ticket)
+		test_pause(id);
+	form_new_version(r, values, nulls);
+	res = table_tuple_update(r->rel, tid, r->newslot, GetCurrentCommandId(true), r->snapshot,
+							 InvalidSnapshot, true, &tmfd, &lockmode, &update_indexes);
+	if (res != TM_Ok)
+	{
+		ExecClearTuple(r->slot);
+		ExecClearTuple(r->newslot);
+		return false;
+	}
+	*tid = r->newslot->tts_tid;
+	finish_update(r, update_indexes);
+	return true;
+}
+
+/*
+ * Undo mm_ticket_rows_try_update of ticket id: its version before, still
+ * at old_tid, written again over the new one at *tid (then the address of
+ * the version written).  A CommandCounterIncrement must come between
+ * the update and its undo (a version cannot be updated in the command
+ * that wrote it).
+ */
+void
+mm_ticket_rows_undo(MMTicketRows *r, ItemPointer old_tid, ItemPointer tid, int64 id)
+{
+	bool		update_indexes;
+	bool		isnull;
+
+	CHECK_FOR_INTERRUPTS();
+	if (!table_tuple_fetch_row_version(r->rel, old_tid, SnapshotAny, r->slot) ||
+		DatumGetInt64(slot_getattr(r->slot, r->att_id, &isnull)) != id || isnull)
+		elog(ERROR, "ticket " INT64_FORMAT " is not where this transaction read it", id);
+	form_new_version(r, NULL, NULL);
+	simple_table_tuple_update(r->rel, tid, r->newslot, r->snapshot, &update_indexes);
+	*tid = r->newslot->tts_tid;
+	finish_update(r, update_indexes);
 }
 
 /* Release what open took; the table stays locked until the transaction ends. */
