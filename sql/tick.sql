@@ -320,3 +320,20 @@ SELECT matchmaker.create_queue('obad', algorithm => 'optimize', params => '{"wei
 SELECT matchmaker.create_queue('obad', algorithm => 'optimize', params => '{"skill_cap": [0.9, 0.1]}');
 SELECT matchmaker.create_queue('obad', algorithm => 'optimize', params => '{"restarts": -1}');
 SELECT matchmaker.create_queue('obad', algorithm => 'greedy', params => '{"round": 60}');
+-- A tick in a transaction that itself holds the tickets, with locks of
+-- two kinds (a MultiXact of its own transaction and subtransaction),
+-- matches them: its own locks do not hold a ticket back (nor fail the
+-- check of its first step, which would say so at DEBUG1).
+SELECT matchmaker.create_queue('own', algorithm => 'greedy', max_wait => '1 hour');
+SELECT count(matchmaker.enqueue('own', 'o' || i, i / 10.0)) FROM generate_series(1, 10) i;
+BEGIN;
+SELECT count(*) FROM (SELECT id FROM matchmaker.tickets WHERE queue = 'own' FOR KEY SHARE) s;
+SAVEPOINT a;
+SELECT count(*) FROM (SELECT id FROM matchmaker.tickets WHERE queue = 'own' FOR UPDATE) s;
+RELEASE a;
+SET client_min_messages = debug1;
+SELECT matchmaker.tick('own');
+RESET client_min_messages;
+COMMIT;
+SELECT state, count(*) FROM matchmaker.tickets WHERE queue = 'own' GROUP BY state;
+SELECT count(*) AS problems FROM matchmaker.check();

@@ -1863,9 +1863,15 @@ check_members(MMPool *pool, MMResult *res, IdList *missing)
  * A transaction can still take a ticket in the instant between the check
  * and the update; the update then waits for it, at most
  * MM_UNLOCKED_WAIT_MS (lock_timeout, within a subtransaction of the
- * tick): past that, the subtransaction is rolled back and false returned,
- * nothing written, as when tick_rows.c refuses the table; the caller then
- * locks the members first.
+ * tick): past that, or when that transaction waits in turn for a ticket
+ * updated here (a deadlock, when deadlock_timeout is shorter), the
+ * subtransaction is rolled back and false returned, nothing written, as
+ * when tick_rows.c refuses the table; the caller then locks the members
+ * first.  The subtransaction takes an XID of its own; so that a
+ * transaction of many ticks does not overflow its cache of
+ * subtransactions (which slows every snapshot of the server), a tick
+ * whose transaction has half as many already (PGPROC_MAX_CACHED_SUBXIDS)
+ * returns false at once.
  */
 static bool
 mark_unlocked(TimestampTz now, MMQueue *queue, MMPool *pool, MMResult *res, int64 *match_ids,
@@ -1884,6 +1890,9 @@ mark_unlocked(TimestampTz now, MMQueue *queue, MMPool *pool, MMResult *res, int6
 	ItemPointerData *read_at;
 	volatile bool done = false;
 
+	if (MyProc->subxidStatus.overflowed ||
+		MyProc->subxidStatus.count >= PGPROC_MAX_CACHED_SUBXIDS / 2)
+		return false;
 	member_arrays(pool, res, match_ids, &ids, &match, &nmembers);
 	if ((at = tids_lookup(ids, nmembers)) == NULL)
 		return false;
@@ -1923,7 +1932,8 @@ mark_unlocked(TimestampTz now, MMQueue *queue, MMPool *pool, MMResult *res, int6
 		RollbackAndReleaseCurrentSubTransaction();
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
-		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE &&
+			edata->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED)
 			ReThrowError(edata);
 		FreeErrorData(edata);
 		done = false;
@@ -2005,8 +2015,8 @@ notify_matches(MMQueue *queue, MMResult *res, const int64 *match_ids, const int6
 }
 
 static int64 *lock_tickets(const int64 *ids, int n, int *nlocked);
-static void keep_locked(MMPool *pool, MMResult *res, const int64 *locked, int nlocked,
-						int64 *match_ids, int *roles);
+static void keep_locked_matches(MMPool *pool, MMResult *res, const int64 *locked, int nlocked,
+								int64 *match_ids, int *roles);
 
 /*
  * Write the matches of a step: match rows with ids taken in order from the
@@ -2052,7 +2062,7 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 	 * (mark_unlocked; the tickets table has no trigger then, so no foreign
 	 * key to the matches).  When that cannot run, the members are locked
 	 * now and the matches of those that cannot be are dropped
-	 * (keep_locked).
+	 * (keep_locked_matches; the expiries stand, their tickets locked).
 	 */
 	if (unlocked && !mark_unlocked(now, queue, pool, res, match_ids, accept_by != 0, roles))
 	{
@@ -2064,7 +2074,7 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 
 		member_arrays(pool, res, match_ids, &ids, &match, &n);
 		locked = lock_tickets(ids, n, &nlocked);
-		keep_locked(pool, res, locked, nlocked, match_ids, roles);
+		keep_locked_matches(pool, res, locked, nlocked, match_ids, roles);
 		pfree(ids);
 		pfree(match);
 		if (locked != NULL)
@@ -2426,16 +2436,15 @@ lock_decided(MMPool *pool, MMResult *res, bool members, IdList *invalid, IdList 
 }
 
 /*
- * Keep in res only the matches whose members are all in locked (sorted)
- * and the expiries of tickets in it: the others wait for a later tick.
- * match_ids and roles, when not NULL, run parallel (see keep_matches).
+ * Keep in res only the matches whose members are all in locked (sorted):
+ * the others wait for a later tick.  match_ids and roles, when not NULL,
+ * run parallel (see keep_matches).
  */
 static void
-keep_locked(MMPool *pool, MMResult *res, const int64 *locked, int nlocked, int64 *match_ids,
-			int *roles)
+keep_locked_matches(MMPool *pool, MMResult *res, const int64 *locked, int nlocked,
+					int64 *match_ids, int *roles)
 {
 	bool	   *keep = palloc(sizeof(bool) * Max(res->nmatches, 1));
-	int			ne = 0;
 
 	for (int j = 0; j < res->nmatches; j++)
 	{
@@ -2445,6 +2454,15 @@ keep_locked(MMPool *pool, MMResult *res, const int64 *locked, int nlocked, int64
 	}
 	keep_matches(res, keep, match_ids, roles);
 	pfree(keep);
+}
+
+/* The same, and only the expiries of tickets in locked. */
+static void
+keep_locked(MMPool *pool, MMResult *res, const int64 *locked, int nlocked)
+{
+	int			ne = 0;
+
+	keep_locked_matches(pool, res, locked, nlocked, NULL, NULL);
 	for (int e = 0; e < res->nexpired; e++)
 		if (id_in(locked, nlocked, pool->tickets[res->expired[e]].id))
 			res->expired[ne++] = res->expired[e];
@@ -2597,6 +2615,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 	bool		backfilled = false;
 	TimestampTz backfill_expiry = DT_NOEND;
 	bool		unlocked = false;
+	bool		may_check = true;
 
 	mm_require_read_committed("tick");
 	tids_reset();
@@ -2651,18 +2670,36 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 
 		/*
 		 * The members checked, not locked, when tick_rows.c can write them
-		 * (mark_unlocked); the last step locks them, so that its matches
-		 * stand.
+		 * (mark_unlocked) and no step of this tick found one that failed;
+		 * the last step locks them, so that its matches stand.
 		 */
 		before = left_out.n;
-		unlocked = attempt < MM_LOCK_ATTEMPTS && res.nmatches > 0 &&
+		unlocked = may_check && attempt < MM_LOCK_ATTEMPTS && res.nmatches > 0 &&
 			check_members(&pool, &res, &left_out);
+		if (unlocked && left_out.n > before)
+		{
+			/*
+			 * A member failed the check: lock the others now, as without
+			 * it, so that the next step finds them held (under a steady
+			 * stream of cancels, checks alone would fail again at each
+			 * step).
+			 */
+			ereport(DEBUG1,
+					(errmsg_internal("matchmaker: %d of the tickets step %d of queue \"%s\" matches failed their check; locking them",
+									 left_out.n - before, attempt, name)));
+			left_out.n = before;
+			unlocked = may_check = false;
+		}
 		lock_decided(&pool, &res, !unlocked, &invalid, &left_out, &locked, &nlocked);
+		if (left_out.n > before)
+			ereport(DEBUG1,
+					(errmsg_internal("matchmaker: step %d of queue \"%s\" left out %d tickets it decided on (held by other transactions, or changed since read)",
+									 attempt, name, left_out.n - before)));
 		if (left_out.n == before)
 			break;
 		if (attempt == MM_LOCK_ATTEMPTS)
 		{
-			keep_locked(&pool, &res, locked, nlocked, NULL, NULL);
+			keep_locked(&pool, &res, locked, nlocked);
 			break;
 		}
 	}

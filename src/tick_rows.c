@@ -348,7 +348,8 @@ mm_ticket_rows_update(MMTicketRows *r, ItemPointer tid, int64 id,
 /*
  * Whether a transaction other than this one holds or is changing the
  * version in r->slot (its xmax: a lock or an update not yet ended).  A
- * MultiXact (several lockers) counts as held while any member runs.
+ * MultiXact (several lockers) counts as held while a member other than
+ * this transaction runs.
  */
 static bool
 held_by_other(MMTicketRows *r)
@@ -366,7 +367,20 @@ held_by_other(MMTicketRows *r)
 	if ((infomask & HEAP_XMAX_INVALID) != 0 || !TransactionIdIsValid(xmax))
 		return false;
 	if ((infomask & HEAP_XMAX_IS_MULTI) != 0)
-		return MultiXactIdIsRunning((MultiXactId) xmax, false);
+	{
+		MultiXactMember *members;
+		int			n = GetMultiXactIdMembers((MultiXactId) xmax, &members, false,
+											  HEAP_XMAX_IS_LOCKED_ONLY(infomask));
+		bool		held = false;
+
+		/* this transaction's own locks among them do not count */
+		for (int i = 0; i < n && !held; i++)
+			held = !TransactionIdIsCurrentTransactionId(members[i].xid) &&
+				TransactionIdIsInProgress(members[i].xid);
+		if (n > 0)
+			pfree(members);
+		return held;
+	}
 	if (TransactionIdIsCurrentTransactionId(xmax))
 		return false;
 	return TransactionIdIsInProgress(xmax);
