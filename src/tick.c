@@ -45,7 +45,6 @@
 #include "storage/latch.h"
 #include "storage/proc.h"
 #include "utils/guc.h"
-#include "utils/resowner.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -1851,6 +1850,37 @@ check_members(MMPool *pool, MMResult *res, IdList *missing)
 	return true;
 }
 
+/* mark_matched_rows's arguments, for mark_call. */
+typedef struct MarkArgs
+{
+	TimestampTz now;
+	TidPair   **at;
+	int64	   *ids;
+	int64	   *match;
+	int		   *teams;
+	int			n;
+	bool		proposed;
+	Datum	   *role_values;
+	int		   *match_of;
+	bool	   *broken;
+	bool		done;			/* its result */
+} MarkArgs;
+
+/* mark_matched_rows unlocked, its waits bounded (see mark_unlocked); run in a subtransaction. */
+static void
+mark_call(void *arg)
+{
+	MarkArgs   *a = arg;
+	int			level = NewGUCNestLevel();
+
+	if (LockTimeout == 0 || LockTimeout > MM_UNLOCKED_WAIT_MS)
+		(void) set_config_option("lock_timeout", CppAsString2(MM_UNLOCKED_WAIT_MS),
+								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	a->done = mark_matched_rows(a->now, a->at, a->ids, a->match, a->teams, a->n, a->proposed,
+								a->role_values, a->match_of, a->broken);
+	AtEOXact_GUC(true, level);
+}
+
 /*
  * Mark the matches' members matched as mark_matched does, the members not
  * locked before: each is updated only when it still waits and no other
@@ -1877,8 +1907,8 @@ static bool
 mark_unlocked(TimestampTz now, MMQueue *queue, MMPool *pool, MMResult *res, int64 *match_ids,
 			  bool proposed, int *roles)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	ResourceOwner owner = CurrentResourceOwner;
+	MarkArgs	args;
+	ErrorData  *failure;
 	int			nmembers;
 	int64	   *ids;
 	int64	   *match;
@@ -1888,7 +1918,7 @@ mark_unlocked(TimestampTz now, MMQueue *queue, MMPool *pool, MMResult *res, int6
 	Datum	   *role_values;
 	TidPair   **at;
 	ItemPointerData *read_at;
-	volatile bool done = false;
+	bool		done;
 
 	if (MyProc->subxidStatus.overflowed ||
 		MyProc->subxidStatus.count >= PGPROC_MAX_CACHED_SUBXIDS / 2)
@@ -1907,40 +1937,27 @@ mark_unlocked(TimestampTz now, MMQueue *queue, MMPool *pool, MMResult *res, int6
 	for (int i = 0; i < nmembers; i++)
 		read_at[i] = at[i]->tid;
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(cxt);
-	PG_TRY();
+	args.now = now;
+	args.at = at;
+	args.ids = ids;
+	args.match = match;
+	args.teams = res->teams;
+	args.n = nmembers;
+	args.proposed = proposed;
+	args.role_values = role_values;
+	args.match_of = match_of;
+	args.broken = broken;
+	args.done = false;
+	failure = mm_in_subtransaction(mark_call, &args);
+	done = args.done;
+	if (failure != NULL)
 	{
-		int			level = NewGUCNestLevel();
-
-		if (LockTimeout == 0 || LockTimeout > MM_UNLOCKED_WAIT_MS)
-			(void) set_config_option("lock_timeout", CppAsString2(MM_UNLOCKED_WAIT_MS),
-									 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-		done = mark_matched_rows(now, at, ids, match, res->teams, nmembers, proposed,
-								 role_values, match_of, broken);
-		AtEOXact_GUC(true, level);
-		ReleaseCurrentSubTransaction();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		/* as a PL/pgSQL exception block: the subtransaction ends here, whatever the error */
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(cxt);
-		CurrentResourceOwner = owner;
-		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE &&
-			edata->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED)
-			ReThrowError(edata);
-		FreeErrorData(edata);
+		if (failure->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE &&
+			failure->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED)
+			ReThrowError(failure);
+		FreeErrorData(failure);
 		done = false;
 	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
-	CurrentResourceOwner = owner;
 
 	if (!done)
 	{
