@@ -62,7 +62,10 @@ PG_FUNCTION_INFO_V1(mm_tick);
 
 /*
  * The longest a tick waits for a ticket a transaction took between its
- * check and its update (mark_unlocked), in milliseconds.
+ * check and its update (mark_unlocked), in milliseconds; at most half its
+ * deadlock_timeout, so that a client with that setting (the server's)
+ * that then waits for a ticket the tick updated finds the tick gone before
+ * it would detect a deadlock.
  */
 #define MM_UNLOCKED_WAIT_MS	50
 
@@ -1812,6 +1815,19 @@ keep_matches(MMResult *res, const bool *keep, int64 *match_ids, int *roles)
 }
 
 /*
+ * Whether the transaction may take one more subtransaction id for
+ * mark_unlocked: so that a transaction of many ticks does not overflow its
+ * cache of them (which slows every snapshot of the server), not when it
+ * has half as many as the cache holds (PGPROC_MAX_CACHED_SUBXIDS).
+ */
+static bool
+subtransactions_left(void)
+{
+	return !MyProc->subxidStatus.overflowed &&
+		MyProc->subxidStatus.count < PGPROC_MAX_CACHED_SUBXIDS / 2;
+}
+
+/*
  * When every member of res's matches was read by this tick and
  * matchmaker.tickets takes writes without statements (tick_rows.c), check
  * the members without locking them (mm_ticket_rows_check: still waiting,
@@ -1872,9 +1888,10 @@ mark_call(void *arg)
 {
 	MarkArgs   *a = arg;
 	int			level = NewGUCNestLevel();
+	int			wait = Max(Min(MM_UNLOCKED_WAIT_MS, DeadlockTimeout / 2), 1);
 
-	if (LockTimeout == 0 || LockTimeout > MM_UNLOCKED_WAIT_MS)
-		(void) set_config_option("lock_timeout", CppAsString2(MM_UNLOCKED_WAIT_MS),
+	if (LockTimeout == 0 || LockTimeout > wait)
+		(void) set_config_option("lock_timeout", psprintf("%d", wait),
 								 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	a->done = mark_matched_rows(a->now, a->at, a->ids, a->match, a->teams, a->n, a->proposed,
 								a->role_values, a->match_of, a->broken);
@@ -1894,14 +1911,10 @@ mark_call(void *arg)
  * and the update; the update then waits for it, at most
  * MM_UNLOCKED_WAIT_MS (lock_timeout, within a subtransaction of the
  * tick): past that, or when that transaction waits in turn for a ticket
- * updated here (a deadlock, when deadlock_timeout is shorter), the
- * subtransaction is rolled back and false returned, nothing written, as
- * when tick_rows.c refuses the table; the caller then locks the members
- * first.  The subtransaction takes an XID of its own; so that a
- * transaction of many ticks does not overflow its cache of
- * subtransactions (which slows every snapshot of the server), a tick
- * whose transaction has half as many already (PGPROC_MAX_CACHED_SUBXIDS)
- * returns false at once.
+ * updated here (a deadlock the tick detects), the subtransaction is
+ * rolled back and false returned, nothing written, as when tick_rows.c
+ * refuses the table; the caller then locks the members first.  The
+ * subtransaction takes an XID of its own (see subtransactions_left).
  */
 static bool
 mark_unlocked(TimestampTz now, MMQueue *queue, MMPool *pool, MMResult *res, int64 *match_ids,
@@ -1920,9 +1933,6 @@ mark_unlocked(TimestampTz now, MMQueue *queue, MMPool *pool, MMResult *res, int6
 	ItemPointerData *read_at;
 	bool		done;
 
-	if (MyProc->subxidStatus.overflowed ||
-		MyProc->subxidStatus.count >= PGPROC_MAX_CACHED_SUBXIDS / 2)
-		return false;
 	member_arrays(pool, res, match_ids, &ids, &match, &nmembers);
 	if ((at = tids_lookup(ids, nmembers)) == NULL)
 		return false;
@@ -2692,7 +2702,7 @@ mm_tick_queue(const char *name, TimestampTz now, MMQueueLock lock,
 		 */
 		before = left_out.n;
 		unlocked = may_check && attempt < MM_LOCK_ATTEMPTS && res.nmatches > 0 &&
-			check_members(&pool, &res, &left_out);
+			subtransactions_left() && check_members(&pool, &res, &left_out);
 		if (unlocked && left_out.n > before)
 		{
 			/*

@@ -744,10 +744,13 @@ mm_enqueue_party(PG_FUNCTION_ARGS)
  *
  * cancel locks nothing but its ticket's row (the UPDATE's own lock): a
  * client idle in its transaction after a cancel holds no lock on the
- * queue.  A tick locks the tickets it matches or expires (FOR UPDATE SKIP
- * LOCKED) before it writes them: when the tick gets there first, the
- * cancel waits for it and then finds the ticket matched (false); when the
- * cancel does, the tick leaves the ticket out.  A difference_wait
+ * queue.  A tick writes a ticket it matches or expires only when no other
+ * transaction holds it (as FOR UPDATE SKIP LOCKED; see tick.c): when the
+ * tick gets there first, the cancel waits for it and then finds the ticket
+ * matched (false); when the cancel does, the tick leaves the ticket out
+ * (a tick waits for a cancel only when the cancel takes the ticket in the
+ * instant between the tick's check and its update, and then at most
+ * MM_UNLOCKED_WAIT_MS).  A difference_wait
  * provisional group that holds the ticket stays until the next tick of
  * the queue dissolves it (matchmaker.provisional shows only groups whose
  * tickets all wait), so that no tick waits for the canceller's row lock on
