@@ -1598,7 +1598,7 @@ mark_matched_rows(TimestampTz now, TidPair *const *at, const int64 *ids, const i
 	static const char *const columns[] = {"state", "matched_at", "match_id", "team", "role"};
 	MMTicketRows *rows;
 	Datum		values[5];
-	bool		nulls[5] = {false, false, false, false, true};
+	bool		nulls[5] = {false, false, false, false, role_values == NULL};
 	int		   *order;
 	ItemPointerData *read_at = NULL;
 	bool	   *updated = NULL;
@@ -1622,10 +1622,7 @@ mark_matched_rows(TimestampTz now, TidPair *const *at, const int64 *ids, const i
 		values[2] = Int64GetDatum(match[i]);
 		values[3] = Int32GetDatum(teams[i]);
 		if (role_values != NULL)
-		{
 			values[4] = role_values[i];
-			nulls[4] = false;
-		}
 		if (match_of == NULL)
 			mm_ticket_rows_update(rows, &at[i]->tid, ids[i], values, nulls);
 		else if (!broken[match_of[i]])
@@ -1658,29 +1655,35 @@ mark_matched_rows(TimestampTz now, TidPair *const *at, const int64 *ids, const i
 	return true;
 }
 
-/* The members' ticket ids and match ids (0 without match_ids), in the order of res->members. */
+/*
+ * The members' ticket ids and, when match_out is not NULL, their match ids
+ * (from match_ids), in the order of res->members.
+ */
 static void
 member_arrays(MMPool *pool, MMResult *res, const int64 *match_ids, int64 **ids_out,
 			  int64 **match_out, int *n_out)
 {
 	int			n = 0;
 	int64	   *ids;
-	int64	   *match;
+	int64	   *match = NULL;
 
 	for (int j = 0; j < res->nmatches; j++)
 		n += res->matches[j].nmembers;
 	ids = palloc(sizeof(int64) * Max(n, 1));
-	match = palloc(sizeof(int64) * Max(n, 1));
+	if (match_out != NULL)
+		match = palloc(sizeof(int64) * Max(n, 1));
 	for (int j = 0; j < res->nmatches; j++)
 		for (int m = 0; m < res->matches[j].nmembers; m++)
 		{
 			int			slot = res->matches[j].first + m;
 
 			ids[slot] = pool->tickets[res->members[slot]].id;
-			match[slot] = match_ids != NULL ? match_ids[j] : 0;
+			if (match != NULL)
+				match[slot] = match_ids[j];
 		}
 	*ids_out = ids;
-	*match_out = match;
+	if (match_out != NULL)
+		*match_out = match;
 	*n_out = n;
 }
 
@@ -1841,17 +1844,15 @@ check_members(MMPool *pool, MMResult *res, IdList *missing)
 	MMTicketRows *rows;
 	int			n;
 	int64	   *ids;
-	int64	   *match;
 	TidPair   **at;
 	int		   *order;
 
-	member_arrays(pool, res, NULL, &ids, &match, &n);
+	member_arrays(pool, res, NULL, &ids, NULL, &n);
 	if ((at = tids_lookup(ids, n)) == NULL || (rows = mm_ticket_rows_open(NULL, 0)) == NULL)
 	{
 		if (at != NULL)
 			pfree(at);
 		pfree(ids);
-		pfree(match);
 		return false;
 	}
 	order = tids_order(at, n);
@@ -1862,7 +1863,6 @@ check_members(MMPool *pool, MMResult *res, IdList *missing)
 	pfree(order);
 	pfree(at);
 	pfree(ids);
-	pfree(match);
 	return true;
 }
 
@@ -2094,16 +2094,14 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 	if (unlocked && !mark_unlocked(now, queue, pool, res, match_ids, accept_by != 0, roles))
 	{
 		int64	   *ids;
-		int64	   *match;
 		int64	   *locked;
 		int			n;
 		int			nlocked;
 
-		member_arrays(pool, res, match_ids, &ids, &match, &n);
+		member_arrays(pool, res, NULL, &ids, NULL, &n);
 		locked = lock_tickets(ids, n, &nlocked);
 		keep_locked_matches(pool, res, locked, nlocked, match_ids, roles);
 		pfree(ids);
-		pfree(match);
 		if (locked != NULL)
 			pfree(locked);
 		unlocked = false;
@@ -2148,11 +2146,9 @@ write_matches(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res,
 	/* locked, the members' rows after the matches' (as a foreign key to them would need) */
 	if (unlocked)
 	{
-		int64	   *match;
 		int			n;
 
-		member_arrays(pool, res, match_ids, &member_ids, &match, &n);
-		pfree(match);
+		member_arrays(pool, res, NULL, &member_ids, NULL, &n);
 	}
 	else
 		member_ids = mark_matched(now, queue, pool, res, match_ids, accept_by != 0, roles);

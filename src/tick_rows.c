@@ -48,11 +48,11 @@
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
-#include "nodes/makefuncs.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -324,22 +324,33 @@ finish_update(MMTicketRows *r, bool update_indexes)
 }
 
 /*
+ * Fetch into r->slot the version of ticket id at *tid, which this
+ * transaction locked or wrote: an error when it is not there (it cannot
+ * be).
+ */
+static void
+fetch_own_version(MMTicketRows *r, ItemPointer tid, int64 id)
+{
+	bool		isnull;
+
+	CHECK_FOR_INTERRUPTS();
+	if (!table_tuple_fetch_row_version(r->rel, tid, SnapshotAny, r->slot) ||
+		DatumGetInt64(slot_getattr(r->slot, r->att_id, &isnull)) != id || isnull)
+		elog(ERROR, "ticket " INT64_FORMAT " is not where this transaction left it", id);
+}
+
+/*
  * Update ticket id, locked by this transaction at *tid: the columns given
- * at open take values[i] (null when nulls[i]).  An error when it is not
- * there (it cannot be: the lock keeps it).
+ * at open take values[i] (null when nulls[i]).
  */
 void
 mm_ticket_rows_update(MMTicketRows *r, ItemPointer tid, int64 id,
 					  const Datum *values, const bool *nulls)
 {
 	bool		update_indexes;
-	bool		isnull;
 
 	Assert(r->rri != NULL);
-	CHECK_FOR_INTERRUPTS();
-	if (!table_tuple_fetch_row_version(r->rel, tid, SnapshotAny, r->slot) ||
-		DatumGetInt64(slot_getattr(r->slot, r->att_id, &isnull)) != id || isnull)
-		elog(ERROR, "ticket " INT64_FORMAT " is not where this transaction locked it", id);
+	fetch_own_version(r, tid, id);
 	form_new_version(r, values, nulls);
 	simple_table_tuple_update(r->rel, tid, r->newslot, r->snapshot, &update_indexes);
 	finish_update(r, update_indexes);
@@ -387,21 +398,35 @@ held_by_other(MMTicketRows *r)
 }
 
 /*
- * Whether ticket id, read at *tid, is there for mm_ticket_rows_try_update:
- * the snapshot taken at open sees it there, it still waits, and no other
- * transaction holds or is changing it.  Nothing written.
+ * Fetch ticket id, read at *tid, into r->slot when the snapshot taken at
+ * open sees it there, it still waits, and no other transaction holds or is
+ * changing it; else false, the slot empty.
+ */
+static bool
+fetch_checked(MMTicketRows *r, ItemPointer tid, int64 id)
+{
+	CHECK_FOR_INTERRUPTS();
+	if (!table_tuple_fetch_row_version(r->rel, tid, r->snapshot, r->slot))
+		return false;
+	if (!is_waiting(r, r->slot, id) || held_by_other(r))
+	{
+		ExecClearTuple(r->slot);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Whether ticket id, read at *tid, is there for mm_ticket_rows_try_update
+ * (fetch_checked).  Nothing written.
  */
 bool
 mm_ticket_rows_check(MMTicketRows *r, ItemPointer tid, int64 id)
 {
-	bool		ok;
-
-	CHECK_FOR_INTERRUPTS();
-	if (!table_tuple_fetch_row_version(r->rel, tid, r->snapshot, r->slot))
+	if (!fetch_checked(r, tid, id))
 		return false;
-	ok = is_waiting(r, r->slot, id) && !held_by_other(r);
 	ExecClearTuple(r->slot);
-	return ok;
+	return true;
 }
 
 /*
@@ -449,14 +474,8 @@ mm_ticket_rows_try_update(MMTicketRows *r, ItemPointer tid, int64 id,
 	bool		update_indexes;
 
 	Assert(r->rri != NULL);
-	CHECK_FOR_INTERRUPTS();
-	if (!table_tuple_fetch_row_version(r->rel, tid, r->snapshot, r->slot))
+	if (!fetch_checked(r, tid, id))
 		return false;
-	if (!is_waiting(r, r->slot, id) || held_by_other(r))
-	{
-		ExecClearTuple(r->slot);
-		return false;
-	}
 	if (mm_test_pause_ticket != 0 && id == mm_test_pause_ticket)
 		test_pause(id);
 	form_new_version(r, values, nulls);
@@ -484,12 +503,8 @@ void
 mm_ticket_rows_undo(MMTicketRows *r, ItemPointer old_tid, ItemPointer tid, int64 id)
 {
 	bool		update_indexes;
-	bool		isnull;
 
-	CHECK_FOR_INTERRUPTS();
-	if (!table_tuple_fetch_row_version(r->rel, old_tid, SnapshotAny, r->slot) ||
-		DatumGetInt64(slot_getattr(r->slot, r->att_id, &isnull)) != id || isnull)
-		elog(ERROR, "ticket " INT64_FORMAT " is not where this transaction read it", id);
+	fetch_own_version(r, old_tid, id);
 	form_new_version(r, NULL, NULL);
 	simple_table_tuple_update(r->rel, tid, r->newslot, r->snapshot, &update_indexes);
 	*tid = r->newslot->tts_tid;
