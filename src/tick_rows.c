@@ -550,6 +550,7 @@ mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res, co
 	BulkInsertState bistate;
 	CommandId	cid;
 	Datum		queue_datum;
+	int			nslots;
 
 	rel = open_for_write("matches", ACL_INSERT);
 	if (rel == NULL)
@@ -584,8 +585,14 @@ mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res, co
 	}
 
 	rri = begin_writes(rel, ACL_INSERT, cols, CMD_INSERT, &estate);
-	slots = palloc(sizeof(TupleTableSlot *) * MATCH_ROWS_BATCH);
-	for (int k = 0; k < MATCH_ROWS_BATCH; k++)
+	/*
+	 * as many slots as one batch fills: each holds a reference to the
+	 * descriptor in the resource owner, which a tick of a few matches
+	 * should not pay a thousand times
+	 */
+	nslots = Min(MATCH_ROWS_BATCH, n);
+	slots = palloc(sizeof(TupleTableSlot *) * Max(nslots, 1));
+	for (int k = 0; k < nslots; k++)
 		slots[k] = table_slot_create(rel, NULL);
 	bistate = GetBulkInsertState();
 	cid = GetCurrentCommandId(true);
@@ -624,7 +631,7 @@ mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res, co
 		CHECK_FOR_INTERRUPTS();
 	}
 	FreeBulkInsertState(bistate);
-	for (int k = 0; k < MATCH_ROWS_BATCH; k++)
+	for (int k = 0; k < nslots; k++)
 		ExecDropSingleTupleTableSlot(slots[k]);
 	pfree(slots);
 	ExecCloseIndices(rri);
