@@ -35,12 +35,14 @@
 
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/sequence.h"
 #include "common/hashfn.h"
 #include "common/int.h"
 #include "access/xact.h"
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
 #include "pgstat.h"
 #include "storage/latch.h"
 #include "storage/proc.h"
@@ -1445,29 +1447,18 @@ run_by_key(SPIPlanPtr plan, Datum *values, int expect, const char *what)
 		elog(ERROR, "could not %s", what);
 }
 
-/* Take n match ids, in order, from the matches' sequence. */
+/*
+ * Take n match ids, in order, from the matches' sequence: nextval's own
+ * code and permission check, without a statement per tick.
+ */
 static int64 *
 next_match_ids(int n)
 {
-	static SPIPlanPtr plan;
-	Oid			argtypes[1] = {INT4OID};
-	Datum		values[1];
+	Oid			seq = RangeVarGetRelid(makeRangeVar("matchmaker", "matches_id_seq", -1), NoLock, false);
 	int64	   *ids = palloc(sizeof(int64) * Max(n, 1));
 
-	mm_keep_generic_plan(&plan,
-				 "SELECT pg_catalog.nextval('matchmaker.matches_id_seq'::pg_catalog.regclass) "
-				 "FROM pg_catalog.generate_series(1, $1)",
-				 1, argtypes);
-	values[0] = Int32GetDatum(n);
-	if (SPI_execute_plan(plan, values, NULL, false, 0) != SPI_OK_SELECT || SPI_processed != (uint64) n)
-		elog(ERROR, "could not allocate match ids");
 	for (int j = 0; j < n; j++)
-	{
-		bool		isnull;
-
-		ids[j] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[j], SPI_tuptable->tupdesc, 1, &isnull));
-	}
-	SPI_freetuptable(SPI_tuptable);
+		ids[j] = nextval_internal(seq, true);
 	return ids;
 }
 
