@@ -265,14 +265,19 @@ direct_read_allowed(Relation rel)
 
 /*
  * Read queue name's row into values (copied into the current memory
- * context), not locking it, through the table's primary key, as a
- * statement of the transaction would see it now: 1 when found, 0 when
- * not, -1 when the caller's privileges or the table's row security need a
- * query instead.  Enqueue reads its queue at every call: this costs a
- * fraction of a prepared SELECT's executor start and end.
+ * context), through the table's primary key, as a statement of the
+ * transaction would see it now: 1 when found, 0 when not, -1 when the
+ * caller's privileges or the table's row security need a query instead.
+ * Enqueue reads its queue at every call: this costs a fraction of a
+ * prepared SELECT's executor start and end.  With lock MM_LOCK_UPDATE or
+ * MM_LOCK_SKIP the row is locked as SELECT ... FOR UPDATE [SKIP LOCKED]
+ * locks it (the tick locks its queue's row at every tick): the newest
+ * version of the row, waited for or, with MM_LOCK_SKIP, 0 when another
+ * transaction holds it; a row deleted meanwhile is not found.  Any other
+ * outcome of the lock returns -1, for the query to meet it as it would.
  */
 static int
-read_queue_row(const char *name, Datum *values, bool *cacheable)
+read_queue_row(const char *name, Datum *values, bool *cacheable, MMQueueLock lock)
 {
 	Oid			relid;
 	Oid			indexid;
@@ -283,11 +288,16 @@ read_queue_row(const char *name, Datum *values, bool *cacheable)
 	IndexScanDesc scan;
 	ScanKeyData key;
 	bool		found;
+	int			result;
 
 	relid = RangeVarGetRelidExtended(makeRangeVar("matchmaker", "queues", -1),
-									 AccessShareLock, 0, NULL, NULL);
+									 lock == MM_LOCK_NONE ? AccessShareLock : RowShareLock,
+									 0, NULL, NULL);
 	rel = table_open(relid, NoLock);
-	if (!direct_read_allowed(rel))
+	/* FOR UPDATE needs UPDATE on the table, or on a column (the query checks those) */
+	if (!direct_read_allowed(rel) ||
+		(lock != MM_LOCK_NONE &&
+		 pg_class_aclcheck(relid, GetUserId(), ACL_UPDATE) != ACLCHECK_OK))
 	{
 		table_close(rel, NoLock);
 		return -1;
@@ -320,6 +330,32 @@ read_queue_row(const char *name, Datum *values, bool *cacheable)
 						   index->rd_indcollation[0], F_TEXTEQ, CStringGetTextDatum(name));
 	index_rescan(scan, &key, 1, NULL, 0);
 	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	result = found ? 1 : 0;
+	if (found && lock != MM_LOCK_NONE)
+	{
+		ItemPointerData tid = slot->tts_tid;
+		TM_FailureData tmfd;
+		TM_Result	locked;
+
+		locked = table_tuple_lock(rel, &tid, snapshot, slot, GetCurrentCommandId(true),
+								  LockTupleExclusive,
+								  lock == MM_LOCK_SKIP ? LockWaitSkip : LockWaitBlock,
+								  TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
+		if (locked == TM_Ok && tmfd.traversed)
+		{
+			/* a newer version: the query would check its name again */
+			bool		isnull;
+			Datum		d = slot_getattr(slot, mm_rel_column(rel, "name", false), &isnull);
+
+			if (isnull || strcmp(TextDatumGetCString(d), name) != 0)
+				result = 0;
+		}
+		else if (locked == TM_WouldBlock || locked == TM_Deleted)
+			result = 0;
+		else if (locked != TM_Ok)
+			result = -1;
+		found = result == 1;
+	}
 	if (found)
 	{
 		TupleDesc	desc = RelationGetDescr(rel);
@@ -340,7 +376,7 @@ read_queue_row(const char *name, Datum *values, bool *cacheable)
 	UnregisterSnapshot(snapshot);
 	index_close(index, AccessShareLock);
 	table_close(rel, NoLock);
-	return found ? 1 : 0;
+	return result;
 }
 
 /*
@@ -492,7 +528,7 @@ mm_load_queue_cached(const char *name, MMQueue *queue)
 	}
 
 	generation = queue_rows_generation;
-	found = read_queue_row(name, values, &cacheable);
+	found = read_queue_row(name, values, &cacheable, MM_LOCK_NONE);
 	if (found < 0)
 		return mm_load_queue(name, MM_LOCK_NONE, queue);
 	if (found == 0)
@@ -539,6 +575,8 @@ mm_load_queue_cached(const char *name, MMQueue *queue)
  * memory context).  MM_LOCK_NONE reads the row as it is now, MM_LOCK_UPDATE
  * locks it FOR UPDATE, which serialises ticks and changes of one queue;
  * MM_LOCK_SKIP does the same but skips a row another transaction holds.
+ * The row is read and locked without a statement when read_queue_row may
+ * (the tick of a busy queue runs many times a second); else by a query.
  * Returns false when the queue does not exist (or, with MM_LOCK_SKIP, is
  * locked).
  */
@@ -557,12 +595,9 @@ mm_load_queue(const char *name, MMQueueLock lock, MMQueue *queue)
 	Datum		values[MM_QUEUE_COLUMNS];
 	int			direct = -1;
 
-	if (lock == MM_LOCK_NONE)
-	{
-		direct = read_queue_row(name, values, NULL);
-		if (direct == 0)
-			return false;
-	}
+	direct = read_queue_row(name, values, NULL, lock);
+	if (direct == 0)
+		return false;
 	if (direct < 0)
 	{
 		Oid			argtypes[1] = {TEXTOID};
