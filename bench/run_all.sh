@@ -21,6 +21,7 @@ bash live_vs_sim.sh
 bash baseline.sh 15 4 1000 2
 LOADS=max OUT=bench/results/baseline-max-4.md bash baseline.sh 15 4 1000 3
 LOADS=max OUT=bench/results/baseline-max-16.md bash baseline.sh 15 16 1000 3
+bash matcher_cost.sh 16 8 3
 bash filters.sh 100000
 bash parties.sh 50 600 100000
 bash queue_stats.sh

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Benchmark: what matching costs per matched ticket under a steady durable
+# feed, the background worker against the batched application loop of
+# bench/baseline.sh (bench/baseline.py batched, the same rule: pairs,
+# periodic with batch 8).  The feeder is pgbench, CLIENTS clients, one
+# ticket per transaction (matchmaker.enqueue, or a plain INSERT into the
+# loop's table of the same shape).  Per matched ticket: the CPU time of the
+# matcher (/proc: the worker processes, or the loop's Python process and
+# its backend), the whole machine's CPU time (/proc/stat), and for the
+# worker its ticks (match rows of distinct creation instants) and the WAL
+# written.  Runs alternate worker / loop, ROUNDS times, each on empty
+# tables after a checkpoint; fsync and synchronous commit on.
+# Usage: bench/matcher_cost.sh [CLIENTS] [SECONDS] [ROUNDS]  (default 16 8 3)
+# Writes bench/results/matcher_cost-CLIENTS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/common.sh
+clients=${1:-16}
+seconds=${2:-8}
+rounds=${3:-3}
+
+mm_install_deps
+mm_build_install
+mm_start_cluster "fsync = on" "shared_buffers = '512MB'" "max_connections = 100" \
+	"shared_preload_libraries = 'matchmaker'" "matchmaker.database = 'postgres'"
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -c "$1"; }
+q "CREATE EXTENSION matchmaker"
+q "SELECT matchmaker.create_queue('bench', algorithm => 'periodic', max_wait => '1 hour', params => '{\"batch\": 8}')" >/dev/null
+psql -X -q -v ON_ERROR_STOP=1 -f bench/baseline_tables.sql
+
+dir=$(mktemp -d)
+chmod 755 "$dir"
+cat >"$dir/worker.sql" <<'SQL'
+\set p random(1, 1000000000000000)
+\set r random(0, 1000000)
+SELECT matchmaker.enqueue('bench', 'p' || :p, :r / 1000000.0);
+SQL
+cat >"$dir/loop.sql" <<'SQL'
+\set p random(1, 1000000000000000)
+\set r random(0, 1000000)
+INSERT INTO bl_tickets (queue, player, rating, attributes, enqueued_at, enqueued_by, enqueued_by_name) VALUES ('bench', 'p' || :p, :r / 1000000.0, '{}', clock_timestamp(), current_user::text::regrole, current_user);
+SQL
+
+ticks() { awk '{ print $14 + $15 }' "$@" 2>/dev/null | paste -sd+ | bc; }
+machine() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+hz=$(getconf CLK_TCK)
+
+# One run of SYSTEM (worker or loop): prints "matched/s matcher_us machine_us ticks wal_bytes"
+# (the last two per matched ticket, worker only; "-" for the loop).
+run() {
+	local system=$1 loop="" pids stat m0 m1 c0 c1 l0 l1 matched tps
+	q "ALTER SYSTEM SET matchmaker.enabled = off"
+	q "SELECT pg_reload_conf()" >/dev/null
+	sleep 1
+	q "TRUNCATE bl_tickets, bl_matches, matchmaker.tickets, matchmaker.matches"
+	if [ "$system" = worker ]; then
+		q "ALTER SYSTEM RESET matchmaker.enabled"
+		q "SELECT pg_reload_conf()" >/dev/null
+		sleep 1
+		pids=$(q "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity WHERE backend_type LIKE 'matchmaker worker%'")
+	else
+		/usr/bin/python3 bench/baseline.py batched bench 8 3600 &
+		loop=$!
+		sleep 1
+		pids="$loop $(q "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")"
+	fi
+	q "CHECKPOINT"
+	stat=""
+	for p in $pids; do stat="$stat /proc/$p/stat"; done
+	l0=$(q "SELECT pg_current_wal_insert_lsn()")
+	m0=$(ticks $stat)
+	c0=$(machine)
+	tps=$(pgbench -n -c "$clients" -j 2 -T "$seconds" -f "$dir/$system.sql" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
+	sleep 1
+	c1=$(machine)
+	m1=$(ticks $stat)
+	l1=$(q "SELECT pg_current_wal_insert_lsn()")
+	if [ -n "$loop" ]; then
+		kill -TERM "$loop"
+		wait "$loop" || true
+		matched=$(q "SELECT count(*) FROM bl_tickets WHERE state = 'matched'")
+		echo "$(echo "$matched / $seconds" | bc) $(echo "($m1 - $m0) * 1000000 / $hz / $matched" | bc) $(echo "($c1 - $c0) * 1000000 / $hz / $matched" | bc) - - $tps"
+	else
+		matched=$(q "SELECT count(*) FROM matchmaker.tickets WHERE state = 'matched'")
+		echo "$(echo "$matched / $seconds" | bc) $(echo "($m1 - $m0) * 1000000 / $hz / $matched" | bc) $(echo "($c1 - $c0) * 1000000 / $hz / $matched" | bc) $(q "SELECT round(count(*)::numeric / count(DISTINCT created_at), 1) * 2 FROM matchmaker.matches") $(q "SELECT round(pg_wal_lsn_diff('$l1', '$l0') / $matched)") $tps"
+	fi
+}
+
+declare -A out
+for ((i = 1; i <= rounds; i++)); do
+	for system in worker loop; do
+		r=$(run $system)
+		echo "round $i, $system: $r"
+		out[$system]="${out[$system]:-}|$r"
+	done
+done
+rm -rf "$dir"
+# column $2 of each run of $1, comma-separated
+col() { tr '|' '\n' <<<"${out[$1]}" | awk -v c="$2" 'NF { printf "%s%s", (n++ ? ", " : ""), $c }'; }
+med() { tr '|' '\n' <<<"${out[$1]}" | awk -v c="$2" 'NF { print $c }' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+res=bench/results/matcher_cost-$clients.md
+{
+	echo "# What matching costs per matched ticket, $clients clients"
+	echo
+	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr), PostgreSQL $(q 'SHOW server_version'), fsync on, synchronous_commit on."
+	echo "Command: \`bench/matcher_cost.sh $clients $seconds $rounds\`, run $(date -u +%Y-%m-%d): pgbench, $clients clients, $seconds s per run; pairs, periodic with batch 8;"
+	echo "runs alternate, $rounds rounds, each on empty tables after a checkpoint. CPU from /proc; medians of the runs, each run in brackets."
+	echo
+	echo "| matcher | tickets matched per second | matcher's CPU per matched ticket (µs) | machine's CPU per matched ticket (µs) | tickets per tick | WAL bytes per matched ticket |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	echo "| background worker, \`matchmaker.enqueue\` feed | $(med worker 1) ($(col worker 1)) | $(med worker 2) ($(col worker 2)) | $(med worker 3) ($(col worker 3)) | $(med worker 4) ($(col worker 4)) | $(med worker 5) ($(col worker 5)) |"
+	echo "| batched application loop (\`bench/baseline.py batched\` and its backend), plain \`INSERT\` feed | $(med loop 1) ($(col loop 1)) | $(med loop 2) ($(col loop 2)) | $(med loop 3) ($(col loop 3)) | | |"
+} >"$res"
+cat "$res"
