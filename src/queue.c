@@ -337,6 +337,8 @@ read_queue_row(const char *name, Datum *values, bool *cacheable, MMQueueLock loc
 		TM_FailureData tmfd;
 		TM_Result	locked;
 
+		/* the lock stores the version it locked in the slot */
+		ExecClearTuple(slot);
 		locked = table_tuple_lock(rel, &tid, snapshot, slot, GetCurrentCommandId(true),
 								  LockTupleExclusive,
 								  lock == MM_LOCK_SKIP ? LockWaitSkip : LockWaitBlock,
