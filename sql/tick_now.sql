@@ -15,3 +15,12 @@ SELECT matchmaker.tick('n');
 SELECT player, state, matched_at >= enqueued_at AS after_arrival
 FROM matchmaker.tickets WHERE queue = 'n' ORDER BY player;
 SELECT matchmaker.drop_queue('n', force => true);
+
+-- A tick in a transaction that may not write is refused as its lock of the
+-- queue's row would be by a query, before it locks or writes anything.
+SELECT matchmaker.create_queue('ro', algorithm => 'greedy', max_wait => '1 hour');
+BEGIN READ ONLY;
+SELECT matchmaker.tick('ro');
+ROLLBACK;
+SELECT xmax = '0' AS row_not_locked FROM matchmaker.queues WHERE name = 'ro';
+SELECT matchmaker.drop_queue('ro');

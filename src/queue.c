@@ -12,6 +12,7 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "catalog/pg_language.h"
@@ -274,7 +275,8 @@ direct_read_allowed(Relation rel)
  * locks it (the tick locks its queue's row at every tick): the newest
  * version of the row, waited for or, with MM_LOCK_SKIP, 0 when another
  * transaction holds it; a row deleted meanwhile is not found.  Any other
- * outcome of the lock returns -1, for the query to meet it as it would.
+ * outcome of the lock, or a transaction that may not write (read-only, a
+ * standby), returns -1, for the query to meet it as it would.
  */
 static int
 read_queue_row(const char *name, Datum *values, bool *cacheable, MMQueueLock lock)
@@ -290,6 +292,9 @@ read_queue_row(const char *name, Datum *values, bool *cacheable, MMQueueLock loc
 	bool		found;
 	int			result;
 
+	/* the query refuses a lock where nothing may be written (read-only, standby) */
+	if (lock != MM_LOCK_NONE && (XactReadOnly || RecoveryInProgress()))
+		return -1;
 	relid = RangeVarGetRelidExtended(makeRangeVar("matchmaker", "queues", -1),
 									 lock == MM_LOCK_NONE ? AccessShareLock : RowShareLock,
 									 0, NULL, NULL);
@@ -342,7 +347,8 @@ read_queue_row(const char *name, Datum *values, bool *cacheable, MMQueueLock loc
 		locked = table_tuple_lock(rel, &tid, snapshot, slot, GetCurrentCommandId(true),
 								  LockTupleExclusive,
 								  lock == MM_LOCK_SKIP ? LockWaitSkip : LockWaitBlock,
-								  TUPLE_LOCK_FLAG_FIND_LAST_VERSION, &tmfd);
+								  TUPLE_LOCK_FLAG_LOCK_UPDATE_IN_PROGRESS | TUPLE_LOCK_FLAG_FIND_LAST_VERSION,
+								  &tmfd);
 		if (locked == TM_Ok && tmfd.traversed)
 		{
 			/* a newer version: the query would check its name again */
