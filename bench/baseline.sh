@@ -44,16 +44,6 @@ psql -X -q -v ON_ERROR_STOP=1 -f bench/baseline_tables.sql
 
 dir=$(mktemp -d)
 chmod 755 "$dir"
-cat >"$dir/extension.sql" <<'SQL'
-\set p random(1, 1000000000000000)
-\set r random(0, 1000000)
-SELECT matchmaker.enqueue('bench', 'p' || :p, :r / 1000000.0);
-SQL
-cat >"$dir/baseline.sql" <<'SQL'
-\set p random(1, 1000000000000000)
-\set r random(0, 1000000)
-INSERT INTO bl_tickets (queue, player, rating, attributes, enqueued_at, enqueued_by, enqueued_by_name) VALUES ('bench', 'p' || :p, :r / 1000000.0, '{}', clock_timestamp(), current_user::text::regrole, current_user);
-SQL
 
 # One run: SYSTEM (extension, per-match or batched), LOAD (max, async or a rate).
 # Prints "matched/s median_ms p99_ms feed_tps backlog".
@@ -68,9 +58,9 @@ run() {
 	q "SELECT pg_reload_conf()" >/dev/null
 	q "CHECKPOINT"
 	if [ "$system" = extension ]; then
-		feeder=$dir/extension.sql table=matchmaker.tickets
+		feeder=bench/feed_enqueue.sql table=matchmaker.tickets
 	else
-		feeder=$dir/baseline.sql table=bl_tickets
+		feeder=bench/feed_insert.sql table=bl_tickets
 		/usr/bin/python3 bench/baseline.py "$system" bench "$batch" 60 &
 		matcher=$!
 	fi

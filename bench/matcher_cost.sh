@@ -28,18 +28,6 @@ q "CREATE EXTENSION matchmaker"
 q "SELECT matchmaker.create_queue('bench', algorithm => 'periodic', max_wait => '1 hour', params => '{\"batch\": 8}')" >/dev/null
 psql -X -q -v ON_ERROR_STOP=1 -f bench/baseline_tables.sql
 
-dir=$(mktemp -d)
-chmod 755 "$dir"
-cat >"$dir/worker.sql" <<'SQL'
-\set p random(1, 1000000000000000)
-\set r random(0, 1000000)
-SELECT matchmaker.enqueue('bench', 'p' || :p, :r / 1000000.0);
-SQL
-cat >"$dir/loop.sql" <<'SQL'
-\set p random(1, 1000000000000000)
-\set r random(0, 1000000)
-INSERT INTO bl_tickets (queue, player, rating, attributes, enqueued_at, enqueued_by, enqueued_by_name) VALUES ('bench', 'p' || :p, :r / 1000000.0, '{}', clock_timestamp(), current_user::text::regrole, current_user);
-SQL
 
 ticks() { awk '{ print $14 + $15 }' "$@" 2>/dev/null | paste -sd+ | bc; }
 machine() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
@@ -48,7 +36,7 @@ hz=$(getconf CLK_TCK)
 # One run of SYSTEM (worker or loop): prints "matched/s matcher_us machine_us ticks wal_bytes"
 # (the last two per matched ticket, worker only; "-" for the loop).
 run() {
-	local system=$1 loop="" pids stat m0 m1 c0 c1 l0 l1 matched tps
+	local system=$1 loop="" pids stat m0 m1 c0 c1 l0 l1 matched tps feed=bench/feed_enqueue.sql
 	q "ALTER SYSTEM SET matchmaker.enabled = off"
 	q "SELECT pg_reload_conf()" >/dev/null
 	sleep 1
@@ -59,6 +47,7 @@ run() {
 		sleep 1
 		pids=$(q "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity WHERE backend_type LIKE 'matchmaker worker%'")
 	else
+		feed=bench/feed_insert.sql
 		/usr/bin/python3 bench/baseline.py batched bench 8 3600 &
 		loop=$!
 		sleep 1
@@ -70,7 +59,7 @@ run() {
 	l0=$(q "SELECT pg_current_wal_insert_lsn()")
 	m0=$(ticks $stat)
 	c0=$(machine)
-	tps=$(pgbench -n -c "$clients" -j 2 -T "$seconds" -f "$dir/$system.sql" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
+	tps=$(pgbench -n -c "$clients" -j 2 -T "$seconds" -f "$feed" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
 	sleep 1
 	c1=$(machine)
 	m1=$(ticks $stat)
@@ -94,7 +83,6 @@ for ((i = 1; i <= rounds; i++)); do
 		out[$system]="${out[$system]:-}|$r"
 	done
 done
-rm -rf "$dir"
 # column $2 of each run of $1, comma-separated
 col() { tr '|' '\n' <<<"${out[$1]}" | awk -v c="$2" 'NF { printf "%s%s", (n++ ? ", " : ""), $c }'; }
 med() { tr '|' '\n' <<<"${out[$1]}" | awk -v c="$2" 'NF { print $c }' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
