@@ -12,7 +12,6 @@
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/xact.h"
-#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "catalog/pg_language.h"
@@ -289,11 +288,10 @@ read_queue_row(const char *name, Datum *values, bool *cacheable, MMQueueLock loc
 	TupleTableSlot *slot;
 	IndexScanDesc scan;
 	ScanKeyData key;
-	bool		found;
 	int			result;
 
-	/* the query refuses a lock where nothing may be written (read-only, standby) */
-	if (lock != MM_LOCK_NONE && (XactReadOnly || RecoveryInProgress()))
+	/* the query refuses a lock where nothing may be written (read-only, which a standby's are) */
+	if (lock != MM_LOCK_NONE && XactReadOnly)
 		return -1;
 	relid = RangeVarGetRelidExtended(makeRangeVar("matchmaker", "queues", -1),
 									 lock == MM_LOCK_NONE ? AccessShareLock : RowShareLock,
@@ -334,9 +332,8 @@ read_queue_row(const char *name, Datum *values, bool *cacheable, MMQueueLock loc
 	ScanKeyEntryInitialize(&key, 0, 1, BTEqualStrategyNumber, InvalidOid,
 						   index->rd_indcollation[0], F_TEXTEQ, CStringGetTextDatum(name));
 	index_rescan(scan, &key, 1, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
-	result = found ? 1 : 0;
-	if (found && lock != MM_LOCK_NONE)
+	result = index_getnext_slot(scan, ForwardScanDirection, slot) ? 1 : 0;
+	if (result == 1 && lock != MM_LOCK_NONE)
 	{
 		ItemPointerData tid = slot->tts_tid;
 		TM_FailureData tmfd;
@@ -362,9 +359,8 @@ read_queue_row(const char *name, Datum *values, bool *cacheable, MMQueueLock loc
 			result = 0;
 		else if (locked != TM_Ok)
 			result = -1;
-		found = result == 1;
 	}
-	if (found)
+	if (result == 1)
 	{
 		TupleDesc	desc = RelationGetDescr(rel);
 
