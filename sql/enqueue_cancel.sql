@@ -117,3 +117,24 @@ SELECT matchmaker.enqueue('renamed', 'Bob', 0.5) > 0 AS enqueued;
 SELECT player, state FROM matchmaker.tickets WHERE queue = 'renamed' ORDER BY id;
 DROP TRIGGER lower_player ON matchmaker.tickets;
 DROP FUNCTION lower_player();
+
+-- enqueue inserts without a statement what its INSERT would insert, and
+-- leaves the insert to the statement when the table has more to it than
+-- the extension gave it.  A CHECK constraint added to the table is
+-- checked (with the statement's error) on new rows, and no longer once
+-- dropped; a default added to a column is what the ticket gets.
+SELECT clock_timestamp() AS before_carol \gset
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT below_09 CHECK (rating <= 0.9) NOT VALID;
+\set VERBOSITY terse
+SELECT matchmaker.enqueue('renamed', 'carol', 0.95);
+\set VERBOSITY default
+SELECT matchmaker.enqueue('renamed', 'carol', 0.85) > 0 AS enqueued;
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT below_09;
+SELECT matchmaker.enqueue('renamed', 'dave', 0.95) > 0 AS enqueued;
+ALTER TABLE matchmaker.tickets ALTER COLUMN team SET DEFAULT 7;
+SELECT matchmaker.enqueue('renamed', 'erin', 0.5) > 0 AS enqueued;
+ALTER TABLE matchmaker.tickets ALTER COLUMN team DROP DEFAULT;
+SELECT matchmaker.enqueue('renamed', 'frank', 0.5) > 0 AS enqueued;
+SELECT player, rating, state, team, attributes, enqueued_by::regrole, enqueued_by_name,
+       enqueued_at BETWEEN :'before_carol' AND clock_timestamp() AS enqueued_now
+FROM matchmaker.tickets WHERE queue = 'renamed' AND player IN ('carol', 'dave', 'erin', 'frank') ORDER BY id;

@@ -203,7 +203,7 @@ extern bool mm_index_has_queue(const char *table, const char *index, const char 
 							   LOCKMODE lockmode);
 extern AttrNumber mm_rel_column(Relation rel, const char *name, bool missing_ok);
 
-/* tick_rows.c: a tick's writes without statements (locks and updates of tickets by address, matches in batches) */
+/* tick_rows.c: writes without statements (a tick's locks and updates of tickets by address, matches in batches; enqueue's insert) */
 #define MM_TICKET_ROWS_MAX_COLUMNS	8
 typedef struct MMTicketRows MMTicketRows;
 extern MMTicketRows *mm_ticket_rows_open(const char *const *columns, int ncolumns);
@@ -217,6 +217,13 @@ extern void mm_ticket_rows_undo(MMTicketRows *r, ItemPointer old_tid, ItemPointe
 extern void mm_ticket_rows_close(MMTicketRows *r);
 extern bool mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res,
 								 const int64 *ids);
+typedef enum MMTicketInsert
+{
+	MM_TICKET_INSERTED,			/* a new waiting ticket */
+	MM_TICKET_WAITING,			/* the player's ticket waits already */
+	MM_TICKET_INSERT_STATEMENT	/* nothing done: the statement must insert */
+} MMTicketInsert;
+extern MMTicketInsert mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id);
 
 /* Longest caller's string an error message repeats (see mm_shorten). */
 #define MM_MESSAGE_MAX_BYTES	64

@@ -79,8 +79,8 @@ mm_settings_init(void)
 							   &mm_test_hold_tick, "",
 							   PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("matchmaker.test_pause_ticket",
-							"For tests only: a tick that writes this ticket without locking it first pauses between its check and its update.",
-							"The tick waits there until it can take the advisory lock on the ticket's id (pg_advisory_lock(id) held by another session).  0 never pauses.",
+							"For tests only: a tick that writes this ticket without locking it first pauses between its check and its update; an enqueue that draws this id, between its check for the player's waiting ticket and its insert.",
+							"It waits there until it can take the advisory lock on the ticket's id (pg_advisory_lock(id) held by another session).  0 never pauses.",
 							&mm_test_pause_ticket, 0, 0, INT_MAX,
 							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("matchmaker.core_memory_limit",

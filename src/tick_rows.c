@@ -46,19 +46,27 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/sequence.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "nodes/plannodes.h"
+#include "parser/parsetree.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/plancache.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 /* Matches inserted per heap call. */
 #define MATCH_ROWS_BATCH	1000
@@ -91,6 +99,8 @@ column_type(const char *name)
 		{"team", INT4OID}, {"role", TEXTOID}, {"ended_at", TIMESTAMPTZOID},
 		{"id", INT8OID}, {"queue", TEXTOID}, {"created_at", TIMESTAMPTZOID}, {"bots", INT4OID},
 		{"cost", FLOAT8OID}, {"criteria_cost", FLOAT8OID}, {"wait_cost", FLOAT8OID},
+		{"player", TEXTOID}, {"rating", FLOAT8OID}, {"attributes", JSONBOID},
+		{"enqueued_at", TIMESTAMPTZOID}, {"enqueued_by", OIDOID}, {"enqueued_by_name", TEXTOID},
 	};
 
 	for (int i = 0; i < (int) lengthof(types); i++)
@@ -135,7 +145,8 @@ open_for_write(const char *table, AclMode perms)
 
 /* The executor's state for writes to rel: one range table entry, its indexes open. */
 static ResultRelInfo *
-begin_writes(Relation rel, AclMode perms, Bitmapset *cols, CmdType cmd, EState **estate)
+begin_writes(Relation rel, AclMode perms, Bitmapset *cols, CmdType cmd, bool speculative,
+			 EState **estate)
 {
 	RangeTblEntry *rte = makeNode(RangeTblEntry);
 	ResultRelInfo *rri = makeNode(ResultRelInfo);
@@ -159,7 +170,8 @@ begin_writes(Relation rel, AclMode perms, Bitmapset *cols, CmdType cmd, EState *
 	InitResultRelInfo(rri, rel, 1, NULL, 0);
 	/* what the statement checks first: a table a publication of its changes can replicate */
 	CheckValidResultRel(rri, cmd);
-	ExecOpenIndices(rri, false);
+	/* speculative: what an insert's conflict check needs of the unique indexes */
+	ExecOpenIndices(rri, speculative);
 	return rri;
 }
 
@@ -215,7 +227,7 @@ mm_ticket_rows_open(const char *const *columns, int ncolumns)
 	/* for locks alone, no executor state */
 	if (ncolumns > 0)
 	{
-		r->rri = begin_writes(rel, ACL_SELECT | ACL_UPDATE, cols, CMD_UPDATE, &r->estate);
+		r->rri = begin_writes(rel, ACL_SELECT | ACL_UPDATE, cols, CMD_UPDATE, false, &r->estate);
 		r->newslot = table_slot_create(rel, NULL);
 	}
 	r->slot = table_slot_create(rel, NULL);
@@ -530,6 +542,29 @@ mm_ticket_rows_close(MMTicketRows *r)
 }
 
 /*
+ * Whether null is what an INSERT of the columns cols (as bits of
+ * attnum - FirstLowInvalidHeapAttributeNumber) puts in every other column
+ * of rel: not so with a default, a generated or identity column, or a
+ * domain (its own default, its constraints on the null).
+ */
+static bool
+others_null(Relation rel, Bitmapset *cols)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(desc, i);
+
+		if (!a->attisdropped && !bms_is_member(a->attnum - FirstLowInvalidHeapAttributeNumber, cols) &&
+			(a->atthasdef || a->attgenerated != '\0' || a->attidentity != '\0' ||
+			 get_typtype(a->atttypid) == TYPTYPE_DOMAIN))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Insert the rows of the matches of res, of queue made at now, their ids
  * ids[j], the other columns null; false, with nothing written, when a
  * statement must do it (see above).
@@ -566,25 +601,13 @@ mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res, co
 		}
 		cols = bms_add_member(cols, att[c] - FirstLowInvalidHeapAttributeNumber);
 	}
-	/*
-	 * null must be what the INSERT would put in every other column: not so
-	 * with a default, a generated or identity column, or a domain (its own
-	 * default, its constraints on the null)
-	 */
-	for (int i = 0; i < desc->natts; i++)
+	if (!others_null(rel, cols))
 	{
-		Form_pg_attribute a = TupleDescAttr(desc, i);
-
-		if (!a->attisdropped && !bms_is_member(a->attnum - FirstLowInvalidHeapAttributeNumber, cols) &&
-			(a->atthasdef || a->attgenerated != '\0' || a->attidentity != '\0' ||
-			 get_typtype(a->atttypid) == TYPTYPE_DOMAIN))
-		{
-			table_close(rel, NoLock);
-			return false;
-		}
+		table_close(rel, NoLock);
+		return false;
 	}
 
-	rri = begin_writes(rel, ACL_INSERT, cols, CMD_INSERT, &estate);
+	rri = begin_writes(rel, ACL_INSERT, cols, CMD_INSERT, false, &estate);
 	/*
 	 * as many slots as one batch fills: each holds a reference to the
 	 * descriptor in the resource owner, which a tick of a few matches
@@ -640,4 +663,277 @@ mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res, co
 	/* what the next statement reads includes these rows */
 	CommandCounterIncrement();
 	return true;
+}
+
+/*
+ * enqueue's insert of a waiting ticket.  Its statement is
+ *
+ *   INSERT INTO matchmaker.tickets (queue, player, rating, attributes,
+ *     enqueued_at, enqueued_by, enqueued_by_name) VALUES (...)
+ *   ON CONFLICT (queue, player) WHERE state = 'waiting' DO NOTHING
+ *
+ * and per call the executor's start (its plan's nodes, projections and
+ * indexes) and the parse of the CHECK constraints' stored text cost about
+ * as much as the insert itself.  mm_ticket_insert does what that
+ * statement does: the id from the column's default sequence, the
+ * constraints checked, the pre-check of the arbiter index the planner
+ * inferred for the statement, then the speculative insert, its index
+ * entries, and again from the pre-check when another transaction's insert
+ * of the same player won meanwhile.  What it learns of the table once (the
+ * columns, the default's sequence, the constraints parsed, the arbiter) is
+ * kept until the table's relcache entry is invalidated; privileges, row
+ * security and triggers are checked on every call (open_for_write).
+ */
+#define TICKET_INSERT_COLUMNS 9
+enum
+{
+	TI_ID, TI_QUEUE, TI_PLAYER, TI_RATING, TI_ATTRIBUTES, TI_STATE, TI_ENQUEUED_AT,
+	TI_ENQUEUED_BY, TI_ENQUEUED_BY_NAME
+};
+static const char *const ticket_insert_columns[TICKET_INSERT_COLUMNS] = {
+	"id", "queue", "player", "rating", "attributes", "state", "enqueued_at",
+	"enqueued_by", "enqueued_by_name"
+};
+
+static struct
+{
+	bool		valid;
+	Oid			relid;
+	Oid			seq;			/* of id's default, nextval(seq) */
+	List	   *arbiter;		/* index oids, as the statement's plan has them */
+	int			ncheck;
+	Node	  **checks;			/* the CHECK constraints' expressions, parsed */
+	AttrNumber	att[TICKET_INSERT_COLUMNS];
+	Bitmapset  *cols;
+	MemoryContext cxt;
+}			ticket_insert;
+static uint64 ticket_insert_generation = 0;
+static bool ticket_insert_callback_set = false;
+
+/* A relcache invalidation of the tickets table (or of all) forgets its shape. */
+static void
+ticket_insert_invalidate(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == ticket_insert.relid)
+	{
+		ticket_insert.valid = false;
+		ticket_insert_generation++;
+	}
+}
+
+/* The sequence of a default nextval('seq'), or InvalidOid for any other default. */
+static Oid
+default_sequence(Relation rel, AttrNumber att)
+{
+	TupleConstr *constr = RelationGetDescr(rel)->constr;
+
+	for (int i = 0; constr != NULL && i < constr->num_defval; i++)
+	{
+		Node	   *expr;
+		FuncExpr   *f;
+		Const	   *c;
+
+		if (constr->defval[i].adnum != att)
+			continue;
+		expr = stringToNode(constr->defval[i].adbin);
+		if (!IsA(expr, FuncExpr))
+			return InvalidOid;
+		f = (FuncExpr *) expr;
+		if (f->funcid != F_NEXTVAL || list_length(f->args) != 1 || !IsA(linitial(f->args), Const))
+			return InvalidOid;
+		c = linitial_node(Const, f->args);
+		if (c->consttype != REGCLASSOID || c->constisnull)
+			return InvalidOid;
+		return DatumGetObjectId(c->constvalue);
+	}
+	return InvalidOid;
+}
+
+/*
+ * Learn rel's shape for mm_ticket_insert (statement: the INSERT it stands
+ * for, prepared and kept): false when the statement must make the insert.
+ */
+static bool
+ticket_insert_learn(Relation rel, SPIPlanPtr statement)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	uint64		generation = ticket_insert_generation;
+	Bitmapset  *cols = NULL;
+	AttrNumber	att[TICKET_INSERT_COLUMNS];
+	Oid			seq;
+	CachedPlan *plan;
+	List	   *arbiter = NIL;
+	MemoryContext old;
+
+	ticket_insert.valid = false;
+	for (int c = 0; c < TICKET_INSERT_COLUMNS; c++)
+	{
+		att[c] = typed_column(rel, ticket_insert_columns[c], column_type(ticket_insert_columns[c]));
+		if (att[c] == InvalidAttrNumber)
+			return false;
+		cols = bms_add_member(cols, att[c] - FirstLowInvalidHeapAttributeNumber);
+	}
+	/* id's value is its default's, the others' null */
+	if (TupleDescAttr(desc, att[TI_ID] - 1)->attidentity != '\0' ||
+		(seq = default_sequence(rel, att[TI_ID])) == InvalidOid ||
+		!others_null(rel, cols))
+		return false;
+	/* a relation whose pg_constraint rows are missing: the statement reports it */
+	if ((desc->constr != NULL ? desc->constr->num_check : 0) != rel->rd_rel->relchecks)
+		return false;
+
+	/* the arbiter the planner inferred for the statement */
+	plan = SPI_plan_get_cached_plan(statement);
+	if (plan == NULL)
+		return false;
+	if (list_length(plan->stmt_list) == 1)
+	{
+		PlannedStmt *stmt = linitial_node(PlannedStmt, plan->stmt_list);
+
+		if (IsA(stmt->planTree, ModifyTable) &&
+			((ModifyTable *) stmt->planTree)->onConflictAction == ONCONFLICT_NOTHING &&
+			linitial_oid(stmt->resultRelations) == 1 &&
+			rt_fetch(1, stmt->rtable)->relid == RelationGetRelid(rel))
+			arbiter = ((ModifyTable *) stmt->planTree)->arbiterIndexes;
+	}
+	if (arbiter == NIL)
+	{
+		ReleaseCachedPlan(plan, CurrentResourceOwner);
+		return false;
+	}
+
+	if (ticket_insert.cxt == NULL)
+		ticket_insert.cxt = AllocSetContextCreate(TopMemoryContext, "matchmaker ticket insert",
+												  ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(ticket_insert.cxt);
+	old = MemoryContextSwitchTo(ticket_insert.cxt);
+	ticket_insert.arbiter = list_copy(arbiter);
+	ReleaseCachedPlan(plan, CurrentResourceOwner);
+	ticket_insert.ncheck = desc->constr != NULL ? desc->constr->num_check : 0;
+	ticket_insert.checks = palloc(sizeof(Node *) * Max(ticket_insert.ncheck, 1));
+	for (int i = 0; i < ticket_insert.ncheck; i++)
+		ticket_insert.checks[i] = stringToNode(desc->constr->check[i].ccbin);
+	ticket_insert.cols = bms_copy(cols);
+	MemoryContextSwitchTo(old);
+	memcpy(ticket_insert.att, att, sizeof(att));
+	ticket_insert.seq = seq;
+	ticket_insert.relid = RelationGetRelid(rel);
+	/* an invalidation while learning: learn again next time */
+	ticket_insert.valid = generation == ticket_insert_generation;
+	return true;
+}
+
+/*
+ * Insert a waiting ticket of values (queue, player, rating, attributes,
+ * the owner's oid and name) as statement, enqueue's INSERT ... ON
+ * CONFLICT (queue, player) WHERE state = 'waiting' DO NOTHING, would:
+ * MM_TICKET_INSERTED with its id in *id, MM_TICKET_WAITING when the
+ * player's ticket waits already (nothing inserted), or
+ * MM_TICKET_INSERT_STATEMENT, with nothing done, when the statement must
+ * do it (see open_for_write and ticket_insert_learn).
+ */
+MMTicketInsert
+mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
+{
+	Relation	rel;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot *slot;
+	TupleDesc	desc;
+	const AttrNumber *att = ticket_insert.att;
+	CommandId	cid;
+	MMTicketInsert result;
+
+	if (!ticket_insert_callback_set)
+	{
+		CacheRegisterRelcacheCallback(ticket_insert_invalidate, (Datum) 0);
+		ticket_insert_callback_set = true;
+	}
+	rel = open_for_write("tickets", ACL_INSERT);
+	if (rel == NULL)
+		return MM_TICKET_INSERT_STATEMENT;
+	desc = RelationGetDescr(rel);
+	if (!(ticket_insert.valid && ticket_insert.relid == RelationGetRelid(rel) &&
+		  ticket_insert.ncheck == (desc->constr != NULL ? desc->constr->num_check : 0)) &&
+		!ticket_insert_learn(rel, statement))
+	{
+		table_close(rel, NoLock);
+		return MM_TICKET_INSERT_STATEMENT;
+	}
+	rri = begin_writes(rel, ACL_INSERT, ticket_insert.cols, CMD_INSERT, true, &estate);
+	if (ticket_insert.ncheck > 0)
+	{
+		/* as ExecConstraints would prepare them, from the expressions parsed once */
+		MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+
+		rri->ri_ConstraintExprs = palloc(sizeof(ExprState *) * ticket_insert.ncheck);
+		for (int i = 0; i < ticket_insert.ncheck; i++)
+			rri->ri_ConstraintExprs[i] =
+				ExecPrepareExpr((Expr *) copyObject(ticket_insert.checks[i]), estate);
+		MemoryContextSwitchTo(old);
+	}
+
+	/* the row as the statement's VALUES and defaults make it, in that order */
+	slot = table_slot_create(rel, NULL);
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
+	*id = nextval_internal(ticket_insert.seq, true);
+	slot->tts_values[att[TI_ID] - 1] = Int64GetDatum(*id);
+	slot->tts_values[att[TI_QUEUE] - 1] = values[0];
+	slot->tts_values[att[TI_PLAYER] - 1] = values[1];
+	slot->tts_values[att[TI_RATING] - 1] = values[2];
+	slot->tts_values[att[TI_ATTRIBUTES] - 1] = values[3];
+	slot->tts_values[att[TI_STATE] - 1] = CStringGetTextDatum("waiting");
+	slot->tts_values[att[TI_ENQUEUED_AT] - 1] = TimestampTzGetDatum(GetCurrentTimestamp());
+	slot->tts_values[att[TI_ENQUEUED_BY] - 1] = values[4];
+	slot->tts_values[att[TI_ENQUEUED_BY_NAME] - 1] = values[5];
+	for (int c = 0; c < TICKET_INSERT_COLUMNS; c++)
+		slot->tts_isnull[att[c] - 1] = false;
+	ExecStoreVirtualTuple(slot);
+	if (desc->constr != NULL)
+		ExecConstraints(rri, slot, estate);
+
+	cid = GetCurrentCommandId(true);
+	for (;;)
+	{
+		ItemPointerData conflict;
+		uint32		token;
+		bool		lost = false;
+
+		CHECK_FOR_INTERRUPTS();
+		/* a waiting ticket of the player, committed or waited for: nothing to insert */
+		if (!ExecCheckIndexConstraints(rri, slot, estate, &conflict, ticket_insert.arbiter))
+		{
+			result = MM_TICKET_WAITING;
+			break;
+		}
+		if (mm_test_pause_ticket != 0 && *id == mm_test_pause_ticket)
+			test_pause(*id);
+
+		/*
+		 * The insert, which others wait for by its token rather than for
+		 * the transaction; a conflict its index entries meet after all
+		 * takes it back, and the check runs again.
+		 */
+		token = SpeculativeInsertionLockAcquire(GetCurrentTransactionId());
+		table_tuple_insert_speculative(rel, slot, cid, 0, NULL, token);
+		list_free(ExecInsertIndexTuples(rri, slot, estate, false, true, &lost,
+										ticket_insert.arbiter));
+		table_tuple_complete_speculative(rel, slot, token, !lost);
+		SpeculativeInsertionLockRelease(GetCurrentTransactionId());
+		if (!lost)
+		{
+			result = MM_TICKET_INSERTED;
+			break;
+		}
+		ResetPerTupleExprContext(estate);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+	table_close(rel, NoLock);
+	/* what the next statement reads includes the ticket */
+	CommandCounterIncrement();
+	return result;
 }

@@ -302,10 +302,21 @@ insert_ticket(Datum *values, MMOwnership ownership, const MMCaller *caller,
 	for (int attempt = 0; attempt < 10 && !found; attempt++)
 	{
 		bool		isnull;
+		MMTicketInsert how = MM_TICKET_INSERT_STATEMENT;
 
-		if (SPI_execute_plan(insert_plan[ownership], values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+		/* the statement's insert without the statement, when it can be (tick_rows.c) */
+		if (ownership == MM_OWNER_NAMED)
+			how = mm_ticket_insert(insert_plan[ownership], values, &id);
+		if (how == MM_TICKET_INSERTED)
+		{
+			mm_arrival_on_commit(queue_name);
+			found = true;
+			continue;
+		}
+		if (how == MM_TICKET_INSERT_STATEMENT &&
+			SPI_execute_plan(insert_plan[ownership], values, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
 			elog(ERROR, "could not insert ticket");
-		if (SPI_processed > 0)
+		if (how == MM_TICKET_INSERT_STATEMENT && SPI_processed > 0)
 			mm_arrival_on_commit(queue_name);
 		else if (SPI_execute_plan(existing_plan[ownership], values, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not look up the waiting ticket");
