@@ -138,3 +138,8 @@ SELECT matchmaker.enqueue('renamed', 'frank', 0.5) > 0 AS enqueued;
 SELECT player, rating, state, team, attributes, enqueued_by::regrole, enqueued_by_name,
        enqueued_at BETWEEN :'before_carol' AND clock_timestamp() AS enqueued_now
 FROM matchmaker.tickets WHERE queue = 'renamed' AND player IN ('carol', 'dave', 'erin', 'frank') ORDER BY id;
+-- In a transaction that may not write, enqueue fails as its INSERT would.
+BEGIN READ ONLY;
+SELECT matchmaker.enqueue('renamed', 'gina', 0.5);
+ROLLBACK;
+SELECT count(*) AS gina FROM matchmaker.tickets WHERE player = 'gina';

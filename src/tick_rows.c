@@ -1,8 +1,9 @@
 /*
  * tick_rows.c
- *		A tick's writes without statements: the checks, locks and updates
- *		of the tickets it matches, tuple by tuple at the addresses it read
- *		them at, and the rows of its matches, inserted in batches.
+ *		Writes without statements: a tick's checks, locks and updates of
+ *		the tickets it matches, tuple by tuple at the addresses it read
+ *		them at, and the rows of its matches, inserted in batches; and
+ *		enqueue's insert of a ticket.
  *
  * A tick makes sure of the tickets it decided on as FOR UPDATE SKIP LOCKED
  * would, then updates them; through SPI each is a statement over arrays of
@@ -22,16 +23,18 @@
  *
  * The matches' rows go in as COPY puts rows in: many to a heap call,
  * one WAL record per page, their index entries and constraints as an
- * INSERT makes and checks them.
+ * INSERT makes and checks them.  enqueue's ticket goes in as its
+ * INSERT ... ON CONFLICT DO NOTHING would put it (mm_ticket_insert).
  *
  * Only when that is exactly what the statements would do: the table is a
  * plain table without triggers or rules, no row security applies to the
  * caller, who has the privileges the statement needs on the whole table,
  * no column is a stored generated one, the columns written have the types
- * the extension gave them, and (for matches) every other column has no
+ * the extension gave them, and (for inserts) every other column has no
  * default and no domain type, so null is what the INSERT would have put
  * there.  Otherwise mm_ticket_rows_open returns NULL, mm_match_rows_insert
- * false, and the caller runs its statements.  Each check, lock and update
+ * false, mm_ticket_insert MM_TICKET_INSERT_STATEMENT, and the caller runs
+ * its statements.  Each check, lock and update
  * checks for interrupts, as the statement's scan does, so that a cancel or a
  * timeout ends a large tick at once.
  */
@@ -831,7 +834,8 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
  * MM_TICKET_INSERTED with its id in *id, MM_TICKET_WAITING when the
  * player's ticket waits already (nothing inserted), or
  * MM_TICKET_INSERT_STATEMENT, with nothing done, when the statement must
- * do it (see open_for_write and ticket_insert_learn).
+ * do it (see open_for_write and ticket_insert_learn; and in a
+ * transaction that may not write).
  */
 MMTicketInsert
 mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
@@ -845,6 +849,9 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	CommandId	cid;
 	MMTicketInsert result;
 
+	/* a transaction that may not write (or a standby's): the statement's error */
+	if (XactReadOnly)
+		return MM_TICKET_INSERT_STATEMENT;
 	if (!ticket_insert_callback_set)
 	{
 		CacheRegisterRelcacheCallback(ticket_insert_invalidate, (Datum) 0);

@@ -2,9 +2,10 @@
  * ticket.c
  *		Tickets: enqueue and cancel, the calls a game backend makes.
  *
- * enqueue is the hot path: it runs two prepared statements (the queue's
- * lookup and an INSERT ... ON CONFLICT DO NOTHING on the partial unique
- * index of waiting tickets), takes no lock that serialises clients (the
+ * enqueue is the hot path: it reads the queue's row (kept between calls,
+ * queue.c) and inserts the ticket as INSERT ... ON CONFLICT DO NOTHING on
+ * the partial unique index of waiting tickets would, without the statement
+ * when it can (tick_rows.c); it takes no lock that serialises clients (the
  * queue's enqueue lock is shared by all of them; only drop_queue takes it
  * exclusively) and scans no waiting tickets.  cancel updates its ticket's
  * row only.
