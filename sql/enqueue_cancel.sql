@@ -121,13 +121,23 @@ DROP FUNCTION lower_player();
 -- enqueue inserts without a statement what its INSERT would insert, and
 -- leaves the insert to the statement when the table has more to it than
 -- the extension gave it.  A CHECK constraint added to the table is
--- checked (with the statement's error) on new rows, and no longer once
--- dropped; a default added to a column is what the ticket gets.
+-- checked (with the statement's error and context) on new rows, and no
+-- longer once dropped; a default added to a column is what the ticket
+-- gets.
 SELECT clock_timestamp() AS before_carol \gset
 ALTER TABLE matchmaker.tickets ADD CONSTRAINT below_09 CHECK (rating <= 0.9) NOT VALID;
-\set VERBOSITY terse
-SELECT matchmaker.enqueue('renamed', 'carol', 0.95);
-\set VERBOSITY default
+DO $$
+DECLARE
+    state text;
+    message text;
+    context text;
+BEGIN
+    PERFORM matchmaker.enqueue('renamed', 'carol', 0.95);
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, message = MESSAGE_TEXT, context = PG_EXCEPTION_CONTEXT;
+    RAISE NOTICE '% %; context: %', state, message, split_part(context, E'\n', 1);
+END
+$$;
 SELECT matchmaker.enqueue('renamed', 'carol', 0.85) > 0 AS enqueued;
 ALTER TABLE matchmaker.tickets DROP CONSTRAINT below_09;
 SELECT matchmaker.enqueue('renamed', 'dave', 0.95) > 0 AS enqueued;
@@ -135,9 +145,20 @@ ALTER TABLE matchmaker.tickets ALTER COLUMN team SET DEFAULT 7;
 SELECT matchmaker.enqueue('renamed', 'erin', 0.5) > 0 AS enqueued;
 ALTER TABLE matchmaker.tickets ALTER COLUMN team DROP DEFAULT;
 SELECT matchmaker.enqueue('renamed', 'frank', 0.5) > 0 AS enqueued;
+-- The statement leaves state to its default: without one, the not-null
+-- violation; with 'waiting' again, the ticket.  A constraint on tableoid
+-- sees the table's.
+ALTER TABLE matchmaker.tickets ALTER COLUMN state DROP DEFAULT;
+\set VERBOSITY terse
+SELECT matchmaker.enqueue('renamed', 'grace', 0.5);
+\set VERBOSITY default
+ALTER TABLE matchmaker.tickets ALTER COLUMN state SET DEFAULT 'waiting';
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT own_table CHECK (tableoid = 'matchmaker.tickets'::regclass);
+SELECT matchmaker.enqueue('renamed', 'grace', 0.5) > 0 AS enqueued;
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT own_table;
 SELECT player, rating, state, team, attributes, enqueued_by::regrole, enqueued_by_name,
        enqueued_at BETWEEN :'before_carol' AND clock_timestamp() AS enqueued_now
-FROM matchmaker.tickets WHERE queue = 'renamed' AND player IN ('carol', 'dave', 'erin', 'frank') ORDER BY id;
+FROM matchmaker.tickets WHERE queue = 'renamed' AND player IN ('carol', 'dave', 'erin', 'frank', 'grace') ORDER BY id;
 -- In a transaction that may not write, enqueue fails as its INSERT would.
 BEGIN READ ONLY;
 SELECT matchmaker.enqueue('renamed', 'gina', 0.5);

@@ -163,3 +163,25 @@ DROP ROLE regress_mm_reader;
 
 DROP EXTENSION matchmaker CASCADE;
 DROP ROLE regress_mm_client, regress_mm_client2, regress_mm_admin, regress_mm_nobody;
+
+-- enqueue's insert needs what its statement needs of the extension's
+-- owner: INSERT, and SELECT for what it returns.  An owner that gave up
+-- SELECT on the tickets (and is no longer a superuser) gets the
+-- statement's refusal, with no ticket made.
+SET client_min_messages = warning;
+DROP SCHEMA IF EXISTS matchmaker CASCADE;
+DROP ROLE IF EXISTS regress_mm_installer;
+RESET client_min_messages;
+CREATE ROLE regress_mm_installer SUPERUSER;
+SET ROLE regress_mm_installer;
+CREATE EXTENSION matchmaker;
+SELECT matchmaker.create_queue('owned', algorithm => 'greedy', max_wait => '1 hour');
+REVOKE SELECT ON matchmaker.tickets FROM regress_mm_installer;
+RESET ROLE;
+ALTER ROLE regress_mm_installer NOSUPERUSER;
+SELECT matchmaker.enqueue('owned', 'a', 0.5);
+SELECT count(*) AS tickets FROM matchmaker.tickets;
+ALTER ROLE regress_mm_installer SUPERUSER;
+DROP EXTENSION matchmaker CASCADE;
+DROP SCHEMA matchmaker;
+DROP ROLE regress_mm_installer;

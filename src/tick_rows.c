@@ -704,6 +704,7 @@ static struct
 	Oid			relid;
 	Oid			seq;			/* of id's default, nextval(seq) */
 	List	   *arbiter;		/* index oids, as the statement's plan has them */
+	char	   *query;			/* the statement's text, for its errors' context */
 	int			ncheck;
 	Node	  **checks;			/* the CHECK constraints' expressions, parsed */
 	AttrNumber	att[TICKET_INSERT_COLUMNS];
@@ -724,32 +725,55 @@ ticket_insert_invalidate(Datum arg, Oid relid)
 	}
 }
 
-/* The sequence of a default nextval('seq'), or InvalidOid for any other default. */
-static Oid
-default_sequence(Relation rel, AttrNumber att)
+/* Column att's default expression, or NULL without one. */
+static Node *
+column_default(Relation rel, AttrNumber att)
 {
 	TupleConstr *constr = RelationGetDescr(rel)->constr;
 
 	for (int i = 0; constr != NULL && i < constr->num_defval; i++)
-	{
-		Node	   *expr;
-		FuncExpr   *f;
-		Const	   *c;
+		if (constr->defval[i].adnum == att)
+			return stringToNode(constr->defval[i].adbin);
+	return NULL;
+}
 
-		if (constr->defval[i].adnum != att)
-			continue;
-		expr = stringToNode(constr->defval[i].adbin);
-		if (!IsA(expr, FuncExpr))
-			return InvalidOid;
-		f = (FuncExpr *) expr;
-		if (f->funcid != F_NEXTVAL || list_length(f->args) != 1 || !IsA(linitial(f->args), Const))
-			return InvalidOid;
-		c = linitial_node(Const, f->args);
-		if (c->consttype != REGCLASSOID || c->constisnull)
-			return InvalidOid;
-		return DatumGetObjectId(c->constvalue);
-	}
-	return InvalidOid;
+/* The sequence of a default nextval('seq'), or InvalidOid for any other default. */
+static Oid
+default_sequence(Relation rel, AttrNumber att)
+{
+	Node	   *expr = column_default(rel, att);
+	FuncExpr   *f;
+	Const	   *c;
+
+	if (expr == NULL || !IsA(expr, FuncExpr))
+		return InvalidOid;
+	f = (FuncExpr *) expr;
+	if (f->funcid != F_NEXTVAL || list_length(f->args) != 1 || !IsA(linitial(f->args), Const))
+		return InvalidOid;
+	c = linitial_node(Const, f->args);
+	if (c->consttype != REGCLASSOID || c->constisnull)
+		return InvalidOid;
+	return DatumGetObjectId(c->constvalue);
+}
+
+/* Whether column att's default is the text constant value. */
+static bool
+default_is_text(Relation rel, AttrNumber att, const char *value)
+{
+	Node	   *expr = column_default(rel, att);
+	Const	   *c;
+	char	   *str;
+	bool		same;
+
+	if (expr == NULL || !IsA(expr, Const))
+		return false;
+	c = (Const *) expr;
+	if (c->consttype != TEXTOID || c->constisnull)
+		return false;
+	str = TextDatumGetCString(c->constvalue);
+	same = strcmp(str, value) == 0;
+	pfree(str);
+	return same;
 }
 
 /*
@@ -776,9 +800,13 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
 			return false;
 		cols = bms_add_member(cols, att[c] - FirstLowInvalidHeapAttributeNumber);
 	}
-	/* id's value is its default's, the others' null */
+	/*
+	 * The statement leaves id and state to their defaults: nextval of a
+	 * sequence, and 'waiting'.  The other columns it does not name are null.
+	 */
 	if (TupleDescAttr(desc, att[TI_ID] - 1)->attidentity != '\0' ||
 		(seq = default_sequence(rel, att[TI_ID])) == InvalidOid ||
+		!default_is_text(rel, att[TI_STATE], "waiting") ||
 		!others_null(rel, cols))
 		return false;
 	/* a relation whose pg_constraint rows are missing: the statement reports it */
@@ -813,6 +841,8 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
 	old = MemoryContextSwitchTo(ticket_insert.cxt);
 	ticket_insert.arbiter = list_copy(arbiter);
 	ReleaseCachedPlan(plan, CurrentResourceOwner);
+	ticket_insert.query =
+		pstrdup(linitial_node(CachedPlanSource, SPI_plan_get_plan_sources(statement))->query_string);
 	ticket_insert.ncheck = desc->constr != NULL ? desc->constr->num_check : 0;
 	ticket_insert.checks = palloc(sizeof(Node *) * Max(ticket_insert.ncheck, 1));
 	for (int i = 0; i < ticket_insert.ncheck; i++)
@@ -825,6 +855,13 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
 	/* an invalidation while learning: learn again next time */
 	ticket_insert.valid = generation == ticket_insert_generation;
 	return true;
+}
+
+/* An error's context: the statement the insert stands for, as SPI would name it. */
+static void
+ticket_insert_context(void *arg)
+{
+	errcontext("SQL statement \"%s\"", (const char *) arg);
 }
 
 /*
@@ -848,16 +885,18 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	const AttrNumber *att = ticket_insert.att;
 	CommandId	cid;
 	MMTicketInsert result;
+	ErrorContextCallback context;
 
-	/* a transaction that may not write (or a standby's): the statement's error */
-	if (XactReadOnly)
+	/* a transaction that may not write (or a standby's), a parallel worker: the statement's error */
+	if (XactReadOnly || IsInParallelMode())
 		return MM_TICKET_INSERT_STATEMENT;
 	if (!ticket_insert_callback_set)
 	{
 		CacheRegisterRelcacheCallback(ticket_insert_invalidate, (Datum) 0);
 		ticket_insert_callback_set = true;
 	}
-	rel = open_for_write("tickets", ACL_INSERT);
+	/* the statement's RETURNING reads the ticket: SELECT as well */
+	rel = open_for_write("tickets", ACL_INSERT | ACL_SELECT);
 	if (rel == NULL)
 		return MM_TICKET_INSERT_STATEMENT;
 	desc = RelationGetDescr(rel);
@@ -868,7 +907,12 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 		table_close(rel, NoLock);
 		return MM_TICKET_INSERT_STATEMENT;
 	}
-	rri = begin_writes(rel, ACL_INSERT, ticket_insert.cols, CMD_INSERT, true, &estate);
+	/* errors from here on carry the statement's context line, as through SPI */
+	context.callback = ticket_insert_context;
+	context.arg = ticket_insert.query;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	rri = begin_writes(rel, ACL_INSERT | ACL_SELECT, ticket_insert.cols, CMD_INSERT, true, &estate);
 	if (ticket_insert.ncheck > 0)
 	{
 		/* as ExecConstraints would prepare them, from the expressions parsed once */
@@ -898,6 +942,8 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	for (int c = 0; c < TICKET_INSERT_COLUMNS; c++)
 		slot->tts_isnull[att[c] - 1] = false;
 	ExecStoreVirtualTuple(slot);
+	/* as the executor's: a constraint may read tableoid */
+	slot->tts_tableOid = RelationGetRelid(rel);
 	if (desc->constr != NULL)
 		ExecConstraints(rri, slot, estate);
 
@@ -940,6 +986,7 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	ExecCloseIndices(rri);
 	FreeExecutorState(estate);
 	table_close(rel, NoLock);
+	error_context_stack = context.previous;
 	/* what the next statement reads includes the ticket */
 	CommandCounterIncrement();
 	return result;
