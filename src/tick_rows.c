@@ -823,7 +823,7 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
 
 		if (IsA(stmt->planTree, ModifyTable) &&
 			((ModifyTable *) stmt->planTree)->onConflictAction == ONCONFLICT_NOTHING &&
-			linitial_oid(stmt->resultRelations) == 1 &&
+			list_length(stmt->resultRelations) == 1 && linitial_int(stmt->resultRelations) == 1 &&
 			rt_fetch(1, stmt->rtable)->relid == RelationGetRelid(rel))
 			arbiter = ((ModifyTable *) stmt->planTree)->arbiterIndexes;
 	}
