@@ -842,7 +842,7 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
 	ticket_insert.arbiter = list_copy(arbiter);
 	ReleaseCachedPlan(plan, CurrentResourceOwner);
 	ticket_insert.query =
-		pstrdup(linitial_node(CachedPlanSource, SPI_plan_get_plan_sources(statement))->query_string);
+		pstrdup(((CachedPlanSource *) linitial(SPI_plan_get_plan_sources(statement)))->query_string);
 	ticket_insert.ncheck = desc->constr != NULL ? desc->constr->num_check : 0;
 	ticket_insert.checks = palloc(sizeof(Node *) * Max(ticket_insert.ncheck, 1));
 	for (int i = 0; i < ticket_insert.ncheck; i++)
