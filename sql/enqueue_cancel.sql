@@ -156,6 +156,34 @@ ALTER TABLE matchmaker.tickets ALTER COLUMN state SET DEFAULT 'waiting';
 ALTER TABLE matchmaker.tickets ADD CONSTRAINT own_table CHECK (tableoid = 'matchmaker.tickets'::regclass);
 SELECT matchmaker.enqueue('renamed', 'grace', 0.5) > 0 AS enqueued;
 ALTER TABLE matchmaker.tickets DROP CONSTRAINT own_table;
+-- A CHECK calling a SQL function, which planning inlines: replacing the
+-- function changes at once what the constraint lets in.
+CREATE FUNCTION public.allowed_player(p text) RETURNS boolean IMMUTABLE LANGUAGE sql AS $$ SELECT p <> 'hank' $$;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT allowed CHECK (public.allowed_player(player)) NOT VALID;
+\set VERBOSITY terse
+SELECT matchmaker.enqueue('renamed', 'hank', 0.5);
+\set VERBOSITY default
+CREATE OR REPLACE FUNCTION public.allowed_player(p text) RETURNS boolean IMMUTABLE LANGUAGE sql AS $$ SELECT p <> 'ivan' $$;
+SELECT matchmaker.enqueue('renamed', 'hank', 0.5) > 0 AS enqueued;
+\set VERBOSITY terse
+SELECT matchmaker.enqueue('renamed', 'ivan', 0.5);
+\set VERBOSITY default
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT allowed;
+DROP FUNCTION public.allowed_player(text);
+-- An index added to the table (on an expression, with a predicate) holds
+-- the tickets enqueued after it that its predicate admits, read back
+-- through it alone; once dropped, enqueue no longer writes to it.
+CREATE INDEX tickets_upper ON matchmaker.tickets (upper(player)) WHERE rating > 0.4;
+SELECT matchmaker.enqueue('renamed', 'judy', 0.5) > 0 AS enqueued;
+SELECT matchmaker.enqueue('renamed', 'kate', 0.3) > 0 AS enqueued;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT player FROM matchmaker.tickets WHERE upper(player) IN ('HANK', 'JUDY', 'KATE') AND rating > 0.4;
+SELECT player FROM matchmaker.tickets WHERE upper(player) IN ('HANK', 'JUDY', 'KATE') AND rating > 0.4 ORDER BY player;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+DROP INDEX matchmaker.tickets_upper;
+SELECT matchmaker.enqueue('renamed', 'leo', 0.5) > 0 AS enqueued;
 SELECT player, rating, state, team, attributes, enqueued_by::regrole, enqueued_by_name,
        enqueued_at BETWEEN :'before_carol' AND clock_timestamp() AS enqueued_now
 FROM matchmaker.tickets WHERE queue = 'renamed' AND player IN ('carol', 'dave', 'erin', 'frank', 'grace') ORDER BY id;

@@ -40,6 +40,7 @@
  */
 #include "matchmaker.h"
 
+#include "access/genam.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/multixact.h"
@@ -47,6 +48,7 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/sequence.h"
@@ -54,6 +56,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/plannodes.h"
+#include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
@@ -69,6 +72,7 @@
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 
 /* Matches inserted per heap call. */
@@ -146,9 +150,12 @@ open_for_write(const char *table, AclMode perms)
 	return rel;
 }
 
-/* The executor's state for writes to rel: one range table entry, its indexes open. */
+/*
+ * The executor's state for writes to rel: one range table entry, and its
+ * indexes open unless the caller opens them (indices false).
+ */
 static ResultRelInfo *
-begin_writes(Relation rel, AclMode perms, Bitmapset *cols, CmdType cmd, bool speculative,
+begin_writes(Relation rel, AclMode perms, Bitmapset *cols, CmdType cmd, bool indices,
 			 EState **estate)
 {
 	RangeTblEntry *rte = makeNode(RangeTblEntry);
@@ -173,8 +180,8 @@ begin_writes(Relation rel, AclMode perms, Bitmapset *cols, CmdType cmd, bool spe
 	InitResultRelInfo(rri, rel, 1, NULL, 0);
 	/* what the statement checks first: a table a publication of its changes can replicate */
 	CheckValidResultRel(rri, cmd);
-	/* speculative: what an insert's conflict check needs of the unique indexes */
-	ExecOpenIndices(rri, speculative);
+	if (indices)
+		ExecOpenIndices(rri, false);
 	return rri;
 }
 
@@ -230,7 +237,7 @@ mm_ticket_rows_open(const char *const *columns, int ncolumns)
 	/* for locks alone, no executor state */
 	if (ncolumns > 0)
 	{
-		r->rri = begin_writes(rel, ACL_SELECT | ACL_UPDATE, cols, CMD_UPDATE, false, &r->estate);
+		r->rri = begin_writes(rel, ACL_SELECT | ACL_UPDATE, cols, CMD_UPDATE, true, &r->estate);
 		r->newslot = table_slot_create(rel, NULL);
 	}
 	r->slot = table_slot_create(rel, NULL);
@@ -610,7 +617,7 @@ mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res, co
 		return false;
 	}
 
-	rri = begin_writes(rel, ACL_INSERT, cols, CMD_INSERT, false, &estate);
+	rri = begin_writes(rel, ACL_INSERT, cols, CMD_INSERT, true, &estate);
 	/*
 	 * as many slots as one batch fills: each holds a reference to the
 	 * descriptor in the resource owner, which a tick of a few matches
@@ -683,9 +690,12 @@ mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res, co
  * inferred for the statement, then the speculative insert, its index
  * entries, and again from the pre-check when another transaction's insert
  * of the same player won meanwhile.  What it learns of the table once (the
- * columns, the default's sequence, the constraints parsed, the arbiter) is
- * kept until the table's relcache entry is invalidated; privileges, row
- * security and triggers are checked on every call (open_for_write).
+ * columns, the default's sequence, the constraints and the indexes'
+ * predicates and expressions parsed and planned, what the executor needs
+ * of each index, the arbiter) is kept until a relcache invalidation of the
+ * table or of one of its indexes, or a change to a function (which a
+ * planned expression may have inlined); privileges, row security and
+ * triggers are checked on every call (open_for_write).
  */
 #define TICKET_INSERT_COLUMNS 9
 enum
@@ -706,7 +716,10 @@ static struct
 	List	   *arbiter;		/* index oids, as the statement's plan has them */
 	char	   *query;			/* the statement's text, for its errors' context */
 	int			ncheck;
-	Node	  **checks;			/* the CHECK constraints' expressions, parsed */
+	Expr	  **checks;			/* the CHECK constraints' expressions, planned */
+	int			nindex;
+	Oid		   *index_oids;		/* the table's indexes, as ExecOpenIndices opens them */
+	IndexInfo **indexes;		/* as it builds them, with predicates and expressions planned */
 	AttrNumber	att[TICKET_INSERT_COLUMNS];
 	Bitmapset  *cols;
 	MemoryContext cxt;
@@ -714,15 +727,34 @@ static struct
 static uint64 ticket_insert_generation = 0;
 static bool ticket_insert_callback_set = false;
 
-/* A relcache invalidation of the tickets table (or of all) forgets its shape. */
+/* Forget what mm_ticket_insert learnt. */
+static void
+ticket_insert_forget(void)
+{
+	ticket_insert.valid = false;
+	ticket_insert_generation++;
+}
+
+/*
+ * A relcache invalidation of the tickets table, of one of its indexes (an
+ * index made ready for inserts changes only its own entry), or of all.
+ */
 static void
 ticket_insert_invalidate(Datum arg, Oid relid)
 {
-	if (relid == InvalidOid || relid == ticket_insert.relid)
-	{
-		ticket_insert.valid = false;
-		ticket_insert_generation++;
-	}
+	bool		ours = relid == InvalidOid || relid == ticket_insert.relid;
+
+	for (int i = 0; !ours && ticket_insert.valid && i < ticket_insert.nindex; i++)
+		ours = ticket_insert.index_oids[i] == relid;
+	if (ours)
+		ticket_insert_forget();
+}
+
+/* A function changed: a planned expression may have inlined it. */
+static void
+ticket_insert_function_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	ticket_insert_forget();
 }
 
 /* Column att's default expression, or NULL without one. */
@@ -774,6 +806,99 @@ default_is_text(Relation rel, AttrNumber att, const char *value)
 	same = strcmp(str, value) == 0;
 	pfree(str);
 	return same;
+}
+
+/*
+ * The table's indexes as ExecOpenIndices would open them for a
+ * speculative insert (BuildIndexInfo, and for unique ones
+ * BuildSpeculativeIndexInfo), in the current memory context, with their
+ * predicates and expressions planned as ExecPrepareQual and
+ * ExecPrepareExprList would plan them on every call.
+ */
+static void
+ticket_insert_learn_indexes(Relation rel)
+{
+	List	   *oids = RelationGetIndexList(rel);
+	int			i = 0;
+	ListCell   *lc;
+
+	ticket_insert.nindex = list_length(oids);
+	ticket_insert.index_oids = palloc(sizeof(Oid) * Max(ticket_insert.nindex, 1));
+	ticket_insert.indexes = palloc(sizeof(IndexInfo *) * Max(ticket_insert.nindex, 1));
+	foreach(lc, oids)
+	{
+		Relation	index = index_open(lfirst_oid(lc), RowExclusiveLock);
+		IndexInfo  *ii = BuildIndexInfo(index);
+
+		if (ii->ii_Unique)
+			BuildSpeculativeIndexInfo(index, ii);
+		if (ii->ii_Predicate != NIL)
+			ii->ii_Predicate = (List *) expression_planner((Expr *) ii->ii_Predicate);
+		if (ii->ii_Expressions != NIL)
+			ii->ii_Expressions = (List *) expression_planner((Expr *) ii->ii_Expressions);
+		ticket_insert.index_oids[i] = lfirst_oid(lc);
+		ticket_insert.indexes[i++] = ii;
+		index_close(index, NoLock);
+	}
+	list_free(oids);
+}
+
+/*
+ * Open the table's indexes into rri as ExecOpenIndices(rri, true) would,
+ * from what ticket_insert_learn_indexes kept: each index's IndexInfo is a
+ * copy, its predicate's and expressions' states made for this call (in
+ * the executor's memory).  False, with nothing open, when an index's
+ * readiness for inserts is not what was learnt (the caller opens them
+ * itself, and the next call learns again).
+ */
+static bool
+ticket_insert_open_indices(ResultRelInfo *rri, EState *estate)
+{
+	int			n = ticket_insert.nindex;
+	RelationPtr descs;
+	IndexInfo **infos;
+	MemoryContext old;
+
+	if (n == 0)
+		return true;
+	old = MemoryContextSwitchTo(estate->es_query_cxt);
+	descs = palloc(sizeof(Relation) * n);
+	infos = palloc(sizeof(IndexInfo *) * n);
+	for (int i = 0; i < n; i++)
+	{
+		descs[i] = index_open(ticket_insert.index_oids[i], RowExclusiveLock);
+		if (!ticket_insert.valid ||
+			descs[i]->rd_index->indisready != ticket_insert.indexes[i]->ii_ReadyForInserts)
+		{
+			for (int j = 0; j <= i; j++)
+				index_close(descs[j], RowExclusiveLock);
+			pfree(descs);
+			pfree(infos);
+			MemoryContextSwitchTo(old);
+			ticket_insert_forget();
+			return false;
+		}
+	}
+	for (int i = 0; i < n; i++)
+	{
+		IndexInfo  *ii = palloc(sizeof(IndexInfo));
+		ListCell   *lc;
+
+		memcpy(ii, ticket_insert.indexes[i], sizeof(IndexInfo));
+		ii->ii_Context = CurrentMemoryContext;
+		ii->ii_AmCache = NULL;
+		ii->ii_PredicateState = ii->ii_Predicate != NIL ? ExecInitQual(ii->ii_Predicate, NULL) : NULL;
+		ii->ii_ExpressionsState = NIL;
+		foreach(lc, ii->ii_Expressions)
+			ii->ii_ExpressionsState = lappend(ii->ii_ExpressionsState,
+											  ExecInitExpr((Expr *) lfirst(lc), NULL));
+		infos[i] = ii;
+	}
+	MemoryContextSwitchTo(old);
+	rri->ri_NumIndices = n;
+	rri->ri_IndexRelationDescs = descs;
+	rri->ri_IndexRelationInfo = infos;
+	return true;
 }
 
 /*
@@ -844,9 +969,12 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
 	ticket_insert.query =
 		pstrdup(((CachedPlanSource *) linitial(SPI_plan_get_plan_sources(statement)))->query_string);
 	ticket_insert.ncheck = desc->constr != NULL ? desc->constr->num_check : 0;
-	ticket_insert.checks = palloc(sizeof(Node *) * Max(ticket_insert.ncheck, 1));
+	ticket_insert.checks = palloc(sizeof(Expr *) * Max(ticket_insert.ncheck, 1));
+	/* as ExecPrepareExpr would plan them on every call */
 	for (int i = 0; i < ticket_insert.ncheck; i++)
-		ticket_insert.checks[i] = stringToNode(desc->constr->check[i].ccbin);
+		ticket_insert.checks[i] =
+			expression_planner((Expr *) stringToNode(desc->constr->check[i].ccbin));
+	ticket_insert_learn_indexes(rel);
 	ticket_insert.cols = bms_copy(cols);
 	MemoryContextSwitchTo(old);
 	memcpy(ticket_insert.att, att, sizeof(att));
@@ -893,6 +1021,7 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	if (!ticket_insert_callback_set)
 	{
 		CacheRegisterRelcacheCallback(ticket_insert_invalidate, (Datum) 0);
+		CacheRegisterSyscacheCallback(PROCOID, ticket_insert_function_changed, (Datum) 0);
 		ticket_insert_callback_set = true;
 	}
 	/* the statement's RETURNING reads the ticket: SELECT as well */
@@ -912,16 +1041,17 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	context.arg = ticket_insert.query;
 	context.previous = error_context_stack;
 	error_context_stack = &context;
-	rri = begin_writes(rel, ACL_INSERT | ACL_SELECT, ticket_insert.cols, CMD_INSERT, true, &estate);
+	rri = begin_writes(rel, ACL_INSERT | ACL_SELECT, ticket_insert.cols, CMD_INSERT, false, &estate);
+	if (!ticket_insert_open_indices(rri, estate))
+		ExecOpenIndices(rri, true);
 	if (ticket_insert.ncheck > 0)
 	{
-		/* as ExecConstraints would prepare them, from the expressions parsed once */
+		/* as ExecConstraints would prepare them, from the expressions planned once */
 		MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
 
 		rri->ri_ConstraintExprs = palloc(sizeof(ExprState *) * ticket_insert.ncheck);
 		for (int i = 0; i < ticket_insert.ncheck; i++)
-			rri->ri_ConstraintExprs[i] =
-				ExecPrepareExpr((Expr *) copyObject(ticket_insert.checks[i]), estate);
+			rri->ri_ConstraintExprs[i] = ExecInitExpr(ticket_insert.checks[i], NULL);
 		MemoryContextSwitchTo(old);
 	}
 
