@@ -212,11 +212,6 @@ static const Oid queue_column_types[] = {
 	INT4OID, INT4OID, TEXTOID, INTERVALOID, FLOAT8OID, FLOAT8OID, INTERVALOID, JSONBOID, TIMESTAMPTZOID
 };
 #define MM_QUEUE_COLUMNS lengthof(queue_columns)
-/* how those types are stored (pg_type's typbyval and typlen) */
-static const bool queue_column_byval[] = {
-	true, true, false, false, FLOAT8PASSBYVAL, FLOAT8PASSBYVAL, false, false, FLOAT8PASSBYVAL
-};
-static const int16 queue_column_len[] = {4, 4, -1, 16, 8, 8, 16, -1, 8};
 
 static void queue_from_row(const char *name, Datum *values, MMQueue *queue);
 static bool queues_invalidate(Relation rel);
@@ -404,7 +399,7 @@ read_queue_row(const char *name, Datum *values, bool *cacheable, MMQueueLock loc
 typedef struct QueueRowEntry
 {
 	char		name[NAMEDATALEN];	/* the hash key */
-	Datum		values[MM_QUEUE_COLUMNS];
+	MMQueue		queue;			/* the row's settings, parsed (queue_copy) */
 } QueueRowEntry;
 
 static HTAB *queue_rows;
@@ -503,6 +498,27 @@ mm_queues_changed(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Copy src's settings into dst, its strings into the current memory
+ * context (every pointer of an MMQueue is one of these strings).
+ */
+static void
+queue_copy(const MMQueue *src, MMQueue *dst)
+{
+	const MMCriteria *c = &src->criteria;
+
+	*dst = *src;
+	dst->name = pstrdup(src->name);
+	for (int i = 0; i < MM_MAX_CRITERIA; i++)
+		dst->criteria.attribute[i] = c->attribute[i] ? pstrdup(c->attribute[i]) : NULL;
+	for (int i = 0; i < MM_MAX_FILTERS; i++)
+		dst->criteria.filter[i] = c->filter[i] ? pstrdup(c->filter[i]) : NULL;
+	for (int i = 0; i < MM_MAX_ROLES; i++)
+		dst->criteria.role[i] = c->role[i] ? pstrdup(c->role[i]) : NULL;
+	dst->criteria.exclude = c->exclude ? pstrdup(c->exclude) : NULL;
+	dst->channel = src->channel ? pstrdup(src->channel) : NULL;
+}
+
+/*
  * Load queue name's settings for an enqueue, from this backend's cache
  * when it holds them (see QueueRowEntry): as mm_load_queue with
  * MM_LOCK_NONE.  The caller holds the queue's enqueue lock, so a
@@ -525,9 +541,7 @@ mm_load_queue_cached(const char *name, MMQueue *queue)
 		entry = hash_search(queue_rows, name, HASH_FIND, NULL);
 	if (entry != NULL)
 	{
-		for (int i = 0; i < (int) MM_QUEUE_COLUMNS; i++)
-			values[i] = datumCopy(entry->values[i], queue_column_byval[i], queue_column_len[i]);
-		queue_from_row(name, values, queue);
+		queue_copy(&entry->queue, queue);
 		return true;
 	}
 
@@ -537,6 +551,7 @@ mm_load_queue_cached(const char *name, MMQueue *queue)
 		return mm_load_queue(name, MM_LOCK_NONE, queue);
 	if (found == 0)
 		return false;
+	queue_from_row(name, values, queue);
 	if (cacheable && generation == queue_rows_generation)
 	{
 		MemoryContext old;
@@ -566,11 +581,9 @@ mm_load_queue_cached(const char *name, MMQueue *queue)
 									 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
 		}
 		entry = hash_search(queue_rows, name, HASH_ENTER, NULL);
-		for (int i = 0; i < (int) MM_QUEUE_COLUMNS; i++)
-			entry->values[i] = datumCopy(values[i], queue_column_byval[i], queue_column_len[i]);
+		queue_copy(queue, &entry->queue);
 		MemoryContextSwitchTo(old);
 	}
-	queue_from_row(name, values, queue);
 	return true;
 }
 
