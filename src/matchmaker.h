@@ -83,7 +83,11 @@ typedef struct MMTune
 	uint32		algorithms;
 } MMTune;
 
-/* A queue as stored in matchmaker.queues, resolved for matching. */
+/*
+ * A queue as stored in matchmaker.queues, resolved for matching.  Its
+ * pointers are all strings, which queue_copy (queue.c) copies: a new
+ * pointer field must be copied there too.
+ */
 typedef struct MMQueue
 {
 	char	   *name;

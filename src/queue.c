@@ -379,8 +379,9 @@ read_queue_row(const char *name, Datum *values, bool *cacheable, MMQueueLock loc
 }
 
 /*
- * The rows of the queues this backend enqueued into, by name, so that an
- * enqueue reads no table for its queue.  The triggers queues_changed (each
+ * The settings of the queues this backend enqueued into, parsed from
+ * their rows, by name, so that an enqueue reads no table for its queue
+ * and parses nothing.  The triggers queues_changed (each
  * row written) and queues_truncated of matchmaker.queues invalidate the
  * table's relation cache entry (whoever writes it, in any session, with
  * any session_replication_role and in logical replication's apply: they
