@@ -170,6 +170,36 @@ SELECT matchmaker.enqueue('renamed', 'ivan', 0.5);
 \set VERBOSITY default
 ALTER TABLE matchmaker.tickets DROP CONSTRAINT allowed;
 DROP FUNCTION public.allowed_player(text);
+-- A CHECK casting to a domain that has no constraint yet: one added to
+-- the domain applies at once.
+CREATE DOMAIN public.player_name AS text;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT named CHECK ((player::public.player_name) IS NOT NULL) NOT VALID;
+SELECT matchmaker.enqueue('renamed', 'xavier', 0.5) > 0 AS enqueued;
+ALTER DOMAIN public.player_name ADD CONSTRAINT no_x CHECK (VALUE NOT LIKE 'x%');
+\set VERBOSITY terse
+SELECT matchmaker.enqueue('renamed', 'xena', 0.5);
+\set VERBOSITY default
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT named;
+DROP DOMAIN public.player_name;
+-- A CHECK whose function enqueues another player after replacing a
+-- function (which makes enqueue learn the table again): the inner
+-- enqueue leaves the outer one's insert whole, and both tickets are made.
+CREATE FUNCTION public.nested_check(p text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+    IF p = 'outer' THEN
+        CREATE OR REPLACE FUNCTION public.nested_dummy() RETURNS int LANGUAGE sql AS 'SELECT 1';
+        PERFORM matchmaker.enqueue('renamed', 'inner', 0.5);
+    END IF;
+    RETURN true;
+END
+$$;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT nested CHECK (public.nested_check(player)) NOT VALID;
+SELECT matchmaker.enqueue('renamed', 'warm', 0.5) > 0 AS enqueued;
+SELECT matchmaker.enqueue('renamed', 'outer', 0.5) > 0 AS enqueued;
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT nested;
+DROP FUNCTION public.nested_check(text);
+DROP FUNCTION public.nested_dummy();
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'renamed' AND player IN ('xavier', 'xena', 'warm', 'outer', 'inner') ORDER BY id;
 -- An index added to the table (on an expression, with a predicate) holds
 -- the tickets enqueued after it that its predicate admits, read back
 -- through it alone; once dropped, enqueue no longer writes to it.

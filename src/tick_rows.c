@@ -725,6 +725,7 @@ static struct
 	MemoryContext cxt;
 }			ticket_insert;
 static uint64 ticket_insert_generation = 0;
+static int	ticket_insert_depth = 0;	/* mm_ticket_insert calls in progress */
 static bool ticket_insert_callback_set = false;
 
 /* Forget what mm_ticket_insert learnt. */
@@ -750,9 +751,12 @@ ticket_insert_invalidate(Datum arg, Oid relid)
 		ticket_insert_forget();
 }
 
-/* A function changed: a planned expression may have inlined it. */
+/*
+ * A function or a type changed: a planned expression may have inlined the
+ * function, or taken a cast to a domain without constraints for none.
+ */
 static void
-ticket_insert_function_changed(Datum arg, int cacheid, uint32 hashvalue)
+ticket_insert_catalog_changed(Datum arg, int cacheid, uint32 hashvalue)
 {
 	ticket_insert_forget();
 }
@@ -993,49 +997,21 @@ ticket_insert_context(void *arg)
 }
 
 /*
- * Insert a waiting ticket of values (queue, player, rating, attributes,
- * the owner's oid and name) as statement, enqueue's INSERT ... ON
- * CONFLICT (queue, player) WHERE state = 'waiting' DO NOTHING, would:
- * MM_TICKET_INSERTED with its id in *id, MM_TICKET_WAITING when the
- * player's ticket waits already (nothing inserted), or
- * MM_TICKET_INSERT_STATEMENT, with nothing done, when the statement must
- * do it (see open_for_write and ticket_insert_learn; and in a
- * transaction that may not write).
+ * mm_ticket_insert's insert into rel (open, locked, its shape learnt);
+ * closes rel.
  */
-MMTicketInsert
-mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
+static MMTicketInsert
+ticket_insert_run(Relation rel, const Datum *values, int64 *id)
 {
-	Relation	rel;
 	EState	   *estate;
 	ResultRelInfo *rri;
 	TupleTableSlot *slot;
-	TupleDesc	desc;
+	TupleDesc	desc = RelationGetDescr(rel);
 	const AttrNumber *att = ticket_insert.att;
 	CommandId	cid;
 	MMTicketInsert result;
 	ErrorContextCallback context;
 
-	/* a transaction that may not write (or a standby's), a parallel worker: the statement's error */
-	if (XactReadOnly || IsInParallelMode())
-		return MM_TICKET_INSERT_STATEMENT;
-	if (!ticket_insert_callback_set)
-	{
-		CacheRegisterRelcacheCallback(ticket_insert_invalidate, (Datum) 0);
-		CacheRegisterSyscacheCallback(PROCOID, ticket_insert_function_changed, (Datum) 0);
-		ticket_insert_callback_set = true;
-	}
-	/* the statement's RETURNING reads the ticket: SELECT as well */
-	rel = open_for_write("tickets", ACL_INSERT | ACL_SELECT);
-	if (rel == NULL)
-		return MM_TICKET_INSERT_STATEMENT;
-	desc = RelationGetDescr(rel);
-	if (!(ticket_insert.valid && ticket_insert.relid == RelationGetRelid(rel) &&
-		  ticket_insert.ncheck == (desc->constr != NULL ? desc->constr->num_check : 0)) &&
-		!ticket_insert_learn(rel, statement))
-	{
-		table_close(rel, NoLock);
-		return MM_TICKET_INSERT_STATEMENT;
-	}
 	/* errors from here on carry the statement's context line, as through SPI */
 	context.callback = ticket_insert_context;
 	context.arg = ticket_insert.query;
@@ -1119,5 +1095,63 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	error_context_stack = context.previous;
 	/* what the next statement reads includes the ticket */
 	CommandCounterIncrement();
+	return result;
+}
+
+/*
+ * Insert a waiting ticket of values (queue, player, rating, attributes,
+ * the owner's oid and name) as statement, enqueue's INSERT ... ON
+ * CONFLICT (queue, player) WHERE state = 'waiting' DO NOTHING, would:
+ * MM_TICKET_INSERTED with its id in *id, MM_TICKET_WAITING when the
+ * player's ticket waits already (nothing inserted), or
+ * MM_TICKET_INSERT_STATEMENT, with nothing done, when the statement must
+ * do it (see open_for_write and ticket_insert_learn; and in a
+ * transaction that may not write).
+ */
+MMTicketInsert
+mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
+{
+	Relation	rel;
+	TupleDesc	desc;
+	volatile MMTicketInsert result = MM_TICKET_INSERT_STATEMENT;
+
+	/* a transaction that may not write (or a standby's), a parallel worker: the statement's error */
+	if (XactReadOnly || IsInParallelMode())
+		return MM_TICKET_INSERT_STATEMENT;
+	if (!ticket_insert_callback_set)
+	{
+		CacheRegisterRelcacheCallback(ticket_insert_invalidate, (Datum) 0);
+		CacheRegisterSyscacheCallback(PROCOID, ticket_insert_catalog_changed, (Datum) 0);
+		CacheRegisterSyscacheCallback(TYPEOID, ticket_insert_catalog_changed, (Datum) 0);
+		ticket_insert_callback_set = true;
+	}
+	/* the statement's RETURNING reads the ticket: SELECT as well */
+	rel = open_for_write("tickets", ACL_INSERT | ACL_SELECT);
+	if (rel == NULL)
+		return MM_TICKET_INSERT_STATEMENT;
+	desc = RelationGetDescr(rel);
+
+	/*
+	 * Learning again frees what was learnt, which an insert in progress
+	 * below this one (a constraint's function that enqueues) still reads:
+	 * then this one is left to the statement.
+	 */
+	if (!(ticket_insert.valid && ticket_insert.relid == RelationGetRelid(rel) &&
+		  ticket_insert.ncheck == (desc->constr != NULL ? desc->constr->num_check : 0)) &&
+		(ticket_insert_depth > 0 || !ticket_insert_learn(rel, statement)))
+	{
+		table_close(rel, NoLock);
+		return MM_TICKET_INSERT_STATEMENT;
+	}
+	ticket_insert_depth++;
+	PG_TRY();
+	{
+		result = ticket_insert_run(rel, values, id);
+	}
+	PG_FINALLY();
+	{
+		ticket_insert_depth--;
+	}
+	PG_END_TRY();
 	return result;
 }
