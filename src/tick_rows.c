@@ -721,6 +721,7 @@ static struct
 	int			nindex;
 	Oid		   *index_oids;		/* the table's indexes, as ExecOpenIndices opens them */
 	IndexInfo **indexes;		/* as it builds them, with predicates and expressions planned */
+	List	   *deps;			/* PlanInvalItems of the planned expressions */
 	AttrNumber	att[TICKET_INSERT_COLUMNS];
 	Bitmapset  *cols;
 	MemoryContext cxt;
@@ -753,13 +754,47 @@ ticket_insert_invalidate(Datum arg, Oid relid)
 }
 
 /*
- * A function or a type changed: a planned expression may have inlined the
- * function, or taken a cast to a domain without constraints for none.
+ * A function or a type changed: forget what was learnt when a planned
+ * expression depends on it (it inlined the function, or took a cast to a
+ * domain then without constraints for none), when every entry changed, or
+ * while learning.
  */
 static void
 ticket_insert_catalog_changed(Datum arg, int cacheid, uint32 hashvalue)
 {
-	ticket_insert_forget();
+	ListCell   *lc;
+
+	if (!ticket_insert.valid || hashvalue == 0)
+	{
+		ticket_insert_forget();
+		return;
+	}
+	foreach(lc, ticket_insert.deps)
+	{
+		PlanInvalItem *item = lfirst_node(PlanInvalItem, lc);
+
+		if (item->cacheId == cacheid && item->hashValue == hashvalue)
+		{
+			ticket_insert_forget();
+			return;
+		}
+	}
+}
+
+/*
+ * expr planned as ExecPrepareExpr would plan it, its dependencies on
+ * functions and types added to ticket_insert.deps (in the current memory
+ * context).
+ */
+static Expr *
+plan_learnt(Expr *expr)
+{
+	List	   *relations = NIL;
+	List	   *items = NIL;
+	Expr	   *planned = expression_planner_with_deps(expr, &relations, &items);
+
+	ticket_insert.deps = list_concat(ticket_insert.deps, items);
+	return planned;
 }
 
 /* Column att's default expression, or NULL without one. */
@@ -838,9 +873,9 @@ ticket_insert_learn_indexes(Relation rel)
 		if (ii->ii_Unique)
 			BuildSpeculativeIndexInfo(index, ii);
 		if (ii->ii_Predicate != NIL)
-			ii->ii_Predicate = (List *) expression_planner((Expr *) ii->ii_Predicate);
+			ii->ii_Predicate = (List *) plan_learnt((Expr *) ii->ii_Predicate);
 		if (ii->ii_Expressions != NIL)
-			ii->ii_Expressions = (List *) expression_planner((Expr *) ii->ii_Expressions);
+			ii->ii_Expressions = (List *) plan_learnt((Expr *) ii->ii_Expressions);
 		ticket_insert.index_oids[i] = lfirst_oid(lc);
 		ticket_insert.indexes[i++] = ii;
 		index_close(index, NoLock);
@@ -976,9 +1011,9 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
 	ticket_insert.ncheck = desc->constr != NULL ? desc->constr->num_check : 0;
 	ticket_insert.checks = palloc(sizeof(Expr *) * Max(ticket_insert.ncheck, 1));
 	/* as ExecPrepareExpr would plan them on every call */
+	ticket_insert.deps = NIL;
 	for (int i = 0; i < ticket_insert.ncheck; i++)
-		ticket_insert.checks[i] =
-			expression_planner((Expr *) stringToNode(desc->constr->check[i].ccbin));
+		ticket_insert.checks[i] = plan_learnt((Expr *) stringToNode(desc->constr->check[i].ccbin));
 	ticket_insert_learn_indexes(rel);
 	ticket_insert.cols = bms_copy(cols);
 	MemoryContextSwitchTo(old);
