@@ -693,9 +693,9 @@ mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res, co
  * columns, the default's sequence, the constraints and the indexes'
  * predicates and expressions parsed and planned, what the executor needs
  * of each index, the arbiter) is kept until a relcache invalidation of the
- * table or of one of its indexes, or a change to a function or a type
- * (a planned expression may have inlined the one, or dropped a cast to a
- * domain of the other); privileges, row security and triggers are checked
+ * table or of one of its indexes, or a change to a function or a type a
+ * planned expression depends on (it may have inlined the one, or dropped
+ * a cast to a domain of the other); privileges, row security and triggers are checked
  * on every call (open_for_write).
  */
 #define TICKET_INSERT_COLUMNS 9
