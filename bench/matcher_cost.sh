@@ -7,9 +7,11 @@
 # loop's table of the same shape).  Per matched ticket: the CPU time of the
 # matcher (/proc: the worker processes, or the loop's Python process and
 # its backend), the whole machine's CPU time (/proc/stat), and for the
-# worker its ticks (match rows of distinct creation instants) and the WAL
-# written.  Runs alternate worker / loop, ROUNDS times, each on empty
-# tables after a checkpoint; fsync and synchronous commit on.
+# worker its ticks (match rows of distinct creation instants); for both the
+# WAL written and the WAL flushes (pg_stat_wal), and what the feeder's
+# sessions wait for (bench/feed_waits.py, sampled over the run but its
+# first and last second).  Runs alternate worker / loop, ROUNDS times, each
+# on empty tables after a checkpoint; fsync and synchronous commit on.
 # Usage: bench/matcher_cost.sh [CLIENTS] [SECONDS] [ROUNDS]  (default 16 8 3)
 # Writes bench/results/matcher_cost-CLIENTS.md.
 set -euo pipefail
@@ -33,10 +35,12 @@ ticks() { awk '{ print $14 + $15 }' "$@" 2>/dev/null | paste -sd+ | bc; }
 machine() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 hz=$(getconf CLK_TCK)
 
-# One run of SYSTEM (worker or loop): prints "matched/s matcher_us machine_us ticks wal_bytes"
-# (the last two per matched ticket, worker only; "-" for the loop).
+# One run of SYSTEM (worker or loop): prints "matched/s matcher_us machine_us ticks wal_bytes
+# matched_per_flush tps flush cpu client other" (ticks for the worker only, "-" for the loop;
+# the last four the feeder's sessions in each state, of CLIENTS).
 run() {
 	local system=$1 loop="" pids stat m0 m1 c0 c1 l0 l1 matched tps feed=bench/feed_enqueue.sql
+	local prefix="SELECT matchmaker.enqueue" table=matchmaker.tickets ticks_per="-" sampler waits
 	q "ALTER SYSTEM SET matchmaker.enabled = off"
 	q "SELECT pg_reload_conf()" >/dev/null
 	sleep 1
@@ -47,7 +51,7 @@ run() {
 		sleep 1
 		pids=$(q "SELECT string_agg(pid::text, ' ') FROM pg_stat_activity WHERE backend_type LIKE 'matchmaker worker%'")
 	else
-		feed=bench/feed_insert.sql
+		feed=bench/feed_insert.sql prefix="INSERT INTO bl_tickets" table=bl_tickets
 		/usr/bin/python3 bench/baseline.py batched bench 8 3600 &
 		loop=$!
 		sleep 1
@@ -57,9 +61,14 @@ run() {
 	stat=""
 	for p in $pids; do stat="$stat /proc/$p/stat"; done
 	l0=$(q "SELECT pg_current_wal_insert_lsn()")
+	q "SELECT pg_stat_reset_shared('wal')" >/dev/null
 	m0=$(ticks $stat)
 	c0=$(machine)
+	(sleep 1 && /usr/bin/python3 bench/feed_waits.py $((seconds - 2)) "$prefix") >"$dir/waits" &
+	sampler=$!
 	tps=$(pgbench -n -c "$clients" -j 2 -T "$seconds" -f "$feed" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
+	wait "$sampler"
+	read -r waits <"$dir/waits"
 	sleep 1
 	c1=$(machine)
 	m1=$(ticks $stat)
@@ -67,13 +76,13 @@ run() {
 	if [ -n "$loop" ]; then
 		kill -TERM "$loop"
 		wait "$loop" || true
-		matched=$(q "SELECT count(*) FROM bl_tickets WHERE state = 'matched'")
-		echo "$(echo "$matched / $seconds" | bc) $(echo "($m1 - $m0) * 1000000 / $hz / $matched" | bc) $(echo "($c1 - $c0) * 1000000 / $hz / $matched" | bc) - - $tps"
 	else
-		matched=$(q "SELECT count(*) FROM matchmaker.tickets WHERE state = 'matched'")
-		echo "$(echo "$matched / $seconds" | bc) $(echo "($m1 - $m0) * 1000000 / $hz / $matched" | bc) $(echo "($c1 - $c0) * 1000000 / $hz / $matched" | bc) $(q "SELECT round(count(*)::numeric / count(DISTINCT created_at), 1) * 2 FROM matchmaker.matches") $(q "SELECT round(pg_wal_lsn_diff('$l1', '$l0') / $matched)") $tps"
+		ticks_per=$(q "SELECT round(count(*)::numeric / count(DISTINCT created_at), 1) * 2 FROM matchmaker.matches")
 	fi
+	matched=$(q "SELECT count(*) FROM $table WHERE state = 'matched'")
+	echo "$(echo "$matched / $seconds" | bc) $(echo "($m1 - $m0) * 1000000 / $hz / $matched" | bc) $(echo "($c1 - $c0) * 1000000 / $hz / $matched" | bc) $ticks_per $(q "SELECT round(pg_wal_lsn_diff('$l1', '$l0') / $matched)") $(q "SELECT round($matched::numeric / wal_sync, 1) FROM pg_stat_wal") $(printf '%.0f' "$tps") $waits"
 }
+dir=$(mktemp -d)
 
 declare -A out
 for ((i = 1; i <= rounds; i++)); do
@@ -83,6 +92,7 @@ for ((i = 1; i <= rounds; i++)); do
 		out[$system]="${out[$system]:-}|$r"
 	done
 done
+rm -rf "$dir"
 # column $2 of each run of $1, comma-separated
 col() { tr '|' '\n' <<<"${out[$1]}" | awk -v c="$2" 'NF { printf "%s%s", (n++ ? ", " : ""), $c }'; }
 med() { tr '|' '\n' <<<"${out[$1]}" | awk -v c="$2" 'NF { print $c }' | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
@@ -94,9 +104,17 @@ res=bench/results/matcher_cost-$clients.md
 	echo "Command: \`bench/matcher_cost.sh $clients $seconds $rounds\`, run $(date -u +%Y-%m-%d): pgbench, $clients clients, $seconds s per run; pairs, periodic with batch 8;"
 	echo "runs alternate, $rounds rounds, each on empty tables after a checkpoint. CPU from /proc; medians of the runs, each run in brackets."
 	echo
-	echo "| matcher | tickets matched per second | matcher's CPU per matched ticket (µs) | machine's CPU per matched ticket (µs) | tickets per tick | WAL bytes per matched ticket |"
-	echo "|---|---:|---:|---:|---:|---:|"
-	echo "| background worker, \`matchmaker.enqueue\` feed | $(med worker 1) ($(col worker 1)) | $(med worker 2) ($(col worker 2)) | $(med worker 3) ($(col worker 3)) | $(med worker 4) ($(col worker 4)) | $(med worker 5) ($(col worker 5)) |"
-	echo "| batched application loop (\`bench/baseline.py batched\` and its backend), plain \`INSERT\` feed | $(med loop 1) ($(col loop 1)) | $(med loop 2) ($(col loop 2)) | $(med loop 3) ($(col loop 3)) | | |"
+	echo "| matcher | tickets matched per second | matcher's CPU per matched ticket (µs) | machine's CPU per matched ticket (µs) | tickets per tick | WAL bytes per matched ticket | matched tickets per WAL flush |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	echo "| background worker, \`matchmaker.enqueue\` feed | $(med worker 1) ($(col worker 1)) | $(med worker 2) ($(col worker 2)) | $(med worker 3) ($(col worker 3)) | $(med worker 4) ($(col worker 4)) | $(med worker 5) ($(col worker 5)) | $(med worker 6) ($(col worker 6)) |"
+	echo "| batched application loop (\`bench/baseline.py batched\` and its backend), plain \`INSERT\` feed | $(med loop 1) ($(col loop 1)) | $(med loop 2) ($(col loop 2)) | $(med loop 3) ($(col loop 3)) | | $(med loop 5) ($(col loop 5)) | $(med loop 6) ($(col loop 6)) |"
+	echo
+	echo "What the $clients feeder sessions are doing, mean number of them in each state (bench/feed_waits.py, every 5 ms; medians of the runs, each run in brackets):"
+	echo
+	echo "| matcher | waiting for the WAL flush of a commit | on the CPU | between transactions (ClientRead) | other waits |"
+	echo "|---|---:|---:|---:|---:|"
+	for m in worker loop; do
+		echo "| $m | $(med $m 8) ($(col $m 8)) | $(med $m 9) ($(col $m 9)) | $(med $m 10) ($(col $m 10)) | $(med $m 11) ($(col $m 11)) |"
+	done
 } >"$res"
 cat "$res"

@@ -20,8 +20,8 @@ bash notify_latency.sh 200
 bash slow_queue.sh 200
 bash live_vs_sim.sh
 bash baseline.sh 15 4 1000 2
-LOADS=max OUT=bench/results/baseline-max-4.md bash baseline.sh 15 4 1000 3
-LOADS=max OUT=bench/results/baseline-max-16.md bash baseline.sh 15 16 1000 3
+LOADS=max OUT=bench/results/baseline-max-4.md bash baseline.sh 15 4 1000 5
+LOADS=max OUT=bench/results/baseline-max-16.md bash baseline.sh 15 16 1000 5
 bash matcher_cost.sh 16 8 3
 bash filters.sh 100000
 bash parties.sh 50 600 100000
