@@ -200,6 +200,29 @@ ALTER TABLE matchmaker.tickets DROP CONSTRAINT nested;
 DROP FUNCTION public.nested_check(text);
 DROP FUNCTION public.nested_dummy();
 SELECT player, state FROM matchmaker.tickets WHERE queue = 'renamed' AND player IN ('xavier', 'xena', 'warm', 'outer', 'inner') ORDER BY id;
+-- A CHECK whose immutable function enqueues: planning the constraint while
+-- enqueue learns the table runs it (constant folding), so the inner
+-- enqueue comes while the outer one learns; it takes the statement rather
+-- than learn under it, and the session's later enqueues still work.
+CREATE FUNCTION public.folded_check(int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF current_setting('mm_test.arm', true) = 'on' THEN
+        PERFORM set_config('mm_test.arm', 'off', false);
+        PERFORM matchmaker.enqueue('renamed', 'folded_inner', 0.5);
+    END IF;
+    RETURN true;
+END
+$$;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT folded CHECK (public.folded_check(1)) NOT VALID;
+SET mm_test.arm = on;
+SELECT matchmaker.enqueue('renamed', 'folded_outer', 0.5) > 0 AS enqueued;
+SELECT count(matchmaker.cancel(matchmaker.enqueue('renamed', 'folded_' || i, 0.5))) AS cancelled
+FROM generate_series(1, 20) i;
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT folded;
+DROP FUNCTION public.folded_check(int);
+RESET mm_test.arm;
+SELECT player, state FROM matchmaker.tickets
+WHERE queue = 'renamed' AND player IN ('folded_inner', 'folded_outer', 'folded_1', 'folded_20') ORDER BY id;
 -- An index added to the table (on an expression, with a predicate) holds
 -- the tickets enqueued after it that its predicate admits, read back
 -- through it alone; once dropped, enqueue no longer writes to it.

@@ -1168,21 +1168,21 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	desc = RelationGetDescr(rel);
 
 	/*
-	 * Learning again frees what was learnt, which an insert in progress
-	 * below this one (a constraint's function that enqueues) still reads:
-	 * then this one is left to the statement.
+	 * Learning again frees what was learnt, which an insert or a learning
+	 * in progress below this one still reads: a constraint's function that
+	 * enqueues runs in the insert, and an immutable one is run by planning
+	 * (constant folding) while learning.  Then this one is left to the
+	 * statement.
 	 */
-	if (!(ticket_insert.valid && ticket_insert.relid == RelationGetRelid(rel) &&
-		  ticket_insert.ncheck == (desc->constr != NULL ? desc->constr->num_check : 0)) &&
-		(ticket_insert_depth > 0 || !ticket_insert_learn(rel, statement)))
-	{
-		table_close(rel, NoLock);
-		return MM_TICKET_INSERT_STATEMENT;
-	}
 	ticket_insert_depth++;
 	PG_TRY();
 	{
-		result = ticket_insert_run(rel, values, id);
+		if (!(ticket_insert.valid && ticket_insert.relid == RelationGetRelid(rel) &&
+			  ticket_insert.ncheck == (desc->constr != NULL ? desc->constr->num_check : 0)) &&
+			(ticket_insert_depth > 1 || !ticket_insert_learn(rel, statement)))
+			table_close(rel, NoLock);
+		else
+			result = ticket_insert_run(rel, values, id);
 	}
 	PG_FINALLY();
 	{
