@@ -223,6 +223,70 @@ DROP FUNCTION public.folded_check(int);
 RESET mm_test.arm;
 SELECT player, state FROM matchmaker.tickets
 WHERE queue = 'renamed' AND player IN ('folded_inner', 'folded_outer', 'folded_1', 'folded_20') ORDER BY id;
+-- Planning folds an immutable function's call to a constant and records
+-- no dependency on it: once the function is replaced, enqueue checks the
+-- new one, as the INSERT does.
+CREATE FUNCTION public.max_rating() RETURNS float8 LANGUAGE sql IMMUTABLE AS 'SELECT 0.9::float8';
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT below_max CHECK (rating <= public.max_rating()) NOT VALID;
+SELECT matchmaker.enqueue('renamed', 'max_a', 0.8) > 0 AS enqueued;
+CREATE OR REPLACE FUNCTION public.max_rating() RETURNS float8 LANGUAGE sql IMMUTABLE AS 'SELECT 0.5::float8';
+\set VERBOSITY terse
+SELECT matchmaker.enqueue('renamed', 'max_b', 0.8);
+\set VERBOSITY default
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT below_max;
+DROP FUNCTION public.max_rating();
+-- A cast to a domain over a domain: a constraint added to the inner one
+-- is checked.
+CREATE DOMAIN public.inner_name AS text;
+CREATE DOMAIN public.outer_name AS public.inner_name;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT outer_named CHECK ((player::public.outer_name) IS NOT NULL) NOT VALID;
+SELECT matchmaker.enqueue('renamed', 'yann', 0.5) > 0 AS enqueued;
+ALTER DOMAIN public.inner_name ADD CONSTRAINT no_y CHECK (VALUE NOT LIKE 'y%');
+\set VERBOSITY terse
+SELECT matchmaker.enqueue('renamed', 'yves', 0.5);
+\set VERBOSITY default
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT outer_named;
+DROP DOMAIN public.outer_name;
+DROP DOMAIN public.inner_name;
+-- A relation an inlined function names, dropped and made again: enqueue
+-- plans the constraint again and uses the new one.
+CREATE SEQUENCE public.check_seq;
+CREATE FUNCTION public.seq_ok(p text) RETURNS boolean LANGUAGE sql AS $$ SELECT nextval('public.check_seq') > 0 $$;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT seq_ok CHECK (public.seq_ok(player)) NOT VALID;
+SELECT matchmaker.enqueue('renamed', 'seq_a', 0.5) > 0 AS enqueued;
+DROP SEQUENCE public.check_seq;
+CREATE SEQUENCE public.check_seq;
+SELECT matchmaker.enqueue('renamed', 'seq_b', 0.5) > 0 AS enqueued;
+SELECT last_value FROM public.check_seq;
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT seq_ok;
+DROP FUNCTION public.seq_ok(text);
+DROP SEQUENCE public.check_seq;
+-- A constraint's function reads the table under a snapshot of the insert's
+-- own, as the statement's: the enqueues before it in the same statement
+-- count, and the third of a queue allowing two waiting tickets fails.
+SELECT matchmaker.create_queue('quota', algorithm => 'greedy', max_wait => '1 hour');
+CREATE FUNCTION public.quota_ok(q text) RETURNS boolean LANGUAGE sql STABLE AS $$
+    SELECT q <> 'quota' OR count(*) < 2 FROM matchmaker.tickets WHERE queue = q AND state = 'waiting'
+$$;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT quota CHECK (public.quota_ok(queue)) NOT VALID;
+\set VERBOSITY terse
+SELECT matchmaker.enqueue('quota', 'q' || i, 0.5) FROM generate_series(1, 3) i;
+\set VERBOSITY default
+SELECT count(*) AS waiting FROM matchmaker.tickets WHERE queue = 'quota';
+SELECT count(*) AS enqueued FROM (SELECT matchmaker.enqueue('quota', 'q' || i, 0.5) FROM generate_series(1, 2) i) e;
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT quota;
+DROP FUNCTION public.quota_ok(text);
+SELECT matchmaker.drop_queue('quota', force => true);
+-- The queues a session keeps are read again once a function changes: with
+-- the trigger's function replaced, a change to a queue is seen at once.
+BEGIN;
+SELECT matchmaker.enqueue('renamed', 'cache_a', 0.5) > 0 AS enqueued;
+CREATE OR REPLACE FUNCTION matchmaker.queues_changed() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';
+SELECT matchmaker.alter_queue('renamed', rating_max => 10) IS NOT NULL AS altered;
+SELECT matchmaker.enqueue('renamed', 'cache_b', 5) > 0 AS enqueued;
+ROLLBACK;
+SELECT player, state FROM matchmaker.tickets
+WHERE queue = 'renamed' AND player IN ('max_a', 'max_b', 'yann', 'yves', 'seq_a', 'seq_b', 'cache_a', 'cache_b') ORDER BY id;
 -- An index added to the table (on an expression, with a predicate) holds
 -- the tickets enqueued after it that its predicate admits, read back
 -- through it alone; once dropped, enqueue no longer writes to it.

@@ -425,6 +425,17 @@ queue_rows_invalidate(Datum arg, Oid relid)
 }
 
 /*
+ * Drop the cache when a function changes: whether the triggers run
+ * mm_queues_changed was checked when the rows were read, and a trigger's
+ * function replaced since would no longer drop it.
+ */
+static void
+queue_rows_proc_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	queue_rows_invalidate(arg, InvalidOid);
+}
+
+/*
  * Whether trigger t is name, on exactly the events, at the level given,
  * enabled ALWAYS, without a WHEN condition or a column list, and runs this
  * library's mm_queues_changed.
@@ -560,6 +571,7 @@ mm_load_queue_cached(const char *name, MMQueue *queue)
 		if (!queue_rows_callback_set)
 		{
 			CacheRegisterRelcacheCallback(queue_rows_invalidate, (Datum) 0);
+			CacheRegisterSyscacheCallback(PROCOID, queue_rows_proc_changed, (Datum) 0);
 			queue_rows_callback_set = true;
 		}
 		if (queue_rows_cxt == NULL)

@@ -54,7 +54,9 @@
 #include "commands/sequence.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "access/transam.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
@@ -722,6 +724,8 @@ static struct
 	Oid		   *index_oids;		/* the table's indexes, as ExecOpenIndices opens them */
 	IndexInfo **indexes;		/* as it builds them, with predicates and expressions planned */
 	List	   *deps;			/* PlanInvalItems of the planned expressions */
+	List	   *relations;		/* relations they name (an inlined function's) */
+	bool		user_code;		/* they call a user's function or cast to a domain */
 	AttrNumber	att[TICKET_INSERT_COLUMNS];
 	Bitmapset  *cols;
 	MemoryContext cxt;
@@ -749,6 +753,8 @@ ticket_insert_invalidate(Datum arg, Oid relid)
 
 	for (int i = 0; !ours && ticket_insert.valid && i < ticket_insert.nindex; i++)
 		ours = ticket_insert.index_oids[i] == relid;
+	if (!ours && ticket_insert.valid)
+		ours = list_member_oid(ticket_insert.relations, relid);
 	if (ours)
 		ticket_insert_forget();
 }
@@ -757,14 +763,16 @@ ticket_insert_invalidate(Datum arg, Oid relid)
  * A function or a type changed: forget what was learnt when a planned
  * expression depends on it (it inlined the function, or took a cast to a
  * domain then without constraints for none), when every entry changed, or
- * while learning.
+ * while learning.  When the expressions call a user's function or cast to
+ * a domain, any change does: planning records no dependency on a function
+ * it evaluated to a constant, nor on the domain under a domain it cast to.
  */
 static void
 ticket_insert_catalog_changed(Datum arg, int cacheid, uint32 hashvalue)
 {
 	ListCell   *lc;
 
-	if (!ticket_insert.valid || hashvalue == 0)
+	if (!ticket_insert.valid || hashvalue == 0 || ticket_insert.user_code)
 	{
 		ticket_insert_forget();
 		return;
@@ -781,19 +789,40 @@ ticket_insert_catalog_changed(Datum arg, int cacheid, uint32 hashvalue)
 	}
 }
 
+/* A function not built in. */
+static bool
+is_user_function(Oid func, void *context)
+{
+	return func >= FirstNormalObjectId;
+}
+
+/* Whether node calls a function not built in or casts to a domain. */
+static bool
+has_user_code(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, CoerceToDomain) || check_functions_in_node(node, is_user_function, NULL))
+		return true;
+	return expression_tree_walker(node, has_user_code, context);
+}
+
 /*
  * expr planned as ExecPrepareExpr would plan it, its dependencies on
- * functions and types added to ticket_insert.deps (in the current memory
- * context).
+ * functions and types added to ticket_insert.deps and on relations to
+ * ticket_insert.relations (in the current memory context).
  */
 static Expr *
 plan_learnt(Expr *expr)
 {
 	List	   *relations = NIL;
 	List	   *items = NIL;
-	Expr	   *planned = expression_planner_with_deps(expr, &relations, &items);
+	Expr	   *planned;
 
+	ticket_insert.user_code |= has_user_code((Node *) expr, NULL);
+	planned = expression_planner_with_deps(expr, &relations, &items);
 	ticket_insert.deps = list_concat(ticket_insert.deps, items);
+	ticket_insert.relations = list_concat(ticket_insert.relations, relations);
 	return planned;
 }
 
@@ -1012,6 +1041,8 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
 	ticket_insert.checks = palloc(sizeof(Expr *) * Max(ticket_insert.ncheck, 1));
 	/* as ExecPrepareExpr would plan them on every call */
 	ticket_insert.deps = NIL;
+	ticket_insert.relations = NIL;
+	ticket_insert.user_code = false;
 	for (int i = 0; i < ticket_insert.ncheck; i++)
 		ticket_insert.checks[i] = plan_learnt((Expr *) stringToNode(desc->constr->check[i].ccbin));
 	ticket_insert_learn_indexes(rel);
@@ -1053,6 +1084,14 @@ ticket_insert_run(Relation rel, const Datum *values, int64 *id)
 	context.arg = ticket_insert.query;
 	context.previous = error_context_stack;
 	error_context_stack = &context;
+	/*
+	 * As SPI runs the statement: under a snapshot of its own, taken before
+	 * the command counter moves, so that what a constraint's function
+	 * reads includes what this transaction wrote before.
+	 */
+	PushActiveSnapshot(GetTransactionSnapshot());
+	CommandCounterIncrement();
+	UpdateActiveSnapshotCommandId();
 	rri = begin_writes(rel, ACL_INSERT | ACL_SELECT, ticket_insert.cols, CMD_INSERT, false, &estate);
 	if (!ticket_insert_open_indices(rri, estate))
 		ExecOpenIndices(rri, true);
@@ -1128,6 +1167,7 @@ ticket_insert_run(Relation rel, const Datum *values, int64 *id)
 	ExecCloseIndices(rri);
 	FreeExecutorState(estate);
 	table_close(rel, NoLock);
+	PopActiveSnapshot();
 	error_context_stack = context.previous;
 	/* what the next statement reads includes the ticket */
 	CommandCounterIncrement();
