@@ -170,16 +170,18 @@ SELECT matchmaker.enqueue('renamed', 'ivan', 0.5);
 \set VERBOSITY default
 ALTER TABLE matchmaker.tickets DROP CONSTRAINT allowed;
 DROP FUNCTION public.allowed_player(text);
--- A CHECK casting to a domain that has no constraint yet: one added to
--- the domain applies at once.
+-- A CHECK casting to a domain over a domain, neither with a constraint
+-- yet: one added to the inner domain applies at once.
 CREATE DOMAIN public.player_name AS text;
-ALTER TABLE matchmaker.tickets ADD CONSTRAINT named CHECK ((player::public.player_name) IS NOT NULL) NOT VALID;
+CREATE DOMAIN public.outer_name AS public.player_name;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT named CHECK ((player::public.outer_name) IS NOT NULL) NOT VALID;
 SELECT matchmaker.enqueue('renamed', 'xavier', 0.5) > 0 AS enqueued;
 ALTER DOMAIN public.player_name ADD CONSTRAINT no_x CHECK (VALUE NOT LIKE 'x%');
 \set VERBOSITY terse
 SELECT matchmaker.enqueue('renamed', 'xena', 0.5);
 \set VERBOSITY default
 ALTER TABLE matchmaker.tickets DROP CONSTRAINT named;
+DROP DOMAIN public.outer_name;
 DROP DOMAIN public.player_name;
 -- A CHECK whose function enqueues another player after replacing a
 -- function (which makes enqueue learn the table again): the inner
@@ -235,19 +237,6 @@ SELECT matchmaker.enqueue('renamed', 'max_b', 0.8);
 \set VERBOSITY default
 ALTER TABLE matchmaker.tickets DROP CONSTRAINT below_max;
 DROP FUNCTION public.max_rating();
--- A cast to a domain over a domain: a constraint added to the inner one
--- is checked.
-CREATE DOMAIN public.inner_name AS text;
-CREATE DOMAIN public.outer_name AS public.inner_name;
-ALTER TABLE matchmaker.tickets ADD CONSTRAINT outer_named CHECK ((player::public.outer_name) IS NOT NULL) NOT VALID;
-SELECT matchmaker.enqueue('renamed', 'yann', 0.5) > 0 AS enqueued;
-ALTER DOMAIN public.inner_name ADD CONSTRAINT no_y CHECK (VALUE NOT LIKE 'y%');
-\set VERBOSITY terse
-SELECT matchmaker.enqueue('renamed', 'yves', 0.5);
-\set VERBOSITY default
-ALTER TABLE matchmaker.tickets DROP CONSTRAINT outer_named;
-DROP DOMAIN public.outer_name;
-DROP DOMAIN public.inner_name;
 -- A relation an inlined function names, dropped and made again: enqueue
 -- plans the constraint again and uses the new one.
 CREATE SEQUENCE public.check_seq;
@@ -286,7 +275,7 @@ SELECT matchmaker.alter_queue('renamed', rating_max => 10) IS NOT NULL AS altere
 SELECT matchmaker.enqueue('renamed', 'cache_b', 5) > 0 AS enqueued;
 ROLLBACK;
 SELECT player, state FROM matchmaker.tickets
-WHERE queue = 'renamed' AND player IN ('max_a', 'max_b', 'yann', 'yves', 'seq_a', 'seq_b', 'cache_a', 'cache_b') ORDER BY id;
+WHERE queue = 'renamed' AND player IN ('max_a', 'max_b', 'seq_a', 'seq_b', 'cache_a', 'cache_b') ORDER BY id;
 -- An index added to the table (on an expression, with a predicate) holds
 -- the tickets enqueued after it that its predicate admits, read back
 -- through it alone; once dropped, enqueue no longer writes to it.
