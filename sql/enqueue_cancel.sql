@@ -237,6 +237,55 @@ SELECT matchmaker.enqueue('renamed', 'max_b', 0.8);
 \set VERBOSITY default
 ALTER TABLE matchmaker.tickets DROP CONSTRAINT below_max;
 DROP FUNCTION public.max_rating();
+-- A check whose planning would evaluate a call once is planned at each
+-- enqueue, as the INSERT plans it: a built-in function of a text search
+-- configuration that changes, and a function declared immutable that
+-- reads a table.
+CREATE TEXT SEARCH CONFIGURATION public.words (COPY = english);
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT has_words
+    CHECK (length(to_tsvector('public.words'::regconfig, 'cats')::text) > 0) NOT VALID;
+SELECT matchmaker.enqueue('renamed', 'ts_a', 0.5) > 0 AS enqueued;
+ALTER TEXT SEARCH CONFIGURATION public.words DROP MAPPING FOR asciiword;
+\set VERBOSITY terse
+SELECT matchmaker.enqueue('renamed', 'ts_b', 0.5);
+\set VERBOSITY default
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT has_words;
+DROP TEXT SEARCH CONFIGURATION public.words;
+CREATE TABLE public.rating_cap (cap float8);
+INSERT INTO public.rating_cap VALUES (1);
+CREATE FUNCTION public.cap() RETURNS float8 LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN (SELECT cap FROM public.rating_cap);
+END
+$$;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT capped CHECK (rating <= public.cap()) NOT VALID;
+SELECT matchmaker.enqueue('renamed', 'cap_a', 0.5) > 0 AS enqueued;
+UPDATE public.rating_cap SET cap = 0.1;
+\set VERBOSITY terse
+SELECT matchmaker.enqueue('renamed', 'cap_b', 0.5);
+\set VERBOSITY default
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT capped;
+DROP FUNCTION public.cap();
+DROP TABLE public.rating_cap;
+-- An error while enqueue learns the table (an index predicate's function,
+-- run when the predicate is loaded) carries the statement's context line.
+CREATE FUNCTION public.pred_guard(int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF current_setting('mm_test.refuse', true) = 'on' THEN
+        RAISE EXCEPTION 'predicate refused';
+    END IF;
+    RETURN true;
+END
+$$;
+CREATE INDEX guarded ON matchmaker.tickets (rating) WHERE public.pred_guard(1);
+SELECT matchmaker.enqueue('renamed', 'guard_a', 0.5) > 0 AS enqueued;
+SET mm_test.refuse = on;
+ALTER INDEX matchmaker.guarded SET (fillfactor = 80);
+SELECT matchmaker.enqueue('renamed', 'guard_b', 0.5);
+RESET mm_test.refuse;
+SELECT matchmaker.enqueue('renamed', 'guard_c', 0.5) > 0 AS enqueued;
+DROP INDEX matchmaker.guarded;
+DROP FUNCTION public.pred_guard(int);
 -- A relation an inlined function names, dropped and made again: enqueue
 -- plans the constraint again and uses the new one.
 CREATE SEQUENCE public.check_seq;
@@ -275,7 +324,7 @@ SELECT matchmaker.alter_queue('renamed', rating_max => 10) IS NOT NULL AS altere
 SELECT matchmaker.enqueue('renamed', 'cache_b', 5) > 0 AS enqueued;
 ROLLBACK;
 SELECT player, state FROM matchmaker.tickets
-WHERE queue = 'renamed' AND player IN ('max_a', 'max_b', 'seq_a', 'seq_b', 'cache_a', 'cache_b') ORDER BY id;
+WHERE queue = 'renamed' AND player IN ('max_a', 'max_b', 'ts_a', 'ts_b', 'cap_a', 'cap_b', 'guard_a', 'guard_b', 'guard_c', 'seq_a', 'seq_b', 'cache_a', 'cache_b') ORDER BY id;
 -- An index added to the table (on an expression, with a predicate) holds
 -- the tickets enqueued after it that its predicate admits, read back
 -- through it alone; once dropped, enqueue no longer writes to it.

@@ -719,7 +719,8 @@ static struct
 	List	   *arbiter;		/* index oids, as the statement's plan has them */
 	char	   *query;			/* the statement's text, for its errors' context */
 	int			ncheck;
-	Expr	  **checks;			/* the CHECK constraints' expressions, planned */
+	Expr	  **checks;			/* the CHECK constraints' expressions, planned (see replan) */
+	bool	   *replan;			/* per check: kept unplanned, planned at each call */
 	int			nindex;
 	Oid		   *index_oids;		/* the table's indexes, as ExecOpenIndices opens them */
 	IndexInfo **indexes;		/* as it builds them, with predicates and expressions planned */
@@ -805,6 +806,27 @@ has_user_code(Node *node, void *context)
 	if (IsA(node, CoerceToDomain) || check_functions_in_node(node, is_user_function, NULL))
 		return true;
 	return expression_tree_walker(node, has_user_code, context);
+}
+
+/* Any function. */
+static bool
+is_function(Oid func, void *context)
+{
+	return true;
+}
+
+/*
+ * Whether node calls a function on constants alone, which planning would
+ * evaluate once (constant folding).
+ */
+static bool
+has_foldable_call(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, is_function, NULL) && !contain_var_clause(node))
+		return true;
+	return expression_tree_walker(node, has_foldable_call, context);
 }
 
 /*
@@ -1039,12 +1061,26 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
 		pstrdup(((CachedPlanSource *) linitial(SPI_plan_get_plan_sources(statement)))->query_string);
 	ticket_insert.ncheck = desc->constr != NULL ? desc->constr->num_check : 0;
 	ticket_insert.checks = palloc(sizeof(Expr *) * Max(ticket_insert.ncheck, 1));
+	ticket_insert.replan = palloc(sizeof(bool) * Max(ticket_insert.ncheck, 1));
 	/* as ExecPrepareExpr would plan them on every call */
 	ticket_insert.deps = NIL;
 	ticket_insert.relations = NIL;
 	ticket_insert.user_code = false;
 	for (int i = 0; i < ticket_insert.ncheck; i++)
-		ticket_insert.checks[i] = plan_learnt((Expr *) stringToNode(desc->constr->check[i].ccbin));
+	{
+		Expr	   *check = stringToNode(desc->constr->check[i].ccbin);
+
+		/*
+		 * A check calling a user's function, casting to a domain or calling
+		 * a function on constants is planned at each call, as the statement
+		 * plans it: what planning evaluates or inlines may change without
+		 * an invalidation (a function declared immutable that reads a
+		 * table, a text search configuration).
+		 */
+		ticket_insert.replan[i] = has_user_code((Node *) check, NULL) ||
+			has_foldable_call((Node *) check, NULL);
+		ticket_insert.checks[i] = ticket_insert.replan[i] ? check : plan_learnt(check);
+	}
 	ticket_insert_learn_indexes(rel);
 	ticket_insert.cols = bms_copy(cols);
 	MemoryContextSwitchTo(old);
@@ -1061,6 +1097,25 @@ static void
 ticket_insert_context(void *arg)
 {
 	errcontext("SQL statement \"%s\"", (const char *) arg);
+}
+
+/*
+ * ticket_insert_learn with the statement's context line on its errors
+ * (planning runs a constraint's function on constants).
+ */
+static bool
+ticket_insert_learn_in_context(Relation rel, SPIPlanPtr statement)
+{
+	ErrorContextCallback context;
+	bool		learnt;
+
+	context.callback = ticket_insert_context;
+	context.arg = unconstify(char *, ((CachedPlanSource *) linitial(SPI_plan_get_plan_sources(statement)))->query_string);
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	learnt = ticket_insert_learn(rel, statement);
+	error_context_stack = context.previous;
+	return learnt;
 }
 
 /*
@@ -1102,7 +1157,10 @@ ticket_insert_run(Relation rel, const Datum *values, int64 *id)
 
 		rri->ri_ConstraintExprs = palloc(sizeof(ExprState *) * ticket_insert.ncheck);
 		for (int i = 0; i < ticket_insert.ncheck; i++)
-			rri->ri_ConstraintExprs[i] = ExecInitExpr(ticket_insert.checks[i], NULL);
+			rri->ri_ConstraintExprs[i] =
+				ExecInitExpr(ticket_insert.replan[i] ?
+							 expression_planner(copyObject(ticket_insert.checks[i])) :
+							 ticket_insert.checks[i], NULL);
 		MemoryContextSwitchTo(old);
 	}
 
@@ -1219,7 +1277,7 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	{
 		if (!(ticket_insert.valid && ticket_insert.relid == RelationGetRelid(rel) &&
 			  ticket_insert.ncheck == (desc->constr != NULL ? desc->constr->num_check : 0)) &&
-			(ticket_insert_depth > 1 || !ticket_insert_learn(rel, statement)))
+			(ticket_insert_depth > 1 || !ticket_insert_learn_in_context(rel, statement)))
 			table_close(rel, NoLock);
 		else
 			result = ticket_insert_run(rel, values, id);
