@@ -695,10 +695,13 @@ mm_match_rows_insert(const char *queue, TimestampTz now, const MMResult *res, co
  * columns, the default's sequence, the constraints and the indexes'
  * predicates and expressions parsed and planned, what the executor needs
  * of each index, the arbiter) is kept until a relcache invalidation of the
- * table or of one of its indexes, or a change to a function or a type a
- * planned expression depends on (it may have inlined the one, or dropped
- * a cast to a domain of the other); privileges, row security and triggers are checked
- * on every call (open_for_write).
+ * table, of one of its indexes or of a relation a planned expression
+ * names, or a change to a function or a type a planned expression depends
+ * on (it may have inlined the one, or dropped a cast to a domain of the
+ * other).  A constraint whose planning could evaluate or drop what changes
+ * without an invalidation is planned at each call instead (replan).
+ * Privileges, row security and triggers are checked on every call
+ * (open_for_write).
  */
 #define TICKET_INSERT_COLUMNS 9
 enum
@@ -764,9 +767,10 @@ ticket_insert_invalidate(Datum arg, Oid relid)
  * A function or a type changed: forget what was learnt when a planned
  * expression depends on it (it inlined the function, or took a cast to a
  * domain then without constraints for none), when every entry changed, or
- * while learning.  When the expressions call a user's function or cast to
- * a domain, any change does: planning records no dependency on a function
- * it evaluated to a constant, nor on the domain under a domain it cast to.
+ * while learning.  When the planned expressions call a user's function or
+ * cast to a domain (an index's, as the relcache has it), any change does:
+ * planning records no dependency on a function it evaluated to a constant,
+ * nor on the domain under a domain it cast to.
  */
 static void
 ticket_insert_catalog_changed(Datum arg, int cacheid, uint32 hashvalue)
@@ -1152,7 +1156,7 @@ ticket_insert_run(Relation rel, const Datum *values, int64 *id)
 		ExecOpenIndices(rri, true);
 	if (ticket_insert.ncheck > 0)
 	{
-		/* as ExecConstraints would prepare them, from the expressions planned once */
+		/* as ExecConstraints would prepare them: planned once, or now (replan) */
 		MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
 
 		rri->ri_ConstraintExprs = palloc(sizeof(ExprState *) * ticket_insert.ncheck);
