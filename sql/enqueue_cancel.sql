@@ -267,6 +267,23 @@ SELECT matchmaker.enqueue('renamed', 'cap_b', 0.5);
 ALTER TABLE matchmaker.tickets DROP CONSTRAINT capped;
 DROP FUNCTION public.cap();
 DROP TABLE public.rating_cap;
+-- A built-in function written in SQL is inlined by planning, which parses
+-- its body with the casts of the moment (text || anynonarray casts its
+-- right operand to text): a cast created since applies.
+CREATE TYPE public.mood AS ENUM ('happy', 'sad');
+CREATE FUNCTION public.mood_text(public.mood) RETURNS text LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT upper($1::name::text)
+$$;
+ALTER TABLE matchmaker.tickets ADD CONSTRAINT moody CHECK (('p' || player::public.mood) <> 'pSAD') NOT VALID;
+SELECT matchmaker.enqueue('renamed', 'happy', 0.5) > 0 AS enqueued;
+CREATE CAST (public.mood AS text) WITH FUNCTION public.mood_text(public.mood);
+\set VERBOSITY terse
+SELECT matchmaker.enqueue('renamed', 'sad', 0.5);
+\set VERBOSITY default
+ALTER TABLE matchmaker.tickets DROP CONSTRAINT moody;
+DROP CAST (public.mood AS text);
+DROP FUNCTION public.mood_text(public.mood);
+DROP TYPE public.mood;
 -- An error while enqueue learns the table (an index predicate's function,
 -- run when the predicate is loaded) carries the statement's context line.
 CREATE FUNCTION public.pred_guard(int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
@@ -324,7 +341,7 @@ SELECT matchmaker.alter_queue('renamed', rating_max => 10) IS NOT NULL AS altere
 SELECT matchmaker.enqueue('renamed', 'cache_b', 5) > 0 AS enqueued;
 ROLLBACK;
 SELECT player, state FROM matchmaker.tickets
-WHERE queue = 'renamed' AND player IN ('max_a', 'max_b', 'ts_a', 'ts_b', 'cap_a', 'cap_b', 'guard_a', 'guard_b', 'guard_c', 'seq_a', 'seq_b', 'cache_a', 'cache_b') ORDER BY id;
+WHERE queue = 'renamed' AND player IN ('max_a', 'max_b', 'ts_a', 'ts_b', 'cap_a', 'cap_b', 'happy', 'sad', 'guard_a', 'guard_b', 'guard_c', 'seq_a', 'seq_b', 'cache_a', 'cache_b') ORDER BY id;
 -- An index added to the table (on an expression, with a predicate) holds
 -- the tickets enqueued after it that its predicate admits, read back
 -- through it alone; once dropped, enqueue no longer writes to it.

@@ -50,6 +50,8 @@
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "commands/sequence.h"
 #include "executor/executor.h"
@@ -794,14 +796,31 @@ ticket_insert_catalog_changed(Datum arg, int cacheid, uint32 hashvalue)
 	}
 }
 
-/* A function not built in. */
+/*
+ * A function not built in, or one written in SQL: planning inlines it,
+ * parsing its body with the catalogs of the moment (the casts it names).
+ */
 static bool
 is_user_function(Oid func, void *context)
 {
-	return func >= FirstNormalObjectId;
+	HeapTuple	proc;
+	bool		sql = false;
+
+	if (func >= FirstNormalObjectId)
+		return true;
+	proc = SearchSysCache1(PROCOID, ObjectIdGetDatum(func));
+	if (HeapTupleIsValid(proc))
+	{
+		sql = ((Form_pg_proc) GETSTRUCT(proc))->prolang == SQLlanguageId;
+		ReleaseSysCache(proc);
+	}
+	return sql;
 }
 
-/* Whether node calls a function not built in or casts to a domain. */
+/*
+ * Whether node calls a function not built in or written in SQL, or casts
+ * to a domain.
+ */
 static bool
 has_user_code(Node *node, void *context)
 {
@@ -1075,11 +1094,12 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
 		Expr	   *check = stringToNode(desc->constr->check[i].ccbin);
 
 		/*
-		 * A check calling a user's function, casting to a domain or calling
-		 * a function on constants is planned at each call, as the statement
-		 * plans it: what planning evaluates or inlines may change without
-		 * an invalidation (a function declared immutable that reads a
-		 * table, a text search configuration).
+		 * A check calling a user's function or one written in SQL, casting
+		 * to a domain or calling a function on constants is planned at each
+		 * call, as the statement plans it: what planning evaluates or
+		 * inlines may change without an invalidation (a function declared
+		 * immutable that reads a table, a text search configuration, a cast
+		 * an inlined body names).
 		 */
 		ticket_insert.replan[i] = has_user_code((Node *) check, NULL) ||
 			has_foldable_call((Node *) check, NULL);
