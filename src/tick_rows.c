@@ -47,6 +47,7 @@
 #include "access/sysattr.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
@@ -56,7 +57,6 @@
 #include "commands/sequence.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
-#include "access/transam.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
@@ -722,7 +722,6 @@ static struct
 	Oid			relid;
 	Oid			seq;			/* of id's default, nextval(seq) */
 	List	   *arbiter;		/* index oids, as the statement's plan has them */
-	char	   *query;			/* the statement's text, for its errors' context */
 	int			ncheck;
 	Expr	  **checks;			/* the CHECK constraints' expressions, planned (see replan) */
 	bool	   *replan;			/* per check: kept unplanned, planned at each call */
@@ -1080,8 +1079,6 @@ ticket_insert_learn(Relation rel, SPIPlanPtr statement)
 	old = MemoryContextSwitchTo(ticket_insert.cxt);
 	ticket_insert.arbiter = list_copy(arbiter);
 	ReleaseCachedPlan(plan, CurrentResourceOwner);
-	ticket_insert.query =
-		pstrdup(((CachedPlanSource *) linitial(SPI_plan_get_plan_sources(statement)))->query_string);
 	ticket_insert.ncheck = desc->constr != NULL ? desc->constr->num_check : 0;
 	ticket_insert.checks = palloc(sizeof(Expr *) * Max(ticket_insert.ncheck, 1));
 	ticket_insert.replan = palloc(sizeof(bool) * Max(ticket_insert.ncheck, 1));
@@ -1124,25 +1121,6 @@ ticket_insert_context(void *arg)
 }
 
 /*
- * ticket_insert_learn with the statement's context line on its errors
- * (planning runs a constraint's function on constants).
- */
-static bool
-ticket_insert_learn_in_context(Relation rel, SPIPlanPtr statement)
-{
-	ErrorContextCallback context;
-	bool		learnt;
-
-	context.callback = ticket_insert_context;
-	context.arg = unconstify(char *, ((CachedPlanSource *) linitial(SPI_plan_get_plan_sources(statement)))->query_string);
-	context.previous = error_context_stack;
-	error_context_stack = &context;
-	learnt = ticket_insert_learn(rel, statement);
-	error_context_stack = context.previous;
-	return learnt;
-}
-
-/*
  * mm_ticket_insert's insert into rel (open, locked, its shape learnt);
  * closes rel.
  */
@@ -1156,13 +1134,7 @@ ticket_insert_run(Relation rel, const Datum *values, int64 *id)
 	const AttrNumber *att = ticket_insert.att;
 	CommandId	cid;
 	MMTicketInsert result;
-	ErrorContextCallback context;
 
-	/* errors from here on carry the statement's context line, as through SPI */
-	context.callback = ticket_insert_context;
-	context.arg = ticket_insert.query;
-	context.previous = error_context_stack;
-	error_context_stack = &context;
 	/*
 	 * As SPI runs the statement: under a snapshot of its own, taken before
 	 * the command counter moves, so that what a constraint's function
@@ -1250,7 +1222,6 @@ ticket_insert_run(Relation rel, const Datum *values, int64 *id)
 	FreeExecutorState(estate);
 	table_close(rel, NoLock);
 	PopActiveSnapshot();
-	error_context_stack = context.previous;
 	/* what the next statement reads includes the ticket */
 	CommandCounterIncrement();
 	return result;
@@ -1272,6 +1243,7 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	Relation	rel;
 	TupleDesc	desc;
 	volatile MMTicketInsert result = MM_TICKET_INSERT_STATEMENT;
+	ErrorContextCallback context;
 
 	/* a transaction that may not write (or a standby's), a parallel worker: the statement's error */
 	if (XactReadOnly || IsInParallelMode())
@@ -1288,6 +1260,14 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	if (rel == NULL)
 		return MM_TICKET_INSERT_STATEMENT;
 	desc = RelationGetDescr(rel);
+	/*
+	 * Errors carry the statement's context line, as through SPI, also
+	 * while learning (planning runs a constraint's function on constants).
+	 */
+	context.callback = ticket_insert_context;
+	context.arg = unconstify(char *, ((CachedPlanSource *) linitial(SPI_plan_get_plan_sources(statement)))->query_string);
+	context.previous = error_context_stack;
+	error_context_stack = &context;
 
 	/*
 	 * Learning again frees what was learnt, which an insert or a learning
@@ -1301,7 +1281,7 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 	{
 		if (!(ticket_insert.valid && ticket_insert.relid == RelationGetRelid(rel) &&
 			  ticket_insert.ncheck == (desc->constr != NULL ? desc->constr->num_check : 0)) &&
-			(ticket_insert_depth > 1 || !ticket_insert_learn_in_context(rel, statement)))
+			(ticket_insert_depth > 1 || !ticket_insert_learn(rel, statement)))
 			table_close(rel, NoLock);
 		else
 			result = ticket_insert_run(rel, values, id);
@@ -1311,5 +1291,6 @@ mm_ticket_insert(SPIPlanPtr statement, const Datum *values, int64 *id)
 		ticket_insert_depth--;
 	}
 	PG_END_TRY();
+	error_context_stack = context.previous;
 	return result;
 }
