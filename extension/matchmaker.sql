@@ -642,11 +642,12 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION matchmaker.wait_quantile IS 'The wait in seconds below which a fraction q of a waits histogram lies (to within 19 %: a bucket spans a factor of 2^(1/4)); null when it is empty.';
 
 CREATE FUNCTION matchmaker.worker_queues(OUT queue text, OUT last_tick timestamptz,
-    OUT last_tick_ms float8, OUT lag_ms float8, OUT next_tick timestamptz)
+    OUT last_tick_ms float8, OUT lag_ms float8, OUT next_tick timestamptz,
+    OUT failures integer, OUT last_error text, OUT last_error_at timestamptz)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'mm_worker_queues'
 LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION matchmaker.worker_queues IS 'The workers'' schedule of this database''s queues: when each last tick began, how long it took, how late it began after its timer was due, and when the next is due.';
+COMMENT ON FUNCTION matchmaker.worker_queues IS 'The workers'' schedule of this database''s queues: when each last tick began, how long it took, how late it began after its timer was due, when the next is due, its ticks that failed in a row, and the message and time of its latest failure.';
 
 CREATE VIEW matchmaker.queue_stats AS
 SELECT q.name AS queue,
@@ -656,7 +657,8 @@ SELECT q.name AS queue,
        matchmaker.wait_quantile(h.waits, 0.5) AS p50_wait,
        matchmaker.wait_quantile(h.waits, 0.95) AS p95_wait,
        h.bot_share, h.expired_1h, h.mean_cost,
-       s.last_tick, s.last_tick_ms, s.lag_ms, s.next_tick
+       s.last_tick, s.last_tick_ms, s.lag_ms, s.next_tick,
+       s.failures, s.last_error, s.last_error_at
 FROM matchmaker.queues q
 CROSS JOIN LATERAL (
     SELECT pg_catalog.count(*) AS waiting,
@@ -677,7 +679,7 @@ CROSS JOIN LATERAL (
       AND b.bucket_start OPERATOR(pg_catalog.>=) (pg_catalog.now() OPERATOR(pg_catalog.-) '1 hour'::pg_catalog.interval)
       AND b.bucket_start OPERATOR(pg_catalog.<=) pg_catalog.now()) h
 LEFT JOIN matchmaker.worker_queues() s ON s.queue OPERATOR(pg_catalog.=) q.name;
-COMMENT ON VIEW matchmaker.queue_stats IS 'Per queue: waiting tickets and the oldest wait (s); matches and players in the last minute and hour; p50 and p95 wait (s), share of games with computer players, expiries and mean cost over the last hour; the worker''s last tick, its duration, its lag and the next (see doc/reference.md, Operating).';
+COMMENT ON VIEW matchmaker.queue_stats IS 'Per queue: waiting tickets and the oldest wait (s); matches and players in the last minute and hour; p50 and p95 wait (s), share of games with computer players, expiries and mean cost over the last hour; the worker''s last tick, its duration, its lag and the next; its ticks that failed in a row and its latest failure (see doc/reference.md, Operating).';
 
 -- Retention (retention.c): the workers remove ended rows older than
 -- matchmaker.retention; purge() does it by hand.  These indexes let each

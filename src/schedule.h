@@ -18,6 +18,9 @@
 #define MM_WAKE_WORDS		32	/* 1024 bits of queue-name hashes */
 #define MM_WAKE_BITS		(MM_WAKE_WORDS * 32)
 
+/* the bytes of a failed run's message a queue's slot keeps, its end included */
+#define MM_ERROR_LEN 128
+
 /* One queue of a database's shared schedule; name[0] == '\0': a free entry. */
 typedef struct MMQueueSlot
 {
@@ -39,6 +42,9 @@ typedef struct MMQueueSlot
 	double		last_ms;		/* how long it took */
 	double		last_lag_ms;	/* how late it began after its timer was due */
 	TimestampTz purge_at;		/* when its ended rows are next removed (retention.c) */
+	/* its latest failed run, for matchmaker.worker_queues (worker.c) */
+	TimestampTz last_error_at;	/* when it failed (0: no failure since it joined the schedule) */
+	char		last_error[MM_ERROR_LEN];	/* the error's message, cut at a character boundary */
 } MMQueueSlot;
 
 /*

@@ -891,15 +891,28 @@ mm_stats_run(MMQueueSlot *slot, TimestampTz started, double ms, double lag_ms)
  * matchmaker.worker_queues(): for each queue in this database's schedule,
  * when the worker last started its tick, how long it took (ms), how late
  * it started after the time it was due (ms; 0 for a run asked for by an
- * enqueue), and when it is due next.  No rows unless the library is
- * preloaded and this database is in matchmaker.database.
+ * enqueue), when it is due next, its runs that failed in a row (0 after a
+ * run that did not fail), and the message and time of its latest failure
+ * (kept after it recovers).  No rows unless the library is preloaded and
+ * this database is in matchmaker.database.  The columns are those the
+ * function's SQL declaration asks for, first to last (an older
+ * declaration has fewer).
  */
+#define MM_WORKER_QUEUES_COLS 8
 Datum
 mm_worker_queues(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			natts;
 
 	InitMaterializedSRF(fcinfo, 0);
+	natts = rsinfo->setDesc->natts;
+	if (natts > MM_WORKER_QUEUES_COLS)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("matchmaker.worker_queues() is declared with %d columns, the library knows %d",
+						natts, MM_WORKER_QUEUES_COLS),
+				 errhint("Install the library of the extension's version (make install), then restart the server.")));
 	if (mm_shared == NULL)
 		PG_RETURN_VOID();
 	for (int d = 0; d < mm_shared->ndatabases; d++)
@@ -914,11 +927,12 @@ mm_worker_queues(PG_FUNCTION_ARGS)
 		for (int i = 0; i < mm_max_queues; i++)
 		{
 			MMQueueSlot *q = &slots[i];
-			Datum		values[5];
-			bool		nulls[5] = {false, false, false, false, false};
+			Datum		values[MM_WORKER_QUEUES_COLS];
+			bool		nulls[MM_WORKER_QUEUES_COLS];
 
 			if (q->name[0] == '\0')
 				continue;
+			memset(nulls, 0, sizeof(nulls));
 			values[0] = CStringGetTextDatum(q->name);
 			values[1] = TimestampTzGetDatum(q->last_start);
 			nulls[1] = q->last_start == 0;
@@ -928,6 +942,11 @@ mm_worker_queues(PG_FUNCTION_ARGS)
 			nulls[3] = q->last_start == 0;
 			values[4] = TimestampTzGetDatum(q->next_run);
 			nulls[4] = q->next_run == 0;
+			values[5] = Int32GetDatum(q->failures);
+			values[6] = CStringGetTextDatum(q->last_error);
+			nulls[6] = q->last_error_at == 0;
+			values[7] = TimestampTzGetDatum(q->last_error_at);
+			nulls[7] = q->last_error_at == 0;
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 		LWLockRelease(db->lock);

@@ -22,6 +22,7 @@
 #include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "commands/extension.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
@@ -449,6 +450,11 @@ unclaim_queue(const ClaimedQueue *claim, const MMQueueSlot *outcome)
 			outcome->last_start - q->last_start <= (TimestampTz) mm_arrival_delay * 2 * 1000;
 		mm_stats_run(q, outcome->last_start, outcome->last_ms, outcome->last_lag_ms);
 		q->purge_at = outcome->purge_at;
+		if (outcome->last_error_at != 0)
+		{
+			q->last_error_at = outcome->last_error_at;
+			memcpy(q->last_error, outcome->last_error, MM_ERROR_LEN);
+		}
 		q->running = -1;
 		mm_set_wake_at(my_db, my_queues, q->wake_bit);
 	}
@@ -659,6 +665,16 @@ run_queue(const ClaimedQueue *claim, MemoryContext loopcxt)
 					 errhint("The worker runs the queue again in %g s; the other queues go on.",
 							 backoff)));
 			outcome.next_run = GetCurrentTimestamp() + (TimestampTz) (backoff * USECS_PER_SEC);
+			/* for worker_queues(): what failed, cut to fit */
+			outcome.last_error_at = now;
+			if (edata->message != NULL)
+			{
+				int			len = pg_mbcliplen(edata->message, strlen(edata->message),
+											   MM_ERROR_LEN - 1);
+
+				memcpy(outcome.last_error, edata->message, len);
+				outcome.last_error[len] = '\0';
+			}
 			/* its arrivals and cancels meanwhile wake nobody: it runs at next_run */
 			outcome.need_arrivals = PG_INT32_MAX;
 		}

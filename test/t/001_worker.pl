@@ -174,6 +174,19 @@ cmp_ok($third, '<', 15,
 ok($node->log_contains(qr/queue again in 1 s;/, $offset)
 	  && $node->log_contains(qr/queue again in 2 s \(it failed 2 times in a row\)/, $offset),
 	'each failure logs when the queue runs again');
+# worker_queues() and queue_stats show the failures in a row and the
+# latest error; a queue that never failed has none
+ok($node->poll_query_until('postgres', q{
+	SELECT failures >= 3 AND last_error = 'broken on purpose'
+	       AND last_error_at BETWEEN now() - interval '1 minute' AND now()
+	FROM matchmaker.worker_queues() WHERE queue = 'broken'}),
+	'worker_queues() counts the failures in a row and keeps the error');
+is($node->safe_psql('postgres', q{
+	SELECT (SELECT failures >= 3 AND last_error = 'broken on purpose'
+	        FROM matchmaker.queue_stats WHERE queue = 'broken')
+	    || ' ' || (SELECT failures = 0 AND last_error IS NULL AND last_error_at IS NULL
+	        FROM matchmaker.queue_stats WHERE queue = 'duel')}),
+	'true true', 'queue_stats shows them, and nothing for a queue that never failed');
 
 # During its backoff (8 s after the fourth failure) its arrivals wake no
 # worker (it runs when the backoff ends anyway), and changes to other
@@ -234,6 +247,9 @@ ok($node->poll_query_until('postgres',
 	'the queue matches once the cause of its failures is gone, the arrivals during its backoff included');
 my $back = Time::HiRes::time() - $t0;
 cmp_ok($back, '<', 20, sprintf('within its backoff, %.1f s', $back));
+is($node->safe_psql('postgres', q{
+	SELECT failures || ' ' || last_error FROM matchmaker.worker_queues() WHERE queue = 'broken'}),
+	'0 broken on purpose', 'a tick that succeeds ends the failures in a row; the last error stays');
 # the counts of matched tickets below are of the other queues
 $node->safe_psql('postgres', q{
 	DELETE FROM matchmaker.tickets WHERE queue = 'broken';

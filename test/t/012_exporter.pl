@@ -72,6 +72,8 @@ is(series('bot_share', 'duel'), '0', 'matchmaker_queue_bot_share: no computer pl
 ok(defined series('p95_wait', 'duel') && series('p95_wait', 'duel') >= 0, 'matchmaker_queue_p95_wait');
 ok(defined series('last_tick', 'duel') && series('last_tick', 'duel') > 1.7e9,
 	'matchmaker_queue_last_tick: a Unix time');
+is(series('failures', 'duel'), '0', 'matchmaker_queue_failures: no failed tick');
+is(series('last_error_at', 'duel'), 'NaN', 'matchmaker_queue_last_error_at: none');
 is(series('matches_1h', 'quiet'), '0', 'a queue without matches has its series');
 is(series('p50_wait', 'quiet'), 'NaN', 'an unknown statistic is NaN');
 like($metrics, qr/^# HELP matchmaker_queue_lag_ms Milliseconds the last tick began after its timer was due/m,
