@@ -15,7 +15,7 @@ PGFILEDESC = "matchmaker - game matchmaking inside PostgreSQL"
 REGRESS = create_queue alter_drop_queue enqueue_cancel match_cost tick simulate auto tune criteria check dump_config ready_check min_players backfill simulate_backfill filters parties queue_stats retention \
 	privileges hostile upgrade cancel_provisional tick_now bad_input robustness ticket_owner node_id tick_plans
 REGRESS_OPTS = --load-extension=matchmaker
-ISOLATION = tick_cancel tick_unlocked tick_tick tick_queue_lock notify_payload cancel_idle alter_fresh admin_other_queue party_enqueue ready_races events backfill_races retention_races upgrade_enqueue queue_cache enqueue_races enqueue_insert enqueue_index
+ISOLATION = tick_cancel tick_unlocked tick_tick tick_queue_lock notify_payload cancel_idle alter_fresh admin_other_queue party_enqueue ready_races events backfill_races retention_races upgrade_enqueue queue_cache enqueue_races enqueue_insert enqueue_index lock_context
 ISOLATION_OPTS = --inputdir=test
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -846,6 +846,22 @@ waiting_outside(const char *name, double lo, double hi)
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
+/* The error context of a wait for a queue's lock (mm_lock_queue_key). */
+typedef struct QueueLockWait
+{
+	const char *name;
+	uint16		kind;
+} QueueLockWait;
+
+static void
+queue_lock_wait_context(void *arg)
+{
+	QueueLockWait *w = arg;
+
+	errcontext("waiting for the %s lock of queue \"%s\"",
+			   w->kind == MM_LOCK_KIND_PARTY ? "party" : "enqueue", mm_shorten(w->name));
+}
+
 /*
  * The lock enqueue takes on its queue (share) and drop_queue (exclusive),
  * until the end of the transaction: an advisory lock of this database on
@@ -853,16 +869,32 @@ waiting_outside(const char *name, double lo, double hi)
  * can clash with it).  Two queues whose names share a hash only make a
  * drop_queue wait for the other queue's enqueues as well.  extra, for
  * other kinds, hashes a second key.  Without wait, false when it is held
- * in a conflicting mode (and nothing is taken).
+ * in a conflicting mode (and nothing is taken).  A wait that ends in an
+ * error (lock_timeout, a cancel, a deadlock) names the lock and the queue
+ * in the error's context.
  */
 bool
 mm_lock_queue_key(const char *name, uint16 kind, uint32 extra, LOCKMODE mode, bool wait)
 {
 	LOCKTAG		tag;
 	uint32		key = DatumGetUInt32(hash_any((const unsigned char *) name, strlen(name)));
+	ErrorContextCallback context;
+	QueueLockWait w;
 
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, key, extra, kind);
-	return LockAcquire(&tag, mode, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
+	if (LockAcquire(&tag, mode, false, true) != LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	if (!wait)
+		return false;
+	w.name = name;
+	w.kind = kind;
+	context.callback = queue_lock_wait_context;
+	context.arg = &w;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	(void) LockAcquire(&tag, mode, false, false);
+	error_context_stack = context.previous;
+	return true;
 }
 
 /*
