@@ -10,7 +10,8 @@
 # worker its ticks (match rows of distinct creation instants); for both the
 # WAL written and the WAL flushes (pg_stat_wal), and what the feeder's
 # sessions wait for (bench/feed_waits.py, sampled over the run but its
-# first and last second).  Runs alternate worker / loop, ROUNDS times, each
+# first and last second); and the WAL by kind of record (pg_waldump
+# --stats between the run's first and last positions).  Runs alternate worker / loop, ROUNDS times, each
 # on empty tables after a checkpoint; fsync and synchronous commit on.
 # Usage: bench/matcher_cost.sh [CLIENTS] [SECONDS] [ROUNDS]  (default 16 8 3)
 # Writes bench/results/matcher_cost-CLIENTS.md.
@@ -36,8 +37,10 @@ machine() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 hz=$(getconf CLK_TCK)
 
 # One run of SYSTEM (worker or loop): prints "matched/s matcher_us machine_us ticks wal_bytes
-# matched_per_flush tps flush cpu client other" (ticks for the worker only, "-" for the loop;
-# the last four the feeder's sessions in each state, of CLIENTS).
+# matched_per_flush tps flush cpu client other heap_insert confirm update btree btree_n commit
+# rest" (ticks for the worker only, "-" for the loop; flush to other the feeder's sessions in
+# each state, of CLIENTS; from heap_insert on, WAL bytes per matched ticket by kind of
+# record (wal_kinds), btree_n the B-tree entries per matched ticket).
 run() {
 	local system=$1 loop="" pids stat m0 m1 c0 c1 l0 l1 matched tps feed=bench/feed_enqueue.sql
 	local prefix="SELECT matchmaker.enqueue" table=matchmaker.tickets ticks_per="-" sampler waits
@@ -80,9 +83,32 @@ run() {
 		ticks_per=$(q "SELECT round(count(*)::numeric / count(DISTINCT created_at), 1) * 2 FROM matchmaker.matches")
 	fi
 	matched=$(q "SELECT count(*) FROM $table WHERE state = 'matched'")
-	echo "$(echo "$matched / $seconds" | bc) $(echo "($m1 - $m0) * 1000000 / $hz / $matched" | bc) $(echo "($c1 - $c0) * 1000000 / $hz / $matched" | bc) $ticks_per $(q "SELECT round(pg_wal_lsn_diff('$l1', '$l0') / $matched)") $(q "SELECT round($matched::numeric / wal_sync, 1) FROM pg_stat_wal") $(printf '%.0f' "$tps") $waits"
+	echo "$(echo "$matched / $seconds" | bc) $(echo "($m1 - $m0) * 1000000 / $hz / $matched" | bc) $(echo "($c1 - $c0) * 1000000 / $hz / $matched" | bc) $ticks_per $(q "SELECT round(pg_wal_lsn_diff('$l1', '$l0') / $matched)") $(q "SELECT round($matched::numeric / wal_sync, 1) FROM pg_stat_wal") $(printf '%.0f' "$tps") $waits $(wal_kinds "$l0" "$l1" "$matched")"
 }
 dir=$(mktemp -d)
+# WAL bytes (records and full-page images) per matched ticket between
+# positions $1 and $2, by kind of record: "heap_insert confirm update btree
+# btree_n commit rest": heap inserts (single and multi-row), the speculative
+# insertions' confirmations, heap updates, B-tree records (and btree_n, the
+# B-tree entries inserted per matched ticket), commits, and the rest.
+wal_kinds() {
+	"$PGBIN/pg_waldump" -p "$MM_CLUSTER/data/pg_wal" -s "$1" -e "$2" --stats=record 2>/dev/null |
+		awk -v n="$3" '
+			$1 ~ /^(Heap|Heap2|Btree|Transaction|XLOG|Standby|Storage|Sequence|CLOG|MultiXact|RelMap|SPGist|Gist|Hash|Gin|Brin|CommitTs|ReplicationOrigin|Generic|LogicalMessage)\// {
+				b = $(NF - 2)
+				if ($1 ~ /^(Heap\/INSERT|Heap2\/MULTI_INSERT)/) k = "ins"
+				else if ($1 ~ /^Heap\/HEAP_CONFIRM/) k = "conf"
+				else if ($1 ~ /^Heap\/(HOT_)?UPDATE/) k = "upd"
+				else if ($1 ~ /^Btree\//) { k = "bt"; if ($1 ~ /^Btree\/INSERT_LEAF/) entries += $2 }
+				else if ($1 ~ /^Transaction\/COMMIT/) k = "commit"
+				else k = "rest"
+				sum[k] += b
+			}
+			END {
+				printf "%.0f %.0f %.0f %.0f %.2f %.0f %.0f", sum["ins"] / n, sum["conf"] / n, sum["upd"] / n,
+					sum["bt"] / n, entries / n, sum["commit"] / n, sum["rest"] / n
+			}'
+}
 
 declare -A out
 for ((i = 1; i <= rounds; i++)); do
@@ -115,6 +141,14 @@ res=bench/results/matcher_cost-$clients.md
 	echo "|---|---:|---:|---:|---:|"
 	for m in worker loop; do
 		echo "| $m | $(med $m 8) ($(col $m 8)) | $(med $m 9) ($(col $m 9)) | $(med $m 10) ($(col $m 10)) | $(med $m 11) ($(col $m 11)) |"
+	done
+	echo
+	echo "WAL bytes per matched ticket by kind of record (\`pg_waldump --stats=record\` over each run, feed and matcher together; medians of the runs):"
+	echo
+	echo "| matcher | heap inserts (tickets, matches) | speculative insert confirmations | heap updates (matched tickets) | B-tree records | B-tree entries per ticket | commits | the rest |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for m in worker loop; do
+		echo "| $m | $(med $m 12) | $(med $m 13) | $(med $m 14) | $(med $m 15) | $(med $m 16) | $(med $m 17) | $(med $m 18) |"
 	done
 } >"$res"
 cat "$res"
