@@ -30,6 +30,7 @@ typedef struct MMQueueSlot
 	TimestampTz next_run;		/* due time of its next timer tick */
 	int			failures;		/* its last runs that failed in a row (worker.c) */
 	TransactionId row_xmin;		/* its row's xmin when the schedule last read it */
+	TimestampTz created_at;		/* its row's created_at then: another for a queue made anew */
 	int			need_arrivals;	/* from its last tick: arrivals before an arrival wake-up matters */
 	uint64		arrivals_base;	/* the arrival counter of its name hash when it last ran */
 	uint32		wake_bit;		/* its name hash in the wake sets (mm_wake_bit) */

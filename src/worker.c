@@ -157,6 +157,7 @@ typedef struct ListedQueue
 	char		name[NAMEDATALEN];
 	double		tick;
 	TransactionId row_xmin;		/* of its row: another when the row is updated or made anew */
+	TimestampTz created_at;		/* of its row: another when the queue is made anew */
 	bool		placed;			/* has its entry in the schedule */
 } ListedQueue;
 
@@ -191,6 +192,16 @@ merge_queues(HTAB *listed, bool changed)
 			continue;
 		}
 		lq->placed = true;
+		/*
+		 * The same name, another queue (dropped and created again between
+		 * two reads): the failures were the other queue's.
+		 */
+		if (lq->created_at != q->created_at && q->running < 0)
+		{
+			q->created_at = lq->created_at;
+			q->last_error_at = 0;
+			q->last_error[0] = '\0';
+		}
 		if (changed && q->need_arrivals != 0 && q->failures == 0)
 		{
 			q->need_arrivals = 0;
@@ -241,6 +252,7 @@ merge_queues(HTAB *listed, bool changed)
 		strlcpy(q->name, lq->name, NAMEDATALEN);
 		q->tick = lq->tick;
 		q->row_xmin = lq->row_xmin;
+		q->created_at = lq->created_at;
 		q->running = -1;
 		q->wake_bit = mm_wake_bit(q->name);
 		/* until its first run, any arrival wakes it */
@@ -280,7 +292,7 @@ refresh_queues_guts(MemoryContext loopcxt, bool changed)
 	if (!RecoveryInProgress() && !absent)
 	{
 		SPI_connect();
-		if (SPI_execute("SELECT name, tick, xmin FROM matchmaker.queues", true, 0) == SPI_OK_SELECT)
+		if (SPI_execute("SELECT name, tick, xmin, created_at FROM matchmaker.queues", true, 0) == SPI_OK_SELECT)
 		{
 			for (uint64 i = 0; i < SPI_processed; i++)
 			{
@@ -297,6 +309,7 @@ refresh_queues_guts(MemoryContext loopcxt, bool changed)
 				lq = hash_search(listed, key, HASH_ENTER, NULL);
 				lq->tick = mm_interval_seconds(tick);
 				lq->row_xmin = DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 3, &isnull));
+				lq->created_at = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 4, &isnull));
 				lq->placed = false;
 			}
 			ok = true;

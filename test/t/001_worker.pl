@@ -250,6 +250,20 @@ cmp_ok($back, '<', 20, sprintf('within its backoff, %.1f s', $back));
 is($node->safe_psql('postgres', q{
 	SELECT failures || ' ' || last_error FROM matchmaker.worker_queues() WHERE queue = 'broken'}),
 	'0 broken on purpose', 'a tick that succeeds ends the failures in a row; the last error stays');
+# The same name made anew, in one transaction, is another queue: the
+# old one's error is not its own.
+$node->safe_psql('postgres', q{
+	BEGIN;
+	DELETE FROM matchmaker.tickets WHERE queue = 'broken';
+	DELETE FROM matchmaker.matches WHERE queue = 'broken';
+	SELECT matchmaker.drop_queue('broken');
+	SELECT matchmaker.create_queue('broken', algorithm => 'greedy', tick => '1 hour', max_wait => '1 hour');
+	COMMIT;
+});
+ok($node->poll_query_until('postgres', q{
+	SELECT failures = 0 AND last_error IS NULL AND last_error_at IS NULL
+	FROM matchmaker.worker_queues() WHERE queue = 'broken'}),
+	'a queue dropped and created again under its name does not show the old one\'s error');
 # the counts of matched tickets below are of the other queues
 $node->safe_psql('postgres', q{
 	DELETE FROM matchmaker.tickets WHERE queue = 'broken';
