@@ -122,3 +122,12 @@ SELECT (SELECT count(*) FROM matchmaker.queue_buckets WHERE queue = 'duel') = :b
 SELECT matchmaker.drop_queue('duel', force => true);
 SELECT count(*) AS buckets_left FROM matchmaker.queue_buckets;
 SELECT count(*) AS bands_left FROM matchmaker.queue_bands;
+
+-- worker_queues() fills the columns its declaration has; a declaration
+-- with more than the library knows is refused rather than read past.
+CREATE FUNCTION public.worker_queues_9(OUT queue text, OUT last_tick timestamptz,
+    OUT last_tick_ms float8, OUT lag_ms float8, OUT next_tick timestamptz,
+    OUT failures integer, OUT last_error text, OUT last_error_at timestamptz, OUT extra integer)
+RETURNS SETOF record AS '$libdir/matchmaker', 'mm_worker_queues' LANGUAGE C;
+SELECT * FROM public.worker_queues_9();
+DROP FUNCTION public.worker_queues_9();

@@ -894,9 +894,9 @@ mm_stats_run(MMQueueSlot *slot, TimestampTz started, double ms, double lag_ms)
  * enqueue), when it is due next, its runs that failed in a row (0 after a
  * run that did not fail), and the message and time of its latest failure
  * (kept after it recovers).  No rows unless the library is preloaded and
- * this database is in matchmaker.database.  The columns are those the
- * function's SQL declaration asks for, first to last (an older
- * declaration has fewer).
+ * this database is in matchmaker.database.  The columns are the first
+ * ones the function's SQL declaration has; one with more than the library
+ * knows is refused.
  */
 #define MM_WORKER_QUEUES_COLS 8
 Datum
