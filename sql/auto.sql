@@ -1,7 +1,13 @@
--- The auto algorithm: the default of create_queue.  Each waiting ticket's
--- value S * (0.7 + 0.6 x + 0.5 x^2), x = wait / max_wait, S = (arrivals per
--- max_wait)^(-1/2) measured over the last 50 arrivals; a pair plays at the
--- first instant 2 |rating gap| is at most the sum of its two values.
+-- The auto algorithm: the default of create_queue.  S = (arrivals per
+-- max_wait)^(-1/2), the rate measured over the last 50 arrivals.  For pairs
+-- with the rating alone (doc/algorithms.md, "One arrival ahead"), a pair of
+-- gap g plays at the first instant the spread a next arrival may save, A,
+-- no longer pays for the wait until it, 2 S^2, plus what the players' waits
+-- already cost (S (0.6 x + x^2) per player, x = wait / max_wait, weighed by
+-- how likely the newcomer is to leave that player alone).  With evenly
+-- spread ratings and nobody else waiting near them,
+-- A = 2 (g hL - hL^2/2 + g hR - hR^2/2 + 3 g^2 / 4), hL and hR the room
+-- below and above the pair (g, cut at the end of the range).
 SET client_min_messages = warning;
 DROP EXTENSION IF EXISTS matchmaker CASCADE;
 CREATE EXTENSION matchmaker;
@@ -18,13 +24,14 @@ SELECT count(*) AS fillers, count(DISTINCT match_no) AS matches, max(matched_at)
 FROM matchmaker.simulate('a', 'VALUES ' || :'filler');
 
 -- Close ratings play at once: at 2 s, 12 arrivals over 2 s make 5.5 per
--- second, S = 55^(-1/2) = 0.1348; the values sum to 0.198, above the cost
--- 2 * 0.02.
+-- second, 2 S^2 = 2 / 55 = 0.036, above what a closer newcomer could save
+-- for the gap 0.02 (A = 0.0014).
 SELECT id, match_no, matched_at
 FROM matchmaker.simulate('a', 'VALUES ' || :'filler' || ', (11, .90, 1), (12, .92, 2)') WHERE id > 10 ORDER BY id;
 
--- A gap of 0.2 (cost 0.4) waits until the values cover it: at 2 + 10 x
--- with 1.465 + 1.3 x + x^2 = 0.4 / S, x = 0.737, so at 9.371 s.
+-- A gap of 0.2 (hL = 0.2, hR = 0.1, A = 0.13) waits until
+-- S (0.2 (0.6 x_0 + x_0^2) + 0.3 (0.6 x_1 + x_1^2)) = 0.13 - 2 / 55, the
+-- players' waits x_0 and x_1 over max_wait: at 10.751 s.
 SELECT id, match_no, round(matched_at::numeric, 3) AS matched_at
 FROM matchmaker.simulate('a', 'VALUES ' || :'filler' || ', (11, .7, 1), (12, .9, 2)') WHERE id > 10 ORDER BY id;
 
@@ -33,10 +40,12 @@ FROM matchmaker.simulate('a', 'VALUES ' || :'filler' || ', (11, .7, 1), (12, .9,
 SELECT id, match_no, matched_at
 FROM matchmaker.simulate('a', 'VALUES ' || :'filler' || ', (11, .1, 1), (12, .9, 2)') WHERE id > 10 ORDER BY id;
 
--- The cheapest eligible pair first: 11 and 12 arrive together at 1 s (12
--- arrivals in 1 s: S = 0.095, values 0.13 below their cost 0.24); at 2 s
--- (S = 0.129) 13 could play with either (costs 0.13 and 0.11, values
--- 0.19): it plays with 12, and 11 gets a computer player at 11 s.
+-- The cheapest due pair first: 11 and 12 arrive together at 1 s (12
+-- arrivals in 1 s: 2 S^2 = 0.018, below A = 0.050 for their gap 0.12, so
+-- they wait); at 2 s (13 in 2 s: 2 S^2 = 0.033) 13 could play with either,
+-- both pairs due at once (A = 0.013 and 0.010, the room beside each cut
+-- half-way to the third): it plays with 12, the cheaper, and 11 gets a
+-- computer player at 11 s.
 SELECT id, match_no, team, matched_at
 FROM matchmaker.simulate('a', 'VALUES ' || :'filler' || ', (11, .64, 1), (12, .76, 1), (13, .705, 2)')
 WHERE id > 10 ORDER BY id;
@@ -59,17 +68,26 @@ SELECT matchmaker.enqueue('lat', 'p1', 0.5, '{"latency": 40}') > 0 AS p1,
 SELECT matchmaker.tick('lat');
 SELECT player, state FROM matchmaker.tickets WHERE queue = 'lat' ORDER BY player;
 
--- Live: equal ratings cost nothing and play at the first tick.  A gap of 1
--- (cost 2) with fewer than 10 arrivals known (S = 1, values 1.4 at
--- arrival) waits until 1.4 + 1.2 x + x^2 = 2: x = 0.38, 23 s of the minute.
+-- Live: equal ratings cost nothing and play at the first tick.  With fewer
+-- than 10 arrivals known (S = 1: one arrival per max_wait), even a gap of 1
+-- plays at once: waiting the minute for a closer partner costs 2, more
+-- than the spread it may save (A = 1.5).
 SELECT matchmaker.create_queue('live', max_wait => '1 minute');
 SELECT matchmaker.enqueue('live', 'a', 0.5) > 0 AS a, matchmaker.enqueue('live', 'b', 0.5) > 0 AS b;
 SELECT matchmaker.tick('live');
 SELECT matchmaker.enqueue('live', 'c', 0) > 0 AS c, matchmaker.enqueue('live', 'd', 1) > 0 AS d;
 SELECT matchmaker.tick('live');
 SELECT player, state FROM matchmaker.tickets WHERE queue = 'live' ORDER BY player;
-SELECT matchmaker.tick('live', clock_timestamp() + interval '20 seconds');
-SELECT matchmaker.tick('live', clock_timestamp() + interval '25 seconds');
+-- Once a dozen players arrived within moments, the rate is high (S small):
+-- a closer partner is worth waiting for, and the gap 0.6 between e and f
+-- waits until their timeout, a minute on, then plays.
+SELECT bool_and(matchmaker.enqueue('live', 'p' || i, 0.45 + 0.05 * (i % 3)) > 0) AS fillers
+FROM generate_series(1, 6) i;
+SELECT matchmaker.enqueue('live', 'e', 0.2) > 0 AS e, matchmaker.enqueue('live', 'f', 0.8) > 0 AS f;
+SELECT matchmaker.tick('live');
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'live' AND player IN ('e', 'f') ORDER BY player;
+SELECT matchmaker.tick('live', clock_timestamp() + interval '50 seconds');
+SELECT matchmaker.tick('live', clock_timestamp() + interval '61 seconds');
 SELECT player, state, match_id IS NOT NULL AS matched FROM matchmaker.tickets WHERE queue = 'live' ORDER BY player;
 SELECT count(DISTINCT match_id) AS matches FROM matchmaker.tickets WHERE queue = 'live';
 

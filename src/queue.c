@@ -187,6 +187,8 @@ validate_settings(QueueSettings *s, MMConfig *cfg, MMCriteria *criteria)
 	cfg->team_size = s->team_size;
 	cfg->max_wait = max_wait;
 	cfg->arrival_rate = 0;
+	cfg->recent = NULL;
+	cfg->nrecent = 0;
 	mm_parse_params(s->params, cfg, criteria, &wait_factor_set);
 	st = mm_config_check(cfg);
 	if (st != MM_OK)
@@ -672,6 +674,8 @@ queue_from_row(const char *name, Datum *values, MMQueue *queue)
 	queue->rating_max = DatumGetFloat8(values[5]);
 	queue->tick_seconds = mm_interval_seconds(DatumGetIntervalP(values[6]));
 	queue->cfg.arrival_rate = 0;
+	queue->cfg.recent = NULL;
+	queue->cfg.nrecent = 0;
 	queue->created_at = DatumGetTimestampTz(values[8]);
 	params = DatumGetJsonbP(values[7]);
 	mm_parse_params(params, &queue->cfg, &queue->criteria, &queue->wait_factor_set);

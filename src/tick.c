@@ -1138,27 +1138,96 @@ double_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* An arrival: its time (seconds relative to now) and normalised rating. */
+typedef struct Arrival
+{
+	double		at;
+	double		rating;
+} Arrival;
+
+/* Order arrivals by time (for qsort). */
+static int
+arrival_cmp(const void *a, const void *b)
+{
+	double		x = ((const Arrival *) a)->at;
+	double		y = ((const Arrival *) b)->at;
+
+	return (x > y) - (x < y);
+}
+
 /*
- * auto's arrival rate: over the latest MM_RATE_ARRIVALS arrivals, as the
- * simulator measures it (mm_arrival_rate).  They are read from the waiting
- * tickets and the players of the queue's last MM_RATE_ARRIVALS matches,
- * which hold every recently matched arrival unless many matches of older
- * players came after it (the measure then reaches further back).
- * Cancelled and expired tickets are not counted.
+ * How many of its latest arrivals auto reads for the queue's settings:
+ * MM_DENSITY_ARRIVALS when it estimates where ratings lie (k = 2, the
+ * rating the only criterion), else the MM_RATE_ARRIVALS of the rate.
  */
+static int
+recent_arrivals(const MMQueue *queue)
+{
+	return mm_config_k(&queue->cfg) == 2 && queue->cfg.criteria.n == 0 ?
+		Max(MM_DENSITY_ARRIVALS, MM_RATE_ARRIVALS) : MM_RATE_ARRIVALS;
+}
+
+/* A rating of the tickets table, normalised to the queue's range. */
 static double
-measure_recent_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
+normalised_rating(const MMQueue *queue, double rating)
+{
+	rating = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
+	return Min(Max(rating, 0.0), 1.0);
+}
+
+/*
+ * From arrivals a[0 .. n), sorted by time: the rate over the latest
+ * MM_RATE_ARRIVALS (mm_arrival_rate) into *rate and, when want is more
+ * than MM_RATE_ARRIVALS, the latest want ratings ascending into *recent
+ * (palloc'd; NULL and 0 otherwise).
+ */
+static void
+rate_and_ratings(const Arrival *a, int n, int want, double *rate,
+				 const double **recent, int *nrecent)
+{
+	int			keep = Min(n, MM_RATE_ARRIVALS);
+	double	   *times = palloc(sizeof(double) * Max(keep, 1));
+
+	for (int i = 0; i < keep; i++)
+		times[i] = a[n - keep + i].at;
+	*rate = mm_arrival_rate(times, keep);
+	pfree(times);
+	*recent = NULL;
+	*nrecent = 0;
+	if (want > MM_RATE_ARRIVALS && n > 0)
+	{
+		int			m = Min(n, want);
+		double	   *r = palloc(sizeof(double) * m);
+
+		for (int i = 0; i < m; i++)
+			r[i] = a[n - m + i].rating;
+		qsort(r, m, sizeof(double), double_cmp);
+		*recent = r;
+		*nrecent = m;
+	}
+}
+
+/*
+ * auto's arrival rate and recent ratings: over the latest arrivals, as the
+ * simulator measures them (mm_arrival_rate, MMConfig.recent).  They are
+ * read from the waiting tickets and the players of the queue's last
+ * matches (as many as the arrivals wanted, recent_arrivals), which hold
+ * every recently matched arrival unless many matches of older players
+ * came after it (the measure then reaches further back).  Cancelled and
+ * expired tickets are not counted.
+ */
+static void
+measure_recent(MMQueue *queue, TimestampTz now, MMPool *pool)
 {
 	static SPIPlanPtr plan;
 	Oid			argtypes[3] = {TEXTOID, TIMESTAMPTZOID, INT4OID};
 	Datum		values[3];
-	double	   *times;
+	int			want = recent_arrivals(queue);
+	Arrival    *a;
 	int			n = 0;
-	int			keep;
-	double		rate;
 
 	mm_keep_plan(&plan,
-				 "SELECT t.enqueued_at FROM matchmaker.tickets t "
+				 "SELECT t.enqueued_at, t.rating FROM matchmaker.tickets t "
 				 "WHERE t.match_id OPERATOR(pg_catalog.=) ANY (ARRAY("
 				 "SELECT m.id FROM matchmaker.matches m WHERE m.queue OPERATOR(pg_catalog.=) $1 "
 				 "AND m.created_at OPERATOR(pg_catalog.<=) $2 "
@@ -1167,28 +1236,34 @@ measure_recent_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
 				 3, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = TimestampTzGetDatum(now);
-	values[2] = Int32GetDatum(MM_RATE_ARRIVALS);
-	if (SPI_execute_plan(plan, values, NULL, true, MM_RATE_ARRIVALS) != SPI_OK_SELECT)
+	values[2] = Int32GetDatum(want);
+	if (SPI_execute_plan(plan, values, NULL, true, want) != SPI_OK_SELECT)
 		elog(ERROR, "could not measure the arrival rate");
 
-	times = palloc(sizeof(double) * (SPI_processed + pool->ntickets + 1));
+	a = palloc(sizeof(Arrival) * (SPI_processed + pool->ntickets + 1));
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
+		bool		rnull;
 		Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		Datum		r = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &rnull);
 
-		if (!isnull)
-			times[n++] = seconds_since(DatumGetTimestampTz(d), now);
+		if (isnull || rnull)
+			continue;
+		a[n].at = seconds_since(DatumGetTimestampTz(d), now);
+		a[n].rating = normalised_rating(queue, DatumGetFloat8(r));
+		n++;
 	}
 	for (int i = 0; i < pool->ntickets; i++)
 		if (pool->tickets[i].arrival <= 0)
-			times[n++] = pool->tickets[i].arrival;
-	/* the latest MM_RATE_ARRIVALS, ascending */
-	qsort(times, n, sizeof(double), double_cmp);
-	keep = Min(n, MM_RATE_ARRIVALS);
-	rate = mm_arrival_rate(times + (n - keep), keep);
-	pfree(times);
-	return rate;
+		{
+			a[n].at = pool->tickets[i].arrival;
+			a[n].rating = pool->tickets[i].rating;
+			n++;
+		}
+	qsort(a, n, sizeof(Arrival), arrival_cmp);
+	rate_and_ratings(a, n, want, &queue->cfg.arrival_rate, &queue->cfg.recent, &queue->cfg.nrecent);
+	pfree(a);
 }
 
 /* Keys measured first: more waiting tickets first, then lower keys. */
@@ -1227,13 +1302,13 @@ measured_keys(const MMPool *pool, const MMFilterDict *dict)
 }
 
 /*
- * With equal filters, auto's rate of each key (pool->key_rate): as
- * measure_recent_rate, over the latest MM_RATE_ARRIVALS arrivals of the
- * key, read from its waiting tickets and the players of the key's last
- * MM_RATE_ARRIVALS matches (matches.filters, an index scan per key), so a
+ * With equal filters, auto's rate and recent ratings of each key
+ * (pool->key_rate, pool->key_recent): as measure_recent, over the latest
+ * arrivals of the key, read from its waiting tickets and the players of
+ * the key's last matches (matches.filters, an index scan per key), so a
  * sub-pool is matched as a queue of its own would be.  At most
  * MM_KEY_RATES_MAX keys are measured (an index scan each), those with the
- * most waiting tickets; the others use the queue's rate.
+ * most waiting tickets; the others use the queue's.
  */
 static void
 measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterDict *dict)
@@ -1243,16 +1318,19 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	Datum		values[4];
 	Datum	   *keys = palloc(sizeof(Datum) * dict->n);
 	int		   *count = palloc0(sizeof(int) * (dict->n + 1));
-	double	   *times;
+	Arrival    *arr;
 	double	   *rate = palloc(sizeof(double) * dict->n);
+	const double **recent = palloc0(sizeof(double *) * dict->n);
+	int		   *nrecent = palloc0(sizeof(int) * dict->n);
+	int			want = recent_arrivals(queue);
 	int			total;
 	int		   *sel = measured_keys(pool, dict);
 	int			nsel = Min(dict->n, MM_KEY_RATES_MAX);
 
 	mm_keep_plan(&plan,
-				 "SELECT k.i::pg_catalog.int4, x.enqueued_at "
+				 "SELECT k.i::pg_catalog.int4, x.enqueued_at, x.rating "
 				 "FROM pg_catalog.unnest($2) WITH ORDINALITY AS k(f, i), LATERAL ("
-				 "SELECT t.enqueued_at FROM matchmaker.tickets t "
+				 "SELECT t.enqueued_at, t.rating FROM matchmaker.tickets t "
 				 "WHERE t.match_id OPERATOR(pg_catalog.=) ANY (ARRAY("
 				 "SELECT m.id FROM matchmaker.matches m WHERE m.queue OPERATOR(pg_catalog.=) $1 "
 				 "AND m.filters OPERATOR(pg_catalog.=) k.f::pg_catalog.jsonb "
@@ -1265,11 +1343,11 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = PointerGetDatum(construct_array(keys, nsel, TEXTOID, -1, false, TYPALIGN_INT));
 	values[2] = TimestampTzGetDatum(now);
-	values[3] = Int32GetDatum(MM_RATE_ARRIVALS);
+	values[3] = Int32GetDatum(want);
 	if (SPI_execute_plan(plan, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not measure the arrival rates of the queue's filter values");
 
-	/* each key's times, grouped: history rows, then its waiting tickets */
+	/* each key's arrivals, grouped: history rows, then its waiting tickets */
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		bool		isnull;
@@ -1283,7 +1361,7 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	for (int k = 0; k < dict->n; k++)
 		count[k + 1] += count[k];
 	total = count[dict->n];
-	times = palloc(sizeof(double) * Max(total, 1));
+	arr = palloc(sizeof(Arrival) * Max(total, 1));
 	{
 		int		   *at = palloc(sizeof(int) * dict->n);
 
@@ -1294,32 +1372,40 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 			HeapTuple	tup = SPI_tuptable->vals[r];
 			int32		k = sel[DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)) - 1];
 			Datum		d = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull);
+			Datum		g = SPI_getbinval(tup, SPI_tuptable->tupdesc, 3, &isnull);
 
-			times[at[k]++] = seconds_since(DatumGetTimestampTz(d), now);
+			arr[at[k]].at = seconds_since(DatumGetTimestampTz(d), now);
+			arr[at[k]].rating = normalised_rating(queue, DatumGetFloat8(g));
+			at[k]++;
 		}
 		for (int i = 0; i < pool->ntickets; i++)
 			if (pool->tickets[i].arrival <= 0)
-				times[at[pool->key[pool->tickets[i].crow]]++] = pool->tickets[i].arrival;
+			{
+				int32		k = pool->key[pool->tickets[i].crow];
+
+				arr[at[k]].at = pool->tickets[i].arrival;
+				arr[at[k]].rating = pool->tickets[i].rating;
+				at[k]++;
+			}
 		pfree(at);
 	}
 	for (int k = 0; k < dict->n; k++)
 	{
-		double	   *kt = times + count[k];
+		Arrival    *ka = arr + count[k];
 		int			n = count[k + 1] - count[k];
-		int			keep;
 
-		/* the latest MM_RATE_ARRIVALS, ascending */
-		qsort(kt, n, sizeof(double), double_cmp);
-		keep = Min(n, MM_RATE_ARRIVALS);
-		rate[k] = mm_arrival_rate(kt + (n - keep), keep);
+		qsort(ka, n, sizeof(Arrival), arrival_cmp);
+		rate_and_ratings(ka, n, want, &rate[k], &recent[k], &nrecent[k]);
 	}
-	/* the keys not measured use the queue's rate (mm_key_config) */
+	/* the keys not measured use the queue's rate and ratings (mm_key_config) */
 	for (int j = nsel; j < dict->n; j++)
 		rate[sel[j]] = -1;
 	SPI_freetuptable(SPI_tuptable);
 	pool->key_rate = rate;
 	pool->nkey_rates = dict->n;
-	pfree(times);
+	pool->key_recent = recent;
+	pool->key_nrecent = nrecent;
+	pfree(arr);
 	pfree(count);
 	pfree(keys);
 	pfree(sel);
@@ -2529,7 +2615,7 @@ load_pool(MMQueue *queue, TimestampTz now, TimestampTz prev_step, MMPool *pool,
 		queue->cfg.arrival_rate = measure_arrival_rate(queue, now, pool);
 	if (queue->cfg.algorithm == MM_ALGO_AUTO)
 	{
-		queue->cfg.arrival_rate = measure_recent_rate(queue, now, pool);
+		measure_recent(queue, now, pool);
 		/* each equal filter value's own rate (see simulate's sim_key_rates) */
 		if (pool->key != NULL && pool->cand == NULL && dict->n > 0 && mm_ready_available())
 			measure_key_rates(queue, now, pool, dict);

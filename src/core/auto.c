@@ -21,6 +21,12 @@
  * (eligible_at), so a step decides exactly when it is due and the worker
  * can sleep until the next such instant (mm_auto_deadline).
  *
+ * Pairs rated on the rating alone (k = 2, no criteria) are due instead
+ * when waiting for the next arrival no longer pays (myopic_at): the
+ * spread a newcomer may save, weighed by how densely the recent arrivals'
+ * ratings lie around the pair (MMConfig.recent, density_at), against the
+ * wait until it comes and what the waits so far already cost.
+ *
  * The candidate groups are, in rating order, each ticket with one of its
  * AUTO_SCAN next neighbours (k = 2), or k consecutive tickets (k > 2).  A
  * step commits the eligible candidates cheapest first, then matches the
@@ -48,6 +54,26 @@
 #define AUTO_BASE_PAIR		0.7
 #define AUTO_GROWTH_PAIR	0.6
 #define AUTO_CURVE_PAIR		0.5
+
+/*
+ * k = 2 with the rating the only criterion (myopic_at): the curve of what
+ * a ticket's age adds to its future cost, d(x) = S (growth x + curve x^2).
+ */
+#define AUTO_CURVE_MYOPIC	1.0
+
+/*
+ * k = 2, one criterion: what a ticket left alone is still expected to cost
+ * (lone_cost) is weighed by this in spare_lonely.
+ */
+#define AUTO_LONE_WEIGHT	1.3
+
+/*
+ * The bounds of the rating density density_at estimates, relative to
+ * ratings spread evenly (1): a few neighbours close together or far apart
+ * say little more than that the density is high or low.
+ */
+#define AUTO_DENSITY_MIN	0.2
+#define AUTO_DENSITY_MAX	5.0
 
 /*
  * k > 2 (auto_constants): base AUTO_BASE_GROUP + AUTO_BASE_PER_K (k - 2),
@@ -82,6 +108,13 @@ typedef struct AutoCtx
 	int			first;			/* first position still waiting, or -1 */
 	char	   *taken;			/* per ticket: matched or expired by this step */
 	int			left;			/* tickets still waiting */
+	/* k = 2, one criterion: the recent ratings (cfg->recent), or NULL */
+	const double *recent;
+	int			nrecent;
+	double		rmin;			/* the lowest and highest rating expected: */
+	double		rmax;			/* the recent ones', or 0 and 1 */
+	double		dmin;			/* the bounds of density_at */
+	double		dmax;
 } AutoCtx;
 
 /* A candidate group: its first position and, for pairs, the partner's. */
@@ -205,6 +238,37 @@ key_cmp(const void *l, const void *r)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
+/*
+ * The least and greatest density density_at can give for the recent
+ * ratings: each of its estimates spans MM_DENSITY_NEIGHBOURS + 1
+ * consecutive ones, so these are the estimates over all such runs, within
+ * [AUTO_DENSITY_MIN, AUTO_DENSITY_MAX].  Bounds that follow the sample
+ * keep myopic_bound tight.
+ */
+static void
+density_bounds(AutoCtx *c)
+{
+	const int	m = MM_DENSITY_NEIGHBOURS;
+	double		narrow = INFINITY,
+				wide = 0.0;
+
+	for (int i = 0; i + m < c->nrecent; i++)
+	{
+		double		width = c->recent[i + m] - c->recent[i];
+
+		narrow = width < narrow ? width : narrow;
+		wide = width > wide ? width : wide;
+	}
+	c->dmin = AUTO_DENSITY_MIN;
+	c->dmax = AUTO_DENSITY_MAX;
+	if (wide > 0 && (double) m / (c->nrecent * wide) > c->dmin)
+		c->dmin = (double) m / (c->nrecent * wide);
+	if (narrow > 0 && (double) m / (c->nrecent * narrow) < c->dmax)
+		c->dmax = (double) m / (c->nrecent * narrow);
+	if (c->dmin > c->dmax)
+		c->dmin = c->dmax;
+}
+
 /* Release what auto_open allocated. */
 static void
 auto_close(AutoCtx *c)
@@ -232,6 +296,20 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 	mm_criteria_factors(cfg, c->f);
 	c->scale = auto_scale(cfg, c->dims);
 	auto_constants(cfg, &c->base, &c->growth, &c->curve);
+	if (c->k == 2 && c->dims == 1 && cfg->automatic.curve <= 0)
+		c->curve = AUTO_CURVE_MYOPIC;
+	c->rmin = 0.0;
+	c->rmax = 1.0;
+	c->dmin = c->dmax = 1.0;
+	if (c->k == 2 && c->dims == 1 && cfg->recent != NULL &&
+		cfg->nrecent > MM_DENSITY_NEIGHBOURS)
+	{
+		c->recent = cfg->recent;
+		c->nrecent = cfg->nrecent;
+		c->rmin = c->recent[0];
+		c->rmax = c->recent[c->nrecent - 1];
+		density_bounds(c);
+	}
 	c->n = n;
 	c->order = mm_malloc_array((size_t) n, sizeof(int));
 	c->pos = mm_malloc_array((size_t) n, sizeof(int));
@@ -382,6 +460,178 @@ eligible_at(const AutoCtx *c, double cost, const double *arr, int m)
 	return newest + x * T;
 }
 
+/* The rating of the ticket at position p. */
+static double
+rating_of(const AutoCtx *c, int p)
+{
+	return c->pool->tickets[c->order[p]].rating;
+}
+
+/*
+ * The first instant t after the newest of two arrivals (a[0], a[1]) at
+ * which w[0] d(x_0) + w[1] d(x_1) >= need, d(x) = S (growth x + curve x^2);
+ * -INFINITY when need <= 0 then.
+ */
+static double
+weighted_at(const AutoCtx *c, double need, const double *a, const double *w)
+{
+	double		T = c->cfg->max_wait;
+	double		newest = a[0] > a[1] ? a[0] : a[1];
+	double		q0 = 0.0,
+				qb = 0.0,
+				qa = 0.0;
+	double		y;
+
+	for (int i = 0; i < 2; i++)
+	{
+		double		e = (newest - a[i]) / T;
+
+		q0 += w[i] * (c->growth * e + c->curve * e * e);
+		qb += w[i] * (c->growth + 2.0 * c->curve * e);
+		qa += w[i] * c->curve;
+	}
+	need = need / c->scale - q0;
+	if (need <= 0)
+		return -INFINITY;
+	if (qa > 0)
+		y = 2.0 * need / (qb + sqrt(qb * qb + 4.0 * qa * need));
+	else if (qb > 0)
+		y = need / qb;
+	else
+		return INFINITY;
+	return newest + y * T;
+}
+
+/*
+ * How densely the recent ratings lie at r, relative to ratings spread
+ * evenly over [0, 1] (1): MM_DENSITY_NEIGHBOURS recent ratings around r's
+ * rank, divided by the width they span and by the sample's size (a
+ * nearest-neighbour estimate), kept within [dmin, dmax].  1 without
+ * recent ratings.
+ */
+static double
+density_at(const AutoCtx *c, double r)
+{
+	const int	m = MM_DENSITY_NEIGHBOURS;
+	int			a = 0,
+				b = c->nrecent,
+				lo,
+				hi;
+	double		width,
+				rho;
+
+	if (c->recent == NULL)
+		return 1.0;
+	while (a < b)
+	{
+		int			mid = a + (b - a) / 2;
+
+		if (c->recent[mid] < r)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	lo = a - m / 2 > 0 ? a - m / 2 : 0;
+	hi = lo + m;
+	if (hi > c->nrecent - 1)
+	{
+		hi = c->nrecent - 1;
+		lo = hi - m;
+	}
+	width = c->recent[hi] - c->recent[lo];
+	rho = width > 0 ? (double) m / (c->nrecent * width) : c->dmax;
+	return rho < c->dmin ? c->dmin : rho > c->dmax ? c->dmax : rho;
+}
+
+/*
+ * k = 2, the rating the only criterion: the instant the pair at positions
+ * lo < hi (gap g) is due, from a one-step look-ahead at the next arrival.
+ * Committing now saves the pair's wait until then, 2 / (rate max_wait) =
+ * 2 w S^2 (w = base / AUTO_BASE_PAIR, 1 by default).  Waiting gains when
+ * the newcomer lands closer to one of them: beside lo within hL (g, cut
+ * at the lowest recent rating and half-way to lo's other waiting
+ * neighbour), beside hi within hR (likewise), or between them; it pairs
+ * there at f |d| instead of f g, and the one left behind costs what its
+ * age adds to a newcomer's future, d(x), less where ratings lie densely
+ * (divided by the density at its rating).  Where the newcomer lands is
+ * weighed by the density of the recent ratings there (density_at: pL
+ * beside lo, pR beside hi, pM between; 1 for ratings spread evenly over
+ * [0, 1]).  The pair is due when the expected gain no longer pays for the
+ * wait:
+ *
+ *		A - d_lo (pR hR + pM g/2) / p_lo - d_hi (pL hL + pM g/2) / p_hi <= 2 w S^2,
+ *		A = f (pL (g hL - hL^2/2) + pR (g hR - hR^2/2) + pM 3 g^2 / 4)
+ *
+ * (the d terms: the newcomer landing beside hi, or nearer hi between them,
+ * leaves lo behind).  With evenly spread ratings, no neighbours and away
+ * from the ends (A = 7 f g^2 / 4), a pair of newcomers is due at once when
+ * f g <= (8 f / 7)^(1/2) S, 1.51 S for f = 2, near the values' 2 base S.
+ */
+static double
+myopic_at(const AutoCtx *c, int lo, int hi)
+{
+	const MMTicket *tk = c->pool->tickets;
+	double		rl = rating_of(c, lo),
+				rh = rating_of(c, hi);
+	double		g = rh - rl;
+	double		f = c->f[0];
+	double		w_wait = c->base / AUTO_BASE_PAIR;
+	double		hL = g,
+				hR = g;
+	double		pL,
+				pR,
+				pM;
+	double		a[2],
+				w[2];
+	int			k;
+
+	if ((k = c->prev[lo]) >= 0 && (rl - rating_of(c, k)) / 2 < hL)
+		hL = (rl - rating_of(c, k)) / 2;
+	if (rl - c->rmin < hL)
+		hL = rl - c->rmin;
+	if ((k = c->next[hi]) >= 0 && (rating_of(c, k) - rh) / 2 < hR)
+		hR = (rating_of(c, k) - rh) / 2;
+	if (c->rmax - rh < hR)
+		hR = c->rmax - rh;
+	hL = hL > 0 ? hL : 0.0;
+	hR = hR > 0 ? hR : 0.0;
+	pL = density_at(c, rl - hL / 2);
+	pR = density_at(c, rh + hR / 2);
+	pM = density_at(c, rl + g / 2);
+	a[0] = tk[c->order[lo]].arrival;
+	a[1] = tk[c->order[hi]].arrival;
+	w[0] = (pR * hR + pM * g / 2) / density_at(c, rl);
+	w[1] = (pL * hL + pM * g / 2) / density_at(c, rh);
+	return weighted_at(c, f * (pL * (g * hL - hL * hL / 2) + pR * (g * hR - hR * hR / 2) +
+							   pM * 0.75 * g * g) -
+					   2.0 * w_wait * c->scale * c->scale, a, w);
+}
+
+/*
+ * A lower bound of myopic_at for a gap g, tickets arriving at arr[0 ..
+ * 2): hL, hR at most g and the densities within [dmin, dmax], so
+ * A >= 3 dmin f g^2 / 4 and each weight <= 3 g dmax / (2 dmin).  It grows
+ * with g.
+ */
+static double
+myopic_bound(const AutoCtx *c, double g, const double *arr)
+{
+	double		w[2];
+
+	if (!(g > 0))
+		return -INFINITY;
+	w[0] = w[1] = 1.5 * g * c->dmax / c->dmin;
+	return weighted_at(c, 0.75 * c->dmin * c->f[0] * g * g -
+					   2.0 * (c->base / AUTO_BASE_PAIR) * c->scale * c->scale, arr, w);
+}
+
+/* Whether pairs use myopic_at: k = 2 and the rating the only criterion. */
+static int
+use_myopic(const AutoCtx *c)
+{
+	return c->k == 2 && c->dims == 1 && c->f[0] > 0;
+}
+
 /* Fill cand with the candidate (first, second) and its instant. */
 static void
 cand_fill(const AutoCtx *c, int first, int second, AutoCand *cand)
@@ -395,7 +645,10 @@ cand_fill(const AutoCtx *c, int first, int second, AutoCand *cand)
 	cand->first = first;
 	cand->second = second;
 	cand->cost = group_cost(c, idx, m);
-	cand->at = eligible_at(c, cand->cost, arr, m);
+	if (second >= 0 && use_myopic(c))
+		cand->at = first < second ? myopic_at(c, first, second) : myopic_at(c, second, first);
+	else
+		cand->at = eligible_at(c, cand->cost, arr, m);
 }
 
 /*
@@ -450,7 +703,9 @@ collect(AutoCtx *c, double limit, AutoCands *out, double *best)
 
 				/* no partner this far is eligible before one that came first */
 				bound[1] = oldest;
-				if (c->f[0] > 0 && eligible_at(c, c->f[0] * gap, bound, 2) > x)
+				if (c->f[0] > 0 &&
+					(use_myopic(c) ? myopic_bound(c, gap, bound) :
+					 eligible_at(c, c->f[0] * gap, bound, 2)) > x)
 					break;
 				cand_fill(c, p, q, &cand);
 				if (cand.at <= x)
@@ -487,7 +742,8 @@ cand_cmp(const void *l, const void *r)
  * still expected to cost: the wait until the next arrival (at the
  * measured rate) or its timeout, then a game with that newcomer at the
  * mean spread of two random tickets (a third of the rating range per
- * criterion), or, when nobody comes, a game with computer players.
+ * criterion), or, when nobody comes, a game with computer players; for
+ * k = 2 with the rating alone, weighed by AUTO_LONE_WEIGHT.
  */
 static double
 lone_cost(const AutoCtx *c, double r)
@@ -496,11 +752,13 @@ lone_cost(const AutoCtx *c, double r)
 	double		rate = c->cfg->arrival_rate > 0 ? c->cfg->arrival_rate : 1.0 / T;
 	double		none = exp(-rate * (r > 0 ? r : 0));
 	double		fsum = 0.0;
+	double		w = c->k == 2 && c->dims == 1 ? AUTO_LONE_WEIGHT : 1.0;
 
 	for (int d = 0; d < c->dims; d++)
 		fsum += c->f[d];
-	return (1.0 - none) / (rate * T) + (1.0 - none) * fsum / 3.0 +
-		none * (fsum + c->k - 1);
+
+	return w * ((1.0 - none) / (rate * T) + (1.0 - none) * fsum / 3.0 +
+				none * (fsum + c->k - 1));
 }
 
 /*

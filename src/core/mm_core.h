@@ -256,6 +256,14 @@ typedef struct MMConfig
 	double		max_wait;		/* tau_max, seconds, > 0 */
 	MMTimeout	on_timeout;
 	double		arrival_rate;	/* players per second, measured by the caller; used by auto */
+	/*
+	 * auto, k = 2 with the rating its only criterion: the normalised
+	 * ratings of the latest arrivals (waiting or not), ascending, at most
+	 * MM_DENSITY_ARRIVALS, from which it estimates where the next ones are
+	 * likely to lie; set by the caller as arrival_rate is.  May be NULL.
+	 */
+	const double *recent;
+	int			nrecent;
 	int			min_players;	/* the smallest match a ticket at max_wait plays instead of
 								 * computer players or an expiry, 2 to k; 0 (or k): none */
 	double		accept_timeout; /* seconds a formed match waits for its players' ready
@@ -326,6 +334,15 @@ extern int	mm_algorithm_parse(const char *name, MMAlgorithm *out);
 
 /* auto measures the arrival rate over this many of the latest arrivals. */
 #define MM_RATE_ARRIVALS 50
+
+/*
+ * auto (k = 2, the rating its only criterion) estimates where the next
+ * arrivals' ratings are likely to lie from the ratings of this many of the
+ * latest arrivals (MMPool.recent), each estimate over this many of them
+ * nearest in rating; with fewer, ratings count as spread evenly.
+ */
+#define MM_DENSITY_ARRIVALS 200
+#define MM_DENSITY_NEIGHBOURS 40
 
 /*
  * The arrival rate (per second) that n arrival times show, ascending:
@@ -503,6 +520,13 @@ typedef struct MMPool
 	 */
 	const uint8_t *roles;
 	int			nrole_rows;
+	/*
+	 * With key_rate: key_recent[k] (key_nrecent[k] entries, ascending) is
+	 * what cfg->recent is for the queue, over key k's latest arrivals; a
+	 * sub-pool whose key has a rate uses them in its place.  May be NULL.
+	 */
+	const double *const *key_recent;
+	const int  *key_nrecent;
 } MMPool;
 
 /* Whether the players of pool rows a and b may not meet (block lists). */

@@ -178,7 +178,8 @@ extern MMStatus mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev,
 
 /*
  * The configuration for a pool of one key: cfg, or a copy in *local with
- * the key's arrival rate (pool->key_rate) when the pool has one.
+ * the key's arrival rate (pool->key_rate) and recent ratings (pool->key_recent)
+ * when the pool has them.
  */
 extern const MMConfig *mm_key_config(const MMConfig *cfg, const MMPool *pool,
 									 MMConfig *local);

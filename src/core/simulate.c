@@ -23,6 +23,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Pool and result arrays' initial room. */
 #define SIM_INITIAL_CAP 64
@@ -81,6 +82,15 @@ typedef struct Sim
 	int32_t    *key_last;		/* per key: its latest arrival so far, -1 none */
 	int32_t    *key_prev;		/* per arrival: its key's arrival before it, -1 none */
 	int			measured;		/* arrivals the key rates count */
+
+	/* ... and each key's latest ratings, ascending (pool.key_recent) */
+	double	  **key_recent;		/* per key: room for key_cap[k], key_nrecent[k] used */
+	int		   *key_nrecent;
+	int		   *key_cap;
+
+	/* auto: the latest arrivals' ratings, ascending (cfg.recent) */
+	double		recent[MM_DENSITY_ARRIVALS];
+	int			sampled;		/* arrivals recent has taken in */
 } Sim;
 
 /* Make room for at least need tickets in the pool and the result. */
@@ -120,19 +130,111 @@ sim_reserve(Sim *s, int need)
 	return MM_OK;
 }
 
+/* The first place in sorted v[0 .. n) whose value is not below x. */
+static int
+sorted_position(const double *v, int n, double x)
+{
+	int			a = 0,
+				b = n;
+
+	while (a < b)
+	{
+		int			mid = a + (b - a) / 2;
+
+		if (v[mid] < x)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/*
+ * Put x into the ascending v[0 .. *n); a full window (MM_DENSITY_ARRIVALS)
+ * first gives up old, a value it holds.
+ */
+static void
+window_push(double *v, int *n, double x, double old)
+{
+	int			at;
+
+	if (*n == MM_DENSITY_ARRIVALS)
+	{
+		at = sorted_position(v, *n, old);
+		memmove(&v[at], &v[at + 1], sizeof(double) * (*n - at - 1));
+		(*n)--;
+	}
+	at = sorted_position(v, *n, x);
+	memmove(&v[at + 1], &v[at], sizeof(double) * (*n - at));
+	v[at] = x;
+	(*n)++;
+}
+
+/*
+ * auto's recent ratings: the latest MM_DENSITY_ARRIVALS arrivals' so far,
+ * kept sorted as arrivals come (each one in, the oldest out), as a tick
+ * reads them.
+ */
+static void
+sim_sample_ratings(Sim *s)
+{
+	for (; s->sampled < s->seen; s->sampled++)
+		window_push(s->recent, &s->cfg.nrecent, s->arrivals[s->sampled].rating,
+					s->sampled >= MM_DENSITY_ARRIVALS ?
+					s->arrivals[s->sampled - MM_DENSITY_ARRIVALS].rating : 0.0);
+	s->cfg.recent = s->recent;
+}
+
+/*
+ * Key k's window takes in arrival i (whose key chain key_prev is linked):
+ * the oldest of a full window is its MM_DENSITY_ARRIVALS-th arrival back.
+ */
+static MMStatus
+sim_sample_key(Sim *s, int32_t k, int i)
+{
+	double		old = 0.0;
+
+	if (s->key_nrecent[k] == s->key_cap[k])
+	{
+		if (s->key_cap[k] == MM_DENSITY_ARRIVALS)
+		{
+			int			first = i;
+
+			for (int back = 0; back < MM_DENSITY_ARRIVALS; back++)
+				first = s->key_prev[first];
+			old = s->arrivals[first].rating;
+		}
+		else
+		{
+			int			cap = s->key_cap[k] == 0 ? 8 : s->key_cap[k] * 2;
+			double	   *v;
+
+			cap = cap < MM_DENSITY_ARRIVALS ? cap : MM_DENSITY_ARRIVALS;
+			v = mm_realloc(s->key_recent[k], sizeof(double) * (size_t) cap);
+			if (v == NULL)
+				return MM_ERR_NOMEM;
+			s->key_recent[k] = v;
+			s->key_cap[k] = cap;
+		}
+	}
+	window_push(s->key_recent[k], &s->key_nrecent[k], s->arrivals[i].rating, old);
+	return MM_OK;
+}
+
 /*
  * auto's measured arrival rate: over the last MM_RATE_ARRIVALS arrivals
  * so far, as a tick measures it (mm_arrival_rate).
  */
-static void
+static MMStatus
 sim_measure(Sim *s)
 {
 	int			from;
 
 	if (s->cfg.algorithm != MM_ALGO_AUTO)
-		return;
+		return MM_OK;
 	from = s->seen > MM_RATE_ARRIVALS ? s->seen - MM_RATE_ARRIVALS : 0;
 	s->cfg.arrival_rate = mm_arrival_rate_of(s->arrivals + from, s->seen - from);
+	sim_sample_ratings(s);
 
 	/* with keys, the rate of each key that had arrivals since */
 	for (; s->key_rate != NULL && s->measured < s->seen; s->measured++)
@@ -151,7 +253,10 @@ sim_measure(Sim *s)
 		}
 		s->key_rate[k] = count < MM_RATE_MIN ? 0.0 :
 			mm_arrival_rate_span(s->arrivals[first].arrival, s->arrivals[i].arrival, count);
+		if (sim_sample_key(s, k, i) != MM_OK)
+			return MM_ERR_NOMEM;
 	}
+	return MM_OK;
 }
 
 /*
@@ -182,7 +287,11 @@ sim_key_rates(Sim *s, const int32_t *key, int n)
 	s->key_rate = mm_malloc_array((size_t) maxkey + 1, sizeof(double));
 	s->key_last = mm_malloc_array((size_t) maxkey + 1, sizeof(int32_t));
 	s->key_prev = mm_malloc_array((size_t) n, sizeof(int32_t));
-	if (s->key_rate == NULL || s->key_last == NULL || s->key_prev == NULL)
+	s->key_recent = mm_calloc((size_t) maxkey + 1, sizeof(double *));
+	s->key_nrecent = mm_calloc((size_t) maxkey + 1, sizeof(int));
+	s->key_cap = mm_calloc((size_t) maxkey + 1, sizeof(int));
+	if (s->key_rate == NULL || s->key_last == NULL || s->key_prev == NULL ||
+		s->key_recent == NULL || s->key_nrecent == NULL || s->key_cap == NULL)
 		return MM_ERR_NOMEM;
 	for (int32_t k = 0; k <= maxkey; k++)
 	{
@@ -191,6 +300,8 @@ sim_key_rates(Sim *s, const int32_t *key, int n)
 	}
 	s->pool.key_rate = s->key_rate;
 	s->pool.nkey_rates = maxkey + 1;
+	s->pool.key_recent = (const double *const *) s->key_recent;
+	s->pool.key_nrecent = s->key_nrecent;
 	return MM_OK;
 }
 
@@ -434,7 +545,9 @@ sim_step(Sim *s, double now)
 		if (st != MM_OK)
 			return st;
 	}
-	sim_measure(s);
+	st = sim_measure(s);
+	if (st != MM_OK)
+		return st;
 	/* mm_simulate checked the configuration; only cluster's shift changes */
 	st = s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.cluster.shift_auto
 		? mm_step(&s->cfg, &s->pool, now, &s->res)
@@ -501,7 +614,9 @@ sim_drain(Sim *s, double t, double *last)
 		double		d;
 		MMStatus	st;
 
-		sim_measure(s);
+		st = sim_measure(s);
+		if (st != MM_OK)
+			return st;
 		d = mm_next_deadline(&s->cfg, &s->pool);
 		/* after the last arrival, backfill matters while tickets wait */
 		if (s->leaves_after != NULL && s->pool.ntickets > 0)
@@ -680,6 +795,12 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	mm_free(s.pool.held);
 	mm_free(s.match_key);
 	mm_free(s.key_rate);
+	if (s.key_recent != NULL)
+		for (int k = 0; k < s.pool.nkey_rates; k++)
+			mm_free(s.key_recent[k]);
+	mm_free(s.key_recent);
+	mm_free(s.key_nrecent);
+	mm_free(s.key_cap);
 	mm_free(s.key_last);
 	mm_free(s.key_prev);
 	mm_free(s.leaves);

@@ -80,10 +80,13 @@ test_auto_rate(void)
 }
 
 /*
- * A pair too far apart to play on arrival plays at the instant its values
- * cover its cost: the deadline names it, a step just before does nothing
- * and a step at it matches the pair.  Rate 5.5/s, max_wait 10: S =
- * 55^(-1/2); the gap 0.2 costs 0.4; x = 0.737 after the second arrival.
+ * A pair too far apart to play on arrival plays at the instant waiting for
+ * a closer partner stops paying (myopic_at): the deadline names it, a step
+ * just before does nothing and a step at it matches the pair.  Rate
+ * 5.5/s, max_wait 10: S^2 = 1/55; gap g = 0.2, hL = 0.2, hR = 0.1 (the end
+ * of the range), so A = 2 (0.04 - 0.02 + 0.02 - 0.005 + 0.03) = 0.13 and
+ * the pair is due when S (0.2 (0.6 x_0 + x_0^2) + 0.3 (0.6 x_1 + x_1^2))
+ * reaches 0.13 - 2 / 55: at t = 10.7509 (x_0 = 0.975, x_1 = 0.875).
  */
 void
 test_auto_instant(void)
@@ -97,7 +100,7 @@ test_auto_instant(void)
 	CHECK_INT(mm_step(&q.cfg, &q.pool, 2.0, &q.res), MM_OK);
 	CHECK_INT(q.res.nmatches, 0);
 	d = mm_next_deadline(&q.cfg, &q.pool);
-	CHECK_NEAR(d, 9.3708, 1e-3);
+	CHECK_NEAR(d, 10.7509, 1e-3);
 	CHECK_INT(mm_step(&q.cfg, &q.pool, d - 1e-6, &q.res), MM_OK);
 	CHECK_INT(q.res.nmatches, 0);
 	CHECK_NEAR(mm_next_deadline(&q.cfg, &q.pool), d, 0);
@@ -106,6 +109,68 @@ test_auto_instant(void)
 	CHECK_INT(q.res.matches[0].bots, 0);
 	/* no wait term beyond the waits: 2 * 0.2 + waits over max_wait */
 	CHECK_NEAR(q.res.matches[0].cost.total, 0.4 + ((d - 1.0) + (d - 2.0)) / 10.0, 1e-9);
+}
+
+/*
+ * The instant the pair (0.7 at 1 s, 0.9 at 2 s) of test_auto_instant is
+ * due, given recent ratings: 2 when a step at the second arrival matches
+ * it.
+ */
+static double
+density_deadline(const double *recent, int n)
+{
+	AutoQueue	q;
+
+	aq_init(&q, 1, 10.0, 5.5);
+	q.cfg.recent = recent;
+	q.cfg.nrecent = n;
+	aq_add(&q, 0.7, 1.0);
+	aq_add(&q, 0.9, 2.0);
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 2.0, &q.res), MM_OK);
+	return q.res.nmatches > 0 ? 2.0 : mm_next_deadline(&q.cfg, &q.pool);
+}
+
+/*
+ * The recent ratings weigh where a closer partner may come from: the pair
+ * waits longer where ratings lie densely around it (a partner nearer
+ * either member is likelier) and less where they are sparse; ratings
+ * spread evenly over [0, 1] give about the instant without them, and too
+ * few (at most MM_DENSITY_NEIGHBOURS) are not used.
+ */
+void
+test_auto_density(void)
+{
+	double		r[MM_DENSITY_ARRIVALS];
+	double		none = density_deadline(NULL, 0);
+	double		even,
+				dense,
+				sparse;
+
+	CHECK_NEAR(none, 10.7509, 1e-3);
+	for (int i = 0; i < MM_DENSITY_ARRIVALS; i++)
+		r[i] = i / (MM_DENSITY_ARRIVALS - 1.0);
+	even = density_deadline(r, MM_DENSITY_ARRIVALS);
+	CHECK_NEAR(even, none, 0.05);
+	CHECK_NEAR(density_deadline(r, MM_DENSITY_NEIGHBOURS), none, 0);
+	/*
+	 * all recent players between 0.6 and 1 (density 2.5 around the pair):
+	 * a closer partner stays worth waiting for until the older one's
+	 * timeout (1 + 10 s)
+	 */
+	for (int i = 0; i < MM_DENSITY_ARRIVALS; i++)
+		r[i] = 0.6 + 0.4 * i / (MM_DENSITY_ARRIVALS - 1.0);
+	dense = density_deadline(r, MM_DENSITY_ARRIVALS);
+	CHECK_NEAR(dense, 11.0, 1e-9);
+	/*
+	 * most recent players below 0.3, 20 spread over 0.3 to 1 (density
+	 * about 0.14, bounded to 0.2): nobody closer is likely, the pair plays
+	 * on arrival
+	 */
+	for (int i = 0; i < MM_DENSITY_ARRIVALS; i++)
+		r[i] = i < MM_DENSITY_ARRIVALS - 20 ? 0.3 * i / (MM_DENSITY_ARRIVALS - 21.0) :
+			0.3 + 0.7 * (i - (MM_DENSITY_ARRIVALS - 20) + 1) / 20.0;
+	sparse = density_deadline(r, MM_DENSITY_ARRIVALS);
+	CHECK_NEAR(sparse, 2.0, 0);
 }
 
 /*

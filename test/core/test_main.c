@@ -41,6 +41,7 @@ static const MMTestCase tests[] = {
 	{"step_invalid", test_step_invalid},
 	{"auto_rate", test_auto_rate},
 	{"auto_instant", test_auto_instant},
+	{"auto_density", test_auto_density},
 	{"auto_timeout", test_auto_timeout},
 	{"auto_groups", test_auto_groups},
 	{"auto_quality", test_auto_quality},

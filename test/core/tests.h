@@ -62,6 +62,7 @@ extern void test_smaller_config(void);
 /* test_auto.c */
 extern void test_auto_rate(void);
 extern void test_auto_instant(void);
+extern void test_auto_density(void);
 extern void test_auto_timeout(void);
 extern void test_auto_groups(void);
 extern void test_auto_quality(void);
