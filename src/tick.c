@@ -2660,7 +2660,9 @@ tick_info(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res, bool pro
 		queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT;
 	mm_pool_compact(pool, res);
 	due = mm_next_deadline(&queue->cfg, pool);
-	info->next_deadline = isfinite(due) ? seconds_after(due, now) : DT_NOEND;
+	/* a group due already (one the last lock attempt left) is due now */
+	info->next_deadline = isfinite(due) ? seconds_after(due, now) :
+		due < 0 ? now : DT_NOEND;
 	/* and when the next ready check times out, if one may be pending */
 	if (proposals_seen || (res->nmatches > 0 && queue->cfg.accept_timeout > 0))
 		info->next_deadline = Min(info->next_deadline, mm_ready_next_deadline(queue, now));

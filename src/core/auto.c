@@ -843,12 +843,16 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res,
 				avail = !c->taken[idx[i]];
 			if (!avail)
 				continue;
-			/* a group of consecutive tickets must still be the same group */
-			if (cands[j].second < 0)
+			/*
+			 * a group of consecutive tickets must still be the same group,
+			 * and a pair looking one arrival ahead still due with the
+			 * neighbours that the commits before it left
+			 */
+			if (cands[j].second < 0 || use_myopic(c))
 			{
 				AutoCand	again;
 
-				cand_fill(c, cands[j].first, -1, &again);
+				cand_fill(c, cands[j].first, cands[j].second, &again);
 				if (again.at > now)
 					continue;
 			}

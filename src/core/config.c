@@ -138,6 +138,9 @@ mm_config_check_shared(const MMConfig *cfg)
 		return MM_ERR_ARGUMENT;
 	if (cfg->on_timeout != MM_TIMEOUT_BOTS && cfg->on_timeout != MM_TIMEOUT_EXPIRE)
 		return MM_ERR_ARGUMENT;
+	if (cfg->nrecent < 0 || cfg->nrecent > MM_DENSITY_ARRIVALS ||
+		(cfg->nrecent > 0 && cfg->recent == NULL))
+		return MM_ERR_ARGUMENT;
 	if (cfg->periodic.batch < 0 || (cfg->periodic.batch > 0 && cfg->periodic.batch % mm_config_k(cfg) != 0))
 		return MM_ERR_ARGUMENT;
 	if (cfg->multi_queue.ranges < 0)

@@ -260,7 +260,9 @@ typedef struct MMConfig
 	 * auto, k = 2 with the rating its only criterion: the normalised
 	 * ratings of the latest arrivals (waiting or not), ascending, at most
 	 * MM_DENSITY_ARRIVALS, from which it estimates where the next ones are
-	 * likely to lie; set by the caller as arrival_rate is.  May be NULL.
+	 * likely to lie; set by the caller as arrival_rate is (mm_config_check
+	 * refuses more than MM_DENSITY_ARRIVALS, or a count without ratings).
+	 * May be NULL.  mm_simulate ignores it and keeps the stream's own.
 	 */
 	const double *recent;
 	int			nrecent;
@@ -337,9 +339,11 @@ extern int	mm_algorithm_parse(const char *name, MMAlgorithm *out);
 
 /*
  * auto (k = 2, the rating its only criterion) estimates where the next
- * arrivals' ratings are likely to lie from the ratings of this many of the
- * latest arrivals (MMPool.recent), each estimate over this many of them
- * nearest in rating; with fewer, ratings count as spread evenly.
+ * arrivals' ratings are likely to lie from the ratings of at most
+ * MM_DENSITY_ARRIVALS of the latest arrivals (MMConfig.recent), each
+ * estimate over a run of MM_DENSITY_NEIGHBOURS + 1 of them around the
+ * rating; with MM_DENSITY_NEIGHBOURS or fewer, ratings count as spread
+ * evenly.
  */
 #define MM_DENSITY_ARRIVALS 200
 #define MM_DENSITY_NEIGHBOURS 40

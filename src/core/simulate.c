@@ -675,6 +675,9 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		return MM_ERR_ARGUMENT;
 
 	s.cfg = *cfg;
+	/* auto's recent ratings are the stream's own, from its first arrival */
+	s.cfg.recent = NULL;
+	s.cfg.nrecent = 0;
 	s.arrivals = arrivals;
 	s.pool.criteria = cfg->criteria.n > 0 ? criteria : NULL;
 	s.pool.ncrows = cfg->criteria.n > 0 ? n : 0;

@@ -174,6 +174,88 @@ test_auto_density(void)
 }
 
 /*
+ * A pair due when the step collects it is committed only if it is still
+ * due once the cheaper pairs committed before it have left: A (0.40) and
+ * B (0.50) are due with C (0.52) close above B (room above B 0.01:
+ * A = 0.0269 < 2 S^2 = 0.03, S^2 = 1 / (20/3 * 10)), but once C and D
+ * (0.53) play, the room above B is the full gap (A = 0.035) and a closer
+ * partner for B is worth waiting for.
+ */
+void
+test_auto_recheck(void)
+{
+	AutoQueue	q;
+
+	aq_init(&q, 1, 10.0, 20.0 / 3.0);
+	aq_add(&q, 0.40, 0.0);
+	aq_add(&q, 0.50, 0.0);
+	aq_add(&q, 0.52, 0.0);
+	aq_add(&q, 0.53, 0.0);
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 0.0, &q.res), MM_OK);
+	CHECK_INT(q.res.nmatches, 1);
+	CHECK_INT(q.res.matches[0].nmembers, 2);
+	CHECK_INT(q.pool.tickets[q.res.members[q.res.matches[0].first]].id +
+			  q.pool.tickets[q.res.members[q.res.matches[0].first + 1]].id, 3 + 4);
+	/* left alone, A and B are due later */
+	mm_pool_compact(&q.pool, &q.res);
+	CHECK_INT(q.pool.ntickets, 2);
+	CHECK(mm_next_deadline(&q.cfg, &q.pool) > 0.0);
+}
+
+/*
+ * mm_simulate measures the recent ratings on the stream itself, whatever
+ * the caller's configuration holds, and mm_config_check refuses a sample
+ * larger than MM_DENSITY_ARRIVALS or a count without ratings.
+ */
+void
+test_auto_recent_config(void)
+{
+	enum
+	{
+		N = 600
+	};
+	static MMArrival a[N];
+	static MMOutcome o1[N],
+				o2[N];
+	static double r[MM_DENSITY_ARRIVALS + 1];
+	MMConfig	cfg;
+	MMSimSummary s1,
+				s2;
+	uint64_t	seed = 7;
+	int			differ = 0;
+
+	for (int i = 0; i < N; i++)
+	{
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		a[i].id = i + 1;
+		a[i].rating = (double) (seed >> 11) / 9007199254740992.0;
+		a[i].arrival = i * 0.2;
+	}
+	for (int i = 0; i <= MM_DENSITY_ARRIVALS; i++)
+		r[i] = 0.9 + 0.1 * i / MM_DENSITY_ARRIVALS;
+	mm_config_init(&cfg, MM_ALGO_AUTO);
+	mm_config_set_max_wait(&cfg, 5.0);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, N, o1, &s1), MM_OK);
+	cfg.recent = r;
+	cfg.nrecent = MM_DENSITY_ARRIVALS;
+	CHECK_INT(mm_config_check(&cfg), MM_OK);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, N, o2, &s2), MM_OK);
+	for (int i = 0; i < N; i++)
+		if (o1[i].matched_at != o2[i].matched_at || o1[i].match_no != o2[i].match_no)
+			differ++;
+	CHECK_INT(differ, 0);
+	CHECK_NEAR(s1.cost, s2.cost, 0);
+	cfg.nrecent = MM_DENSITY_ARRIVALS + 1;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	CHECK_INT(mm_simulate(&cfg, a, NULL, N, o2, &s2), MM_ERR_ARGUMENT);
+	cfg.nrecent = -1;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	cfg.recent = NULL;
+	cfg.nrecent = 1;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+}
+
+/*
  * At its timeout a player takes the closest waiting player (not an older
  * or a farther one); the third keeps waiting.  A very high rate makes
  * every pair wait.

@@ -42,6 +42,8 @@ static const MMTestCase tests[] = {
 	{"auto_rate", test_auto_rate},
 	{"auto_instant", test_auto_instant},
 	{"auto_density", test_auto_density},
+	{"auto_recheck", test_auto_recheck},
+	{"auto_recent_config", test_auto_recent_config},
 	{"auto_timeout", test_auto_timeout},
 	{"auto_groups", test_auto_groups},
 	{"auto_quality", test_auto_quality},
