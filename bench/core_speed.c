@@ -32,7 +32,10 @@ main(int argc, char **argv)
 	MMArrival  *a = malloc(sizeof(MMArrival) * (size_t) n);
 	uint64_t	state = 1;
 	double		t = 0.0;
-	const char *names[] = {"greedy", "periodic (batch 8)", "multi_queue (r = 6)", "difference_wait (wait_factor 2)"};
+	const MMAlgorithm algs[] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
+	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_AUTO};
+	const char *names[] = {"greedy", "periodic (batch 8)", "multi_queue (r = 6)",
+	"difference_wait (wait_factor 2)", "auto"};
 
 	for (int i = 0; i < n; i++)
 	{
@@ -43,13 +46,14 @@ main(int argc, char **argv)
 	}
 	printf("| algorithm | arrivals | seconds (best of 3) | arrivals per second | cost per game |\n");
 	printf("|---|---:|---:|---:|---:|\n");
-	for (int alg = 0; alg < 4; alg++)
+	for (int i = 0; i < 5; i++)
 	{
+		MMAlgorithm alg = algs[i];
 		MMConfig	c;
 		MMSimSummary s;
 		double		best = INFINITY;
 
-		mm_config_init(&c, (MMAlgorithm) alg);
+		mm_config_init(&c, alg);
 		mm_config_set_max_wait(&c, 5.0);
 		if (alg == MM_ALGO_PERIODIC)
 			c.periodic.batch = 8;
@@ -69,7 +73,7 @@ main(int argc, char **argv)
 			if (now_seconds() - t0 < best)
 				best = now_seconds() - t0;
 		}
-		printf("| %s | %d | %.3f | %.2f million | %.4f |\n", names[alg], n, best, n / best / 1e6,
+		printf("| %s | %d | %.3f | %.2f million | %.4f |\n", names[i], n, best, n / best / 1e6,
 			   s.cost / s.games);
 	}
 	free(a);
