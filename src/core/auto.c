@@ -513,8 +513,7 @@ static double
 density_at(const AutoCtx *c, double r)
 {
 	const int	m = MM_DENSITY_NEIGHBOURS;
-	int			a = 0,
-				b = c->nrecent,
+	int			a,
 				lo,
 				hi;
 	double		width,
@@ -522,15 +521,7 @@ density_at(const AutoCtx *c, double r)
 
 	if (c->recent == NULL)
 		return 1.0;
-	while (a < b)
-	{
-		int			mid = a + (b - a) / 2;
-
-		if (c->recent[mid] < r)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	a = mm_sorted_position(c->recent, c->nrecent, r);
 	lo = a - m / 2 > 0 ? a - m / 2 : 0;
 	hi = lo + m;
 	if (hi > c->nrecent - 1)

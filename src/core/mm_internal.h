@@ -176,6 +176,9 @@ extern bool mm_pool_keyed(const MMPool *pool);
 extern MMStatus mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev,
 							  double now, MMResult *result, MMPartStepFn part_step);
 
+/* The first place in ascending v[0 .. n) whose value is not below x (simulate.c). */
+extern int	mm_sorted_position(const double *v, int n, double x);
+
 /*
  * The configuration for a pool of one key: cfg, or a copy in *local with
  * the key's arrival rate (pool->key_rate) and recent ratings (pool->key_recent)

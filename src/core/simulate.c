@@ -130,9 +130,9 @@ sim_reserve(Sim *s, int need)
 	return MM_OK;
 }
 
-/* The first place in sorted v[0 .. n) whose value is not below x. */
-static int
-sorted_position(const double *v, int n, double x)
+/* The first place in ascending v[0 .. n) whose value is not below x. */
+int
+mm_sorted_position(const double *v, int n, double x)
 {
 	int			a = 0,
 				b = n;
@@ -160,11 +160,11 @@ window_push(double *v, int *n, double x, double old)
 
 	if (*n == MM_DENSITY_ARRIVALS)
 	{
-		at = sorted_position(v, *n, old);
+		at = mm_sorted_position(v, *n, old);
 		memmove(&v[at], &v[at + 1], sizeof(double) * (*n - at - 1));
 		(*n)--;
 	}
-	at = sorted_position(v, *n, x);
+	at = mm_sorted_position(v, *n, x);
 	memmove(&v[at + 1], &v[at], sizeof(double) * (*n - at));
 	v[at] = x;
 	(*n)++;
