@@ -607,6 +607,14 @@ tids_order(TidPair *const *at, int n)
 	return pos;
 }
 
+/* A rating of the tickets table, normalised to the queue's range. */
+static double
+normalised_rating(const MMQueue *queue, double rating)
+{
+	rating = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
+	return Min(Max(rating, 0.0), 1.0);
+}
+
 /*
  * Load a queue's waiting tickets into pool (times in seconds
  * relative to now, ratings normalised), sorted by arrival, leaving out
@@ -730,9 +738,8 @@ load_tickets(MMQueue *queue, TimestampTz now, MMPool *pool,
 			roles[row] = mask;
 		pool->ntickets++;
 		t->id = id;
-		/* inside the range (checked above): clamp rounding only */
-		rating = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
-		t->rating = Min(Max(rating, 0.0), 1.0);
+		/* inside the range (checked above): the clamp is for rounding only */
+		t->rating = normalised_rating(queue, rating);
 		t->arrival = seconds_since(enqueued_at, now);
 		t->group = -1;
 		t->party = -1;
@@ -1165,14 +1172,6 @@ recent_arrivals(const MMQueue *queue)
 {
 	return mm_config_k(&queue->cfg) == 2 && queue->cfg.criteria.n == 0 ?
 		Max(MM_DENSITY_ARRIVALS, MM_RATE_ARRIVALS) : MM_RATE_ARRIVALS;
-}
-
-/* A rating of the tickets table, normalised to the queue's range. */
-static double
-normalised_rating(const MMQueue *queue, double rating)
-{
-	rating = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
-	return Min(Max(rating, 0.0), 1.0);
 }
 
 /*

@@ -108,7 +108,8 @@ typedef struct AutoCtx
 	int			first;			/* first position still waiting, or -1 */
 	char	   *taken;			/* per ticket: matched or expired by this step */
 	int			left;			/* tickets still waiting */
-	/* k = 2, one criterion: the recent ratings (cfg->recent), or NULL */
+	bool		pair_rating;	/* k = 2, the rating the only criterion */
+	/* with pair_rating: the recent ratings (cfg->recent), or NULL */
 	const double *recent;
 	int			nrecent;
 	double		rmin;			/* the lowest and highest rating expected: */
@@ -296,12 +297,13 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 	mm_criteria_factors(cfg, c->f);
 	c->scale = auto_scale(cfg, c->dims);
 	auto_constants(cfg, &c->base, &c->growth, &c->curve);
-	if (c->k == 2 && c->dims == 1 && cfg->automatic.curve <= 0)
+	c->pair_rating = c->k == 2 && c->dims == 1;
+	if (c->pair_rating && cfg->automatic.curve <= 0)
 		c->curve = AUTO_CURVE_MYOPIC;
 	c->rmin = 0.0;
 	c->rmax = 1.0;
 	c->dmin = c->dmax = 1.0;
-	if (c->k == 2 && c->dims == 1 && cfg->recent != NULL &&
+	if (c->pair_rating && cfg->recent != NULL &&
 		cfg->nrecent > MM_DENSITY_NEIGHBOURS)
 	{
 		c->recent = cfg->recent;
@@ -418,6 +420,27 @@ group_cost(const AutoCtx *c, const int *idx, int m)
 }
 
 /*
+ * The first instant after newest at which qa x^2 + qb x (x in max_waits
+ * after newest) reaches need: -INFINITY when need <= 0 already, INFINITY
+ * when it never does.
+ */
+static double
+first_reach(const AutoCtx *c, double newest, double need, double qa, double qb)
+{
+	double		x;
+
+	if (need <= 0)
+		return -INFINITY;
+	if (qa > 0)
+		x = 2.0 * need / (qb + sqrt(qb * qb + 4.0 * qa * need));
+	else if (qb > 0)
+		x = need / qb;
+	else
+		return INFINITY;
+	return newest + x * c->cfg->max_wait;
+}
+
+/*
  * The first instant t at which m tickets arriving at arr[0 .. m) cover
  * the cost: sum_i S v((t - arr_i) / T) >= cost, v(x) = base + growth x +
  * curve x^2.  Solved from the newest arrival on (x = (t - newest) / T) so
@@ -434,7 +457,6 @@ eligible_at(const AutoCtx *c, double cost, const double *arr, int m)
 	double		qa,
 				qb,
 				need;
-	double		x;
 
 	for (int i = 0; i < m; i++)
 		newest = arr[i] > newest ? arr[i] : newest;
@@ -449,15 +471,7 @@ eligible_at(const AutoCtx *c, double cost, const double *arr, int m)
 	qa = c->curve * m;
 	qb = c->growth * m + 2.0 * c->curve * e1;
 	need = cost / c->scale - (m * c->base + c->growth * e1 + c->curve * e2);
-	if (need <= 0)
-		return -INFINITY;
-	if (qa > 0)
-		x = 2.0 * need / (qb + sqrt(qb * qb + 4.0 * qa * need));
-	else if (qb > 0)
-		x = need / qb;
-	else
-		return INFINITY;
-	return newest + x * T;
+	return first_reach(c, newest, need, qa, qb);
 }
 
 /* The rating of the ticket at position p. */
@@ -480,7 +494,6 @@ weighted_at(const AutoCtx *c, double need, const double *a, const double *w)
 	double		q0 = 0.0,
 				qb = 0.0,
 				qa = 0.0;
-	double		y;
 
 	for (int i = 0; i < 2; i++)
 	{
@@ -490,16 +503,7 @@ weighted_at(const AutoCtx *c, double need, const double *a, const double *w)
 		qb += w[i] * (c->growth + 2.0 * c->curve * e);
 		qa += w[i] * c->curve;
 	}
-	need = need / c->scale - q0;
-	if (need <= 0)
-		return -INFINITY;
-	if (qa > 0)
-		y = 2.0 * need / (qb + sqrt(qb * qb + 4.0 * qa * need));
-	else if (qb > 0)
-		y = need / qb;
-	else
-		return INFINITY;
-	return newest + y * T;
+	return first_reach(c, newest, need / c->scale - q0, qa, qb);
 }
 
 /*
@@ -620,7 +624,7 @@ myopic_bound(const AutoCtx *c, double g, const double *arr)
 static int
 use_myopic(const AutoCtx *c)
 {
-	return c->k == 2 && c->dims == 1 && c->f[0] > 0;
+	return c->pair_rating && c->f[0] > 0;
 }
 
 /* Fill cand with the candidate (first, second) and its instant. */
@@ -743,7 +747,7 @@ lone_cost(const AutoCtx *c, double r)
 	double		rate = c->cfg->arrival_rate > 0 ? c->cfg->arrival_rate : 1.0 / T;
 	double		none = exp(-rate * (r > 0 ? r : 0));
 	double		fsum = 0.0;
-	double		w = c->k == 2 && c->dims == 1 ? AUTO_LONE_WEIGHT : 1.0;
+	double		w = c->pair_rating ? AUTO_LONE_WEIGHT : 1.0;
 
 	for (int d = 0; d < c->dims; d++)
 		fsum += c->f[d];
