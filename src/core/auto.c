@@ -948,7 +948,8 @@ MMStatus
 mm_auto_check(const MMConfig *cfg)
 {
 	if (!(cfg->automatic.base >= 0) || !isfinite(cfg->automatic.base) ||
-		!(cfg->automatic.growth >= 0) || !isfinite(cfg->automatic.growth))
+		!(cfg->automatic.growth >= 0) || !isfinite(cfg->automatic.growth) ||
+		!(cfg->automatic.curve >= 0) || !isfinite(cfg->automatic.curve))
 		return MM_ERR_ARGUMENT;
 	return MM_OK;
 }

@@ -256,6 +256,36 @@ test_auto_recent_config(void)
 }
 
 /*
+ * mm_config_check refuses auto's constants (C API only) when negative, NaN
+ * or infinite, the curve as the base and the growth; 0 takes the defaults.
+ */
+void
+test_auto_constants_check(void)
+{
+	const double bad[] = {-1.0, NAN, INFINITY};
+	MMConfig	cfg;
+
+	mm_config_init(&cfg, MM_ALGO_AUTO);
+	CHECK_INT(mm_config_check(&cfg), MM_OK);
+	cfg.automatic.base = 0.5;
+	cfg.automatic.growth = 0.5;
+	cfg.automatic.curve = 0.5;
+	CHECK_INT(mm_config_check(&cfg), MM_OK);
+	for (int i = 0; i < 3; i++)
+	{
+		cfg.automatic.base = bad[i];
+		CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+		cfg.automatic.base = 0.5;
+		cfg.automatic.growth = bad[i];
+		CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+		cfg.automatic.growth = 0.5;
+		cfg.automatic.curve = bad[i];
+		CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+		cfg.automatic.curve = 0.5;
+	}
+}
+
+/*
  * At its timeout a player takes the closest waiting player (not an older
  * or a farther one); the third keeps waiting.  A very high rate makes
  * every pair wait.

@@ -65,6 +65,7 @@ extern void test_auto_instant(void);
 extern void test_auto_density(void);
 extern void test_auto_recheck(void);
 extern void test_auto_recent_config(void);
+extern void test_auto_constants_check(void);
 extern void test_auto_timeout(void);
 extern void test_auto_groups(void);
 extern void test_auto_quality(void);
