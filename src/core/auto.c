@@ -47,6 +47,9 @@
 /* k = 2: the partners in rating order a ticket's candidate pairs reach. */
 #define AUTO_SCAN 64
 
+/* Pools of at most this many tickets are sorted by insertion. */
+#define AUTO_INSERTION_SORT 32
+
 /*
  * The default constants of the values, by group size: base and growth as
  * measured best on Schlup's six arrival specs (bench/quality.sh).
@@ -75,6 +78,9 @@
 #define AUTO_DENSITY_MIN	0.2
 #define AUTO_DENSITY_MAX	5.0
 
+/* density_bounds looks at runs starting this many ranks apart. */
+#define AUTO_BOUND_STRIDE	8
+
 /*
  * k > 2 (auto_constants): base AUTO_BASE_GROUP + AUTO_BASE_PER_K (k - 2),
  * growth AUTO_GROWTH_GROUP + AUTO_GROWTH_LOAD (k - 2) k / m for m players
@@ -101,6 +107,7 @@ typedef struct AutoCtx
 	double		growth;
 	double		curve;
 	int			n;
+	void	   *block;			/* what order, pos, next, prev and taken lie in */
 	int		   *order;			/* ticket indices by rating, then pool order */
 	int		   *pos;			/* position in order of each ticket */
 	int		   *next;			/* per position: the next position still waiting, or -1 */
@@ -240,32 +247,44 @@ key_cmp(const void *l, const void *r)
 }
 
 /*
- * The least and greatest density density_at can give for the recent
- * ratings: each of its estimates spans MM_DENSITY_NEIGHBOURS + 1
- * consecutive ones, so these are the estimates over all such runs, within
- * [AUTO_DENSITY_MIN, AUTO_DENSITY_MAX].  Bounds that follow the sample
- * keep myopic_bound tight.
+ * Bounds of the densities density_at gives for the recent ratings, for
+ * myopic_bound's pruning and density_at's clamp.  Each estimate spans a
+ * run of MM_DENSITY_NEIGHBOURS + 1 consecutive ratings, so its width lies
+ * between the narrowest and the widest such run.  Runs starting every
+ * AUTO_BOUND_STRIDE ranks bound both (a run lies within the one a stride
+ * longer that starts at the last multiple of the stride before it, and
+ * holds the one a stride shorter that starts at the next): an eighth of the
+ * runs, bounds a little looser, never wrong.  As every estimate lies within
+ * them, density_at's clamp keeps it within [AUTO_DENSITY_MIN,
+ * AUTO_DENSITY_MAX] and changes nothing else.
  */
 static void
 density_bounds(AutoCtx *c)
 {
 	const int	m = MM_DENSITY_NEIGHBOURS;
+	const int	s = AUTO_BOUND_STRIDE;
+	const double *v = c->recent;
+	int			n = c->nrecent;
 	double		narrow = INFINITY,
 				wide = 0.0;
 
-	for (int i = 0; i + m < c->nrecent; i++)
+	for (int b = 0; b + m < n + s - 1; b += s)
 	{
-		double		width = c->recent[i + m] - c->recent[i];
+		int			end = b + s - 1 + m < n - 1 ? b + s - 1 + m : n - 1;
 
-		narrow = width < narrow ? width : narrow;
-		wide = width > wide ? width : wide;
+		/* the runs starting at b .. b + s - 1 lie within [b, end] */
+		if (b + m < n && v[end] - v[b] > wide)
+			wide = v[end] - v[b];
+		/* those starting at b - s + 1 .. b hold [b, b + m - s + 1] */
+		if (v[b + m - s + 1] - v[b] < narrow)
+			narrow = v[b + m - s + 1] - v[b];
 	}
 	c->dmin = AUTO_DENSITY_MIN;
 	c->dmax = AUTO_DENSITY_MAX;
-	if (wide > 0 && (double) m / (c->nrecent * wide) > c->dmin)
-		c->dmin = (double) m / (c->nrecent * wide);
-	if (narrow > 0 && (double) m / (c->nrecent * narrow) < c->dmax)
-		c->dmax = (double) m / (c->nrecent * narrow);
+	if (wide > 0 && (double) m / (n * wide) > c->dmin)
+		c->dmin = (double) m / (n * wide);
+	if (narrow > 0 && (double) m / (n * narrow) < c->dmax)
+		c->dmax = (double) m / (n * narrow);
 	if (c->dmin > c->dmax)
 		c->dmin = c->dmax;
 }
@@ -274,11 +293,8 @@ density_bounds(AutoCtx *c)
 static void
 auto_close(AutoCtx *c)
 {
-	mm_free(c->order);
-	mm_free(c->pos);
-	mm_free(c->next);
-	mm_free(c->prev);
-	mm_free(c->taken);
+	mm_free(c->block);
+	c->block = NULL;
 	c->order = c->pos = c->next = c->prev = NULL;
 	c->taken = NULL;
 }
@@ -313,34 +329,47 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 		density_bounds(c);
 	}
 	c->n = n;
-	c->order = mm_malloc_array((size_t) n, sizeof(int));
-	c->pos = mm_malloc_array((size_t) n, sizeof(int));
-	c->next = mm_malloc_array((size_t) n, sizeof(int));
-	c->prev = mm_malloc_array((size_t) n, sizeof(int));
-	c->taken = mm_calloc((size_t) n, 1);
-	if (c->order == NULL || c->pos == NULL || c->next == NULL ||
-		c->prev == NULL || c->taken == NULL)
-	{
-		auto_close(c);
-		return MM_ERR_NOMEM;
-	}
-	{
-		AutoKey    *keys = mm_malloc_array((size_t) n, sizeof(AutoKey));
 
-		if (keys == NULL)
-		{
-			auto_close(c);
-			return MM_ERR_NOMEM;
-		}
+	/* one block: the sort's keys (used here only), order, pos, next, prev, taken */
+	if ((size_t) n > SIZE_MAX / (sizeof(AutoKey) + 4 * sizeof(int) + 1))
+		return MM_ERR_NOMEM;
+	c->block = mm_malloc((size_t) n * (sizeof(AutoKey) + 4 * sizeof(int) + 1));
+	if (c->block == NULL)
+		return MM_ERR_NOMEM;
+	c->order = (int *) ((AutoKey *) c->block + n);
+	c->pos = c->order + n;
+	c->next = c->pos + n;
+	c->prev = c->next + n;
+	c->taken = (char *) (c->prev + n);
+	memset(c->taken, 0, (size_t) n);
+	{
+		AutoKey    *keys = c->block;
+
 		for (int i = 0; i < n; i++)
 		{
 			keys[i].rating = pool->tickets[i].rating;
 			keys[i].index = i;
 		}
-		qsort(keys, n, sizeof(AutoKey), key_cmp);
+		if (n <= AUTO_INSERTION_SORT)
+		{
+			/* a few tickets: insertion sort, without qsort's calls */
+			for (int i = 1; i < n; i++)
+			{
+				AutoKey		x = keys[i];
+				int			j = i;
+
+				while (j > 0 && key_cmp(&keys[j - 1], &x) > 0)
+				{
+					keys[j] = keys[j - 1];
+					j--;
+				}
+				keys[j] = x;
+			}
+		}
+		else
+			qsort(keys, n, sizeof(AutoKey), key_cmp);
 		for (int i = 0; i < n; i++)
 			c->order[i] = keys[i].index;
-		mm_free(keys);
 	}
 	for (int p = 0; p < n; p++)
 	{
