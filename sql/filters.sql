@@ -179,17 +179,26 @@ SELECT a.matches, a.players, round(a.optimal_cost::numeric, 6) = round((
        a.ratio >= 1 AS at_least_optimal
 FROM matchmaker.audit('f_greedy', '2026-01-01 00:00:00+00', '2026-01-02 00:00:00+00') a;
 SELECT * FROM matchmaker.check();
--- auto measures each mode's own arrival rate: simulating the queue with the
--- filter costs exactly what a queue per mode costs (with the queue's whole
--- rate for every mode it cost more).
-SELECT matchmaker.create_queue('auto_modes', max_wait => '3 s', params => '{"filters": {"mode": "equal"}}');
-SELECT matchmaker.create_queue('auto_one_mode', max_wait => '3 s');
+-- auto measures each mode's own arrival rate: simulating a 2v2 queue with
+-- the filter costs exactly what a queue per mode costs (with the queue's
+-- whole rate for every mode it cost more).
+SELECT matchmaker.create_queue('auto_modes_2v2', team_size => 2, max_wait => '3 s', params => '{"filters": {"mode": "equal"}}');
+SELECT matchmaker.create_queue('auto_one_mode_2v2', team_size => 2, max_wait => '3 s');
 SELECT round(s.cost::numeric, 9) = round((
            SELECT sum(x.cost) FROM unnest(ARRAY['solo', 'ranked', 'casual']) m,
-               matchmaker.simulate_summary('auto_one_mode',
+               matchmaker.simulate_summary('auto_one_mode_2v2',
                    format('SELECT id, rating, arrival FROM fstream WHERE attrs->>%L = %L', 'mode', m)) x)::numeric, 9)
        AS same_as_a_queue_per_mode
-FROM matchmaker.simulate_summary('auto_modes', 'SELECT id, rating, arrival, attrs FROM fstream') s;
+FROM matchmaker.simulate_summary('auto_modes_2v2', 'SELECT id, rating, arrival, attrs FROM fstream') s;
+-- In 1v1 auto also estimates where ratings lie, from the latest arrivals of
+-- the whole queue, not of each mode: close to a queue per mode, not equal.
+SELECT matchmaker.create_queue('auto_modes', max_wait => '3 s', params => '{"filters": {"mode": "equal"}}');
+SELECT matchmaker.create_queue('auto_one_mode', max_wait => '3 s');
+SELECT abs(s.cost / p.cost - 1) < 0.02 AS close_to_a_queue_per_mode, s.cost <> p.cost AS not_equal
+FROM matchmaker.simulate_summary('auto_modes', 'SELECT id, rating, arrival, attrs FROM fstream') s,
+     (SELECT sum(x.cost) AS cost FROM unnest(ARRAY['solo', 'ranked', 'casual']) m,
+          matchmaker.simulate_summary('auto_one_mode',
+              format('SELECT id, rating, arrival FROM fstream WHERE attrs->>%L = %L', 'mode', m)) x) p;
 -- A tick measures the own rate of at most 256 combinations (those with the
 -- most waiting tickets; the others use the queue's): 300 modes of two
 -- equal players each are all matched, none across modes.

@@ -1279,35 +1279,41 @@ waiting_desc_cmp(const void *a, const void *b, void *arg)
 }
 
 /*
- * The pool's keys, those with the most waiting tickets first: measure_key_rates
- * measures the first MM_KEY_RATES_MAX.
+ * The keys measure_key_rates measures into sel (palloc'd), returning how
+ * many: those with at least two waiting tickets (a sub-pool of one forms
+ * no group, so its rate does not matter), at most MM_KEY_RATES_MAX, those
+ * with the most waiting tickets first.
  */
-static int *
-measured_keys(const MMPool *pool, const MMFilterDict *dict)
+static int
+measured_keys(const MMPool *pool, const MMFilterDict *dict, int **sel)
 {
-	int		   *sel = palloc(sizeof(int) * dict->n);
 	int		   *waiting = palloc0(sizeof(int) * dict->n);
+	int			nsel = 0;
 
+	*sel = palloc(sizeof(int) * dict->n);
+	for (int i = 0; i < pool->ntickets; i++)
+		waiting[pool->key[pool->tickets[i].crow]]++;
 	for (int k = 0; k < dict->n; k++)
-		sel[k] = k;
-	if (dict->n > MM_KEY_RATES_MAX)
+		if (waiting[k] >= 2)
+			(*sel)[nsel++] = k;
+	if (nsel > MM_KEY_RATES_MAX)
 	{
-		for (int i = 0; i < pool->ntickets; i++)
-			waiting[pool->key[pool->tickets[i].crow]]++;
-		qsort_arg(sel, dict->n, sizeof(int), waiting_desc_cmp, waiting);
+		qsort_arg(*sel, nsel, sizeof(int), waiting_desc_cmp, waiting);
+		nsel = MM_KEY_RATES_MAX;
 	}
 	pfree(waiting);
-	return sel;
+	return nsel;
 }
 
 /*
- * With equal filters, auto's rate and recent ratings of each key
- * (pool->key_rate, pool->key_recent): as measure_recent, over the latest
- * arrivals of the key, read from its waiting tickets and the players of
- * the key's last matches (matches.filters, an index scan per key), so a
- * sub-pool is matched as a queue of its own would be.  At most
- * MM_KEY_RATES_MAX keys are measured (an index scan each), those with the
- * most waiting tickets; the others use the queue's.
+ * With equal filters, auto's rate of each key (pool->key_rate): as
+ * measure_recent, over the latest MM_RATE_ARRIVALS arrivals of the key,
+ * read from its waiting tickets and the players of the key's last matches
+ * (matches.filters, an index scan per key), so a sub-pool is matched at
+ * the pace of its own players, as a queue of its own would be.  The recent
+ * ratings stay the queue's (measure_recent): a key's own would cost 200
+ * rows a key at every tick.  Only the keys of measured_keys are measured;
+ * the others use the queue's rate.
  */
 static void
 measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterDict *dict)
@@ -1317,14 +1323,19 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	Datum		values[4];
 	Datum	   *keys = palloc(sizeof(Datum) * dict->n);
 	int		   *count = palloc0(sizeof(int) * (dict->n + 1));
+	bool	   *measured = palloc0(sizeof(bool) * dict->n);
 	Arrival    *arr;
 	double	   *rate = palloc(sizeof(double) * dict->n);
-	const double **recent = palloc0(sizeof(double *) * dict->n);
-	int		   *nrecent = palloc0(sizeof(int) * dict->n);
-	int			want = recent_arrivals(queue);
 	int			total;
-	int		   *sel = measured_keys(pool, dict);
-	int			nsel = Min(dict->n, MM_KEY_RATES_MAX);
+	int		   *sel;
+	int			nsel = measured_keys(pool, dict, &sel);
+
+	for (int k = 0; k < dict->n; k++)
+		rate[k] = -1;			/* not measured: the queue's (mm_key_config) */
+	pool->key_rate = rate;
+	pool->nkey_rates = dict->n;
+	if (nsel == 0)
+		return;
 
 	mm_keep_plan(&plan,
 				 "SELECT k.i::pg_catalog.int4, x.enqueued_at, x.rating "
@@ -1338,15 +1349,18 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 				 "ORDER BY t.enqueued_at DESC LIMIT $4) x",
 				 4, argtypes);
 	for (int j = 0; j < nsel; j++)
+	{
 		keys[j] = CStringGetTextDatum(mm_filter_json(queue, dict->values[sel[j]], dict->lens[sel[j]]));
+		measured[sel[j]] = true;
+	}
 	values[0] = CStringGetTextDatum(queue->name);
 	values[1] = PointerGetDatum(construct_array(keys, nsel, TEXTOID, -1, false, TYPALIGN_INT));
 	values[2] = TimestampTzGetDatum(now);
-	values[3] = Int32GetDatum(want);
+	values[3] = Int32GetDatum(MM_RATE_ARRIVALS);
 	if (SPI_execute_plan(plan, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not measure the arrival rates of the queue's filter values");
 
-	/* each key's arrivals, grouped: history rows, then its waiting tickets */
+	/* each measured key's arrivals, grouped: history rows, then its waiting tickets */
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		bool		isnull;
@@ -1355,7 +1369,7 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 		count[k + 1]++;
 	}
 	for (int i = 0; i < pool->ntickets; i++)
-		if (pool->tickets[i].arrival <= 0)
+		if (pool->tickets[i].arrival <= 0 && measured[pool->key[pool->tickets[i].crow]])
 			count[pool->key[pool->tickets[i].crow] + 1]++;
 	for (int k = 0; k < dict->n; k++)
 		count[k + 1] += count[k];
@@ -1371,41 +1385,37 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 			HeapTuple	tup = SPI_tuptable->vals[r];
 			int32		k = sel[DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)) - 1];
 			Datum		d = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull);
-			Datum		g = SPI_getbinval(tup, SPI_tuptable->tupdesc, 3, &isnull);
 
 			arr[at[k]].at = seconds_since(DatumGetTimestampTz(d), now);
-			arr[at[k]].rating = normalised_rating(queue, DatumGetFloat8(g));
+			arr[at[k]].rating = 0;
 			at[k]++;
 		}
 		for (int i = 0; i < pool->ntickets; i++)
-			if (pool->tickets[i].arrival <= 0)
+			if (pool->tickets[i].arrival <= 0 && measured[pool->key[pool->tickets[i].crow]])
 			{
 				int32		k = pool->key[pool->tickets[i].crow];
 
 				arr[at[k]].at = pool->tickets[i].arrival;
-				arr[at[k]].rating = pool->tickets[i].rating;
+				arr[at[k]].rating = 0;
 				at[k]++;
 			}
 		pfree(at);
 	}
-	for (int k = 0; k < dict->n; k++)
+	for (int j = 0; j < nsel; j++)
 	{
+		int			k = sel[j];
 		Arrival    *ka = arr + count[k];
 		int			n = count[k + 1] - count[k];
+		const double *none;
+		int			nnone;
 
 		qsort(ka, n, sizeof(Arrival), arrival_cmp);
-		rate_and_ratings(ka, n, want, &rate[k], &recent[k], &nrecent[k]);
+		rate_and_ratings(ka, n, MM_RATE_ARRIVALS, &rate[k], &none, &nnone);
 	}
-	/* the keys not measured use the queue's rate and ratings (mm_key_config) */
-	for (int j = nsel; j < dict->n; j++)
-		rate[sel[j]] = -1;
 	SPI_freetuptable(SPI_tuptable);
-	pool->key_rate = rate;
-	pool->nkey_rates = dict->n;
-	pool->key_recent = recent;
-	pool->key_nrecent = nrecent;
 	pfree(arr);
 	pfree(count);
+	pfree(measured);
 	pfree(keys);
 	pfree(sel);
 }

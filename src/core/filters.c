@@ -11,8 +11,8 @@
  * groups, which never mix keys, are renumbered into and out of each
  * sub-pool.  The next deadline is the earliest of the sub-pools'.  With
  * pool->key_rate each sub-pool's step and deadline see its key's arrival
- * rate (and with pool->key_recent its recent ratings), as a queue of that
- * key alone would.
+ * rate, as a queue of that key alone would; the recent ratings
+ * (cfg->recent) are the whole queue's.
  */
 #include "mm_internal.h"
 
@@ -52,11 +52,6 @@ mm_key_config(const MMConfig *cfg, const MMPool *pool, MMConfig *local)
 		return cfg;
 	*local = *cfg;
 	local->arrival_rate = pool->key_rate[k];
-	if (pool->key_recent != NULL)
-	{
-		local->recent = pool->key_recent[k];
-		local->nrecent = pool->key_nrecent[k];
-	}
 	return local;
 }
 

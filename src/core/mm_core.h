@@ -470,8 +470,9 @@ typedef struct MMPool
 	/*
 	 * With key: key_rate[k] (nkey_rates entries) is the arrival rate of
 	 * key k's players, which auto's step on that key's sub-pool uses in
-	 * place of cfg->arrival_rate, as a queue of its own would measure it.
-	 * NULL: every sub-pool uses cfg->arrival_rate.
+	 * place of cfg->arrival_rate, as a queue of its own would measure it
+	 * (the recent ratings, cfg->recent, stay the queue's).  NULL: every
+	 * sub-pool uses cfg->arrival_rate.
 	 */
 	const double *key_rate;
 	int			nkey_rates;
@@ -524,13 +525,6 @@ typedef struct MMPool
 	 */
 	const uint8_t *roles;
 	int			nrole_rows;
-	/*
-	 * With key_rate: key_recent[k] (key_nrecent[k] entries, ascending) is
-	 * what cfg->recent is for the queue, over key k's latest arrivals; a
-	 * sub-pool whose key has a rate uses them in its place.  May be NULL.
-	 */
-	const double *const *key_recent;
-	const int  *key_nrecent;
 } MMPool;
 
 /* Whether the players of pool rows a and b may not meet (block lists). */

@@ -181,8 +181,7 @@ extern int	mm_sorted_position(const double *v, int n, double x);
 
 /*
  * The configuration for a pool of one key: cfg, or a copy in *local with
- * the key's arrival rate (pool->key_rate) and recent ratings (pool->key_recent)
- * when the pool has them.
+ * the key's arrival rate (pool->key_rate) when the pool has it.
  */
 extern const MMConfig *mm_key_config(const MMConfig *cfg, const MMPool *pool,
 									 MMConfig *local);

@@ -83,11 +83,6 @@ typedef struct Sim
 	int32_t    *key_prev;		/* per arrival: its key's arrival before it, -1 none */
 	int			measured;		/* arrivals the key rates count */
 
-	/* ... and each key's latest ratings, ascending (pool.key_recent) */
-	double	  **key_recent;		/* per key: room for key_cap[k], key_nrecent[k] used */
-	int		   *key_nrecent;
-	int		   *key_cap;
-
 	/* auto: the latest arrivals' ratings, ascending (cfg.recent) */
 	double		recent[MM_DENSITY_ARRIVALS];
 	int			sampled;		/* arrivals recent has taken in */
@@ -186,42 +181,6 @@ sim_sample_ratings(Sim *s)
 }
 
 /*
- * Key k's window takes in arrival i (whose key chain key_prev is linked):
- * the oldest of a full window is its MM_DENSITY_ARRIVALS-th arrival back.
- */
-static MMStatus
-sim_sample_key(Sim *s, int32_t k, int i)
-{
-	double		old = 0.0;
-
-	if (s->key_nrecent[k] == s->key_cap[k])
-	{
-		if (s->key_cap[k] == MM_DENSITY_ARRIVALS)
-		{
-			int			first = i;
-
-			for (int back = 0; back < MM_DENSITY_ARRIVALS; back++)
-				first = s->key_prev[first];
-			old = s->arrivals[first].rating;
-		}
-		else
-		{
-			int			cap = s->key_cap[k] == 0 ? 8 : s->key_cap[k] * 2;
-			double	   *v;
-
-			cap = cap < MM_DENSITY_ARRIVALS ? cap : MM_DENSITY_ARRIVALS;
-			v = mm_realloc(s->key_recent[k], sizeof(double) * (size_t) cap);
-			if (v == NULL)
-				return MM_ERR_NOMEM;
-			s->key_recent[k] = v;
-			s->key_cap[k] = cap;
-		}
-	}
-	window_push(s->key_recent[k], &s->key_nrecent[k], s->arrivals[i].rating, old);
-	return MM_OK;
-}
-
-/*
  * auto's measured arrival rate: over the last MM_RATE_ARRIVALS arrivals
  * so far, as a tick measures it (mm_arrival_rate).
  */
@@ -253,8 +212,6 @@ sim_measure(Sim *s)
 		}
 		s->key_rate[k] = count < MM_RATE_MIN ? 0.0 :
 			mm_arrival_rate_span(s->arrivals[first].arrival, s->arrivals[i].arrival, count);
-		if (sim_sample_key(s, k, i) != MM_OK)
-			return MM_ERR_NOMEM;
 	}
 	return MM_OK;
 }
@@ -287,11 +244,7 @@ sim_key_rates(Sim *s, const int32_t *key, int n)
 	s->key_rate = mm_malloc_array((size_t) maxkey + 1, sizeof(double));
 	s->key_last = mm_malloc_array((size_t) maxkey + 1, sizeof(int32_t));
 	s->key_prev = mm_malloc_array((size_t) n, sizeof(int32_t));
-	s->key_recent = mm_calloc((size_t) maxkey + 1, sizeof(double *));
-	s->key_nrecent = mm_calloc((size_t) maxkey + 1, sizeof(int));
-	s->key_cap = mm_calloc((size_t) maxkey + 1, sizeof(int));
-	if (s->key_rate == NULL || s->key_last == NULL || s->key_prev == NULL ||
-		s->key_recent == NULL || s->key_nrecent == NULL || s->key_cap == NULL)
+	if (s->key_rate == NULL || s->key_last == NULL || s->key_prev == NULL)
 		return MM_ERR_NOMEM;
 	for (int32_t k = 0; k <= maxkey; k++)
 	{
@@ -300,8 +253,6 @@ sim_key_rates(Sim *s, const int32_t *key, int n)
 	}
 	s->pool.key_rate = s->key_rate;
 	s->pool.nkey_rates = maxkey + 1;
-	s->pool.key_recent = (const double *const *) s->key_recent;
-	s->pool.key_nrecent = s->key_nrecent;
 	return MM_OK;
 }
 
@@ -798,12 +749,6 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	mm_free(s.pool.held);
 	mm_free(s.match_key);
 	mm_free(s.key_rate);
-	if (s.key_recent != NULL)
-		for (int k = 0; k < s.pool.nkey_rates; k++)
-			mm_free(s.key_recent[k]);
-	mm_free(s.key_recent);
-	mm_free(s.key_nrecent);
-	mm_free(s.key_cap);
 	mm_free(s.key_last);
 	mm_free(s.key_prev);
 	mm_free(s.leaves);

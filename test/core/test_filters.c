@@ -65,10 +65,64 @@ test_filters_step(void)
 }
 
 /*
+ * auto 1v1 on a keyed pool: a key's sub-pool sees its own arrival rate
+ * (MMPool.key_rate) and the queue's recent ratings (cfg->recent), so its
+ * pair is due when the same pair alone is, with that rate and those
+ * ratings; and those ratings matter: spread evenly, the pair is due
+ * within its max_wait; lying densely around it, it waits for a closer
+ * partner until its timeout.
+ */
+void
+test_filters_auto_sample(void)
+{
+	static double dense[MM_DENSITY_ARRIVALS],
+				even[MM_DENSITY_ARRIVALS];
+	const double *samples[2] = {dense, even};
+	double		due[2];
+	MMTicket	t[3];
+	int32_t		key[3] = {0, 0, 1};
+	double		ratings[3] = {0.45, 0.55, 0.90};
+	double		rates[2] = {1.0, 0.1};
+	MMPool		pool;
+
+	for (int i = 0; i < MM_DENSITY_ARRIVALS; i++)
+	{
+		dense[i] = 0.4 + 0.2 * i / (MM_DENSITY_ARRIVALS - 1);
+		even[i] = (double) i / (MM_DENSITY_ARRIVALS - 1);
+	}
+	for (int v = 0; v < 2; v++)
+	{
+		MMConfig	cfg;
+		MMPool		alone;
+		MMTicket	ta[2];
+
+		mm_config_init(&cfg, MM_ALGO_AUTO);
+		mm_config_set_max_wait(&cfg, 100.0);
+		cfg.arrival_rate = 20.0;
+		cfg.recent = samples[v];
+		cfg.nrecent = MM_DENSITY_ARRIVALS;
+		CHECK_INT(mm_config_check(&cfg), MM_OK);
+		keyed_pool(&pool, t, ratings, 3, -1, key);
+		pool.key_rate = rates;
+		pool.nkey_rates = 2;
+		due[v] = mm_next_deadline(&cfg, &pool);
+		/* the pair alone, at its key's rate, with the queue's ratings */
+		keyed_pool(&alone, ta, ratings, 2, -1, NULL);
+		cfg.arrival_rate = rates[0];
+		CHECK_NEAR(due[v], mm_next_deadline(&cfg, &alone), 0);
+	}
+	/* spread evenly, the pair plays within its max_wait; densely, it waits it out */
+	CHECK(due[1] > 1.0 && due[1] < 90.0);
+	CHECK_NEAR(due[0], 100.0, 1e-9);
+}
+
+/*
  * A stream of three keys simulated at once decides, ticket by ticket,
  * what each key's stream simulated alone decides, in every algorithm
  * whose decisions depend only on its own pool, and in auto, which
- * measures each key's own arrival rate (MMPool.key_rate).
+ * measures each key's own arrival rate (MMPool.key_rate); auto in 2v2,
+ * where it does not use the recent ratings, which stay the queue's
+ * (filters_auto_sample).
  */
 void
 test_filters_equivalence(void)
@@ -106,7 +160,7 @@ test_filters_equivalence(void)
 
 		mm_config_init(&cfg, algos[a]);
 		mm_config_set_max_wait(&cfg, 3.0);
-		cfg.team_size = a == 1 ? 2 : 1;
+		cfg.team_size = a == 1 || algos[a] == MM_ALGO_AUTO ? 2 : 1;
 		cfg.periodic.batch = 8;
 		cfg.multi_queue.ranges = 4;
 		cfg.difference_wait.wait_factor = 1.0;

@@ -104,6 +104,7 @@ static const MMTestCase tests[] = {
 	{"compose_not_stuck", test_compose_not_stuck},
 	{"filters_step", test_filters_step},
 	{"filters_equivalence", test_filters_equivalence},
+	{"filters_auto_sample", test_filters_auto_sample},
 	{"filters_mixed_group", test_filters_mixed_group},
 	{"filters_intersect_assign", test_filters_intersect_assign},
 	{"filters_intersect_sim", test_filters_intersect_sim},

@@ -182,7 +182,7 @@ test_patient_burst(void)
 	static int	teams[N];
 	static int	expired[N];
 	MMConfig	cfg;
-	MMPool		pool = {tickets, N, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL};
+	MMPool		pool = {tickets, N, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0};
 	MMResult	res = {matches, 0, members, teams, expired, 0};
 
 	mm_config_init(&cfg, MM_ALGO_GREEDY);
@@ -220,7 +220,7 @@ test_step_bounds(void)
 	int			members[1];
 	int			teams[1];
 	int			expired[1];
-	MMPool		pool = {&t, 1, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0, NULL, NULL};
+	MMPool		pool = {&t, 1, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0};
 	MMResult	res = {m, 0, members, teams, expired, 0};
 
 	mm_config_init(&cfg, MM_ALGO_PERIODIC);

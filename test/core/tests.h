@@ -39,6 +39,7 @@ extern void test_step_invalid(void);
 /* test_filters.c */
 extern void test_filters_step(void);
 extern void test_filters_equivalence(void);
+extern void test_filters_auto_sample(void);
 extern void test_filters_intersect_assign(void);
 extern void test_filters_intersect_sim(void);
 extern void test_filters_relax(void);
