@@ -189,6 +189,7 @@ validate_settings(QueueSettings *s, MMConfig *cfg, MMCriteria *criteria)
 	cfg->arrival_rate = 0;
 	cfg->recent = NULL;
 	cfg->nrecent = 0;
+	cfg->density = NULL;
 	mm_parse_params(s->params, cfg, criteria, &wait_factor_set);
 	st = mm_config_check(cfg);
 	if (st != MM_OK)
@@ -676,6 +677,7 @@ queue_from_row(const char *name, Datum *values, MMQueue *queue)
 	queue->cfg.arrival_rate = 0;
 	queue->cfg.recent = NULL;
 	queue->cfg.nrecent = 0;
+	queue->cfg.density = NULL;
 	queue->created_at = DatumGetTimestampTz(values[8]);
 	params = DatumGetJsonbP(values[7]);
 	mm_parse_params(params, &queue->cfg, &queue->criteria, &queue->wait_factor_set);

@@ -1262,6 +1262,8 @@ measure_recent(MMQueue *queue, TimestampTz now, MMPool *pool)
 		}
 	qsort(a, n, sizeof(Arrival), arrival_cmp);
 	rate_and_ratings(a, n, want, &queue->cfg.arrival_rate, &queue->cfg.recent, &queue->cfg.nrecent);
+	/* made once for the tick's steps and deadlines (every key's too) */
+	queue->cfg.density = queue->cfg.recent != NULL ? palloc0(sizeof(MMDensity)) : NULL;
 	pfree(a);
 }
 
@@ -1321,9 +1323,9 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	static SPIPlanPtr plan;
 	Oid			argtypes[4] = {TEXTOID, TEXTARRAYOID, TIMESTAMPTZOID, INT4OID};
 	Datum		values[4];
-	Datum	   *keys = palloc(sizeof(Datum) * dict->n);
-	int		   *count = palloc0(sizeof(int) * (dict->n + 1));
-	bool	   *measured = palloc0(sizeof(bool) * dict->n);
+	Datum	   *keys;
+	int		   *count;
+	bool	   *measured;
 	Arrival    *arr;
 	double	   *rate = palloc(sizeof(double) * dict->n);
 	int			total;
@@ -1335,7 +1337,13 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	pool->key_rate = rate;
 	pool->nkey_rates = dict->n;
 	if (nsel == 0)
+	{
+		pfree(sel);
 		return;
+	}
+	keys = palloc(sizeof(Datum) * nsel);
+	count = palloc0(sizeof(int) * (dict->n + 1));
+	measured = palloc0(sizeof(bool) * dict->n);
 
 	mm_keep_plan(&plan,
 				 "SELECT k.i::pg_catalog.int4, x.enqueued_at, x.rating "

@@ -123,6 +123,7 @@ typedef struct AutoCtx
 	double		rmax;			/* the recent ones', or 0 and 1 */
 	double		dmin;			/* the bounds of density_at */
 	double		dmax;
+	const MMDensity *dens;		/* cfg->density once made, or NULL */
 } AutoCtx;
 
 /* A candidate group: its first position and, for pairs, the partner's. */
@@ -289,6 +290,97 @@ density_bounds(AutoCtx *c)
 		c->dmin = c->dmax;
 }
 
+/*
+ * The density of the recent ratings v[0 .. n) at a rating of rank a among
+ * them (MM_DENSITY_NEIGHBOURS around it, over the width they span),
+ * within [AUTO_DENSITY_MIN, AUTO_DENSITY_MAX]; AUTO_DENSITY_MAX where
+ * they all share one rating.  density_at's answer without MMDensity.
+ */
+static double
+density_of_rank(const double *v, int n, int a, double dmin, double dmax)
+{
+	const int	m = MM_DENSITY_NEIGHBOURS;
+	int			lo = a - m / 2 > 0 ? a - m / 2 : 0;
+	int			hi = lo + m;
+	double		width,
+				rho;
+
+	if (hi > n - 1)
+	{
+		hi = n - 1;
+		lo = hi - m;
+	}
+	width = v[hi] - v[lo];
+	rho = width > 0 ? (double) m / (n * width) : dmax;
+	return rho < dmin ? dmin : rho > dmax ? dmax : rho;
+}
+
+/*
+ * Make *d from the recent ratings v[0 .. n) (n > MM_DENSITY_NEIGHBOURS):
+ * the estimate at each rank, its least and greatest (density_bounds'
+ * bounds, exact), and the slices density_at searches.
+ */
+static void
+density_make(const double *v, int n, MMDensity *d)
+{
+	int			j = 0;
+
+	d->n = n;
+	d->rmin = v[0];
+	d->rmax = v[n - 1];
+	d->dmin = AUTO_DENSITY_MAX;
+	d->dmax = AUTO_DENSITY_MIN;
+	for (int a = 0; a <= n; a++)
+	{
+		d->rho[a] = density_of_rank(v, n, a, AUTO_DENSITY_MIN, AUTO_DENSITY_MAX);
+		d->dmin = d->rho[a] < d->dmin ? d->rho[a] : d->dmin;
+		d->dmax = d->rho[a] > d->dmax ? d->rho[a] : d->dmax;
+	}
+	d->slice_width = (d->rmax - d->rmin) / MM_DENSITY_SLICES;
+	for (int b = 0; b < MM_DENSITY_SLICES; b++)
+	{
+		double		start = d->rmin + b * d->slice_width;
+
+		while (j < n && v[j] < start)
+			j++;
+		d->slice[b] = j;
+	}
+	d->slice[MM_DENSITY_SLICES] = n;
+	d->valid = true;
+}
+
+/*
+ * The first rank among the recent ratings whose rating is not below r
+ * (mm_sorted_position's), searched within the slice of d that r falls in;
+ * a step either way corrects a slice misjudged by rounding.
+ */
+static int
+density_rank(const double *v, const MMDensity *d, double r)
+{
+	int			n = d->n;
+	int			b,
+				lo,
+				hi,
+				a;
+
+	if (!(d->slice_width > 0))
+		return mm_sorted_position(v, n, r);
+	b = r > d->rmin ? (int) ((r - d->rmin) / d->slice_width) : 0;
+	b = b < MM_DENSITY_SLICES - 1 ? b : MM_DENSITY_SLICES - 1;
+	lo = d->slice[b];
+	hi = d->slice[b + 1];
+	if (hi - lo > 8)
+		a = lo + mm_sorted_position(v + lo, hi - lo, r);
+	else
+		for (a = lo; a < hi && v[a] < r; a++)
+			;
+	while (a > 0 && v[a - 1] >= r)
+		a--;
+	while (a < n && v[a] < r)
+		a++;
+	return a;
+}
+
 /* Release what auto_open allocated. */
 static void
 auto_close(AutoCtx *c)
@@ -326,7 +418,16 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 		c->nrecent = cfg->nrecent;
 		c->rmin = c->recent[0];
 		c->rmax = c->recent[c->nrecent - 1];
-		density_bounds(c);
+		if (cfg->density != NULL)
+		{
+			if (!cfg->density->valid || cfg->density->n != c->nrecent)
+				density_make(c->recent, c->nrecent, cfg->density);
+			c->dens = cfg->density;
+			c->dmin = c->dens->dmin;
+			c->dmax = c->dens->dmax;
+		}
+		else
+			density_bounds(c);
 	}
 	c->n = n;
 
@@ -539,32 +640,18 @@ weighted_at(const AutoCtx *c, double need, const double *a, const double *w)
  * How densely the recent ratings lie at r, relative to ratings spread
  * evenly over [0, 1] (1): MM_DENSITY_NEIGHBOURS recent ratings around r's
  * rank, divided by the width they span and by the sample's size (a
- * nearest-neighbour estimate), kept within [dmin, dmax].  1 without
- * recent ratings.
+ * nearest-neighbour estimate, density_of_rank), read from cfg->density
+ * when the caller keeps one.  1 without recent ratings.
  */
 static double
 density_at(const AutoCtx *c, double r)
 {
-	const int	m = MM_DENSITY_NEIGHBOURS;
-	int			a,
-				lo,
-				hi;
-	double		width,
-				rho;
-
 	if (c->recent == NULL)
 		return 1.0;
-	a = mm_sorted_position(c->recent, c->nrecent, r);
-	lo = a - m / 2 > 0 ? a - m / 2 : 0;
-	hi = lo + m;
-	if (hi > c->nrecent - 1)
-	{
-		hi = c->nrecent - 1;
-		lo = hi - m;
-	}
-	width = c->recent[hi] - c->recent[lo];
-	rho = width > 0 ? (double) m / (c->nrecent * width) : c->dmax;
-	return rho < c->dmin ? c->dmin : rho > c->dmax ? c->dmax : rho;
+	if (c->dens != NULL)
+		return c->dens->rho[density_rank(c->recent, c->dens, r)];
+	return density_of_rank(c->recent, c->nrecent, mm_sorted_position(c->recent, c->nrecent, r),
+						   c->dmin, c->dmax);
 }
 
 /*

@@ -248,6 +248,8 @@ typedef struct MMOptimizeParams
  * per algorithm (a field of another algorithm than cfg->algorithm is
  * ignored).  mm_config_init sets every field to its default.
  */
+struct MMDensity;
+
 typedef struct MMConfig
 {
 	MMAlgorithm algorithm;
@@ -266,6 +268,14 @@ typedef struct MMConfig
 	 */
 	const double *recent;
 	int			nrecent;
+	/*
+	 * With recent: where the caller keeps auto's estimate made from it
+	 * (MMDensity), so that the pools stepped with one sample (a step and
+	 * its deadline, the sub-pools of equal filters) make it once.  The
+	 * caller clears its valid whenever recent changes.  May be NULL: each
+	 * step then makes what it needs itself.  mm_simulate keeps its own.
+	 */
+	struct MMDensity *density;
 	int			min_players;	/* the smallest match a ticket at max_wait plays instead of
 								 * computer players or an expiry, 2 to k; 0 (or k): none */
 	double		accept_timeout; /* seconds a formed match waits for its players' ready
@@ -347,6 +357,30 @@ extern int	mm_algorithm_parse(const char *name, MMAlgorithm *out);
  */
 #define MM_DENSITY_ARRIVALS 200
 #define MM_DENSITY_NEIGHBOURS 40
+
+/* The slices of the rating range MMDensity finds a rating's rank through. */
+#define MM_DENSITY_SLICES 64
+
+/*
+ * auto's estimate of the density of MMConfig.recent, made at the first
+ * step that needs it after the caller cleared valid: the estimate for each
+ * rank a rating may take among the n recent ones (rho), its least and
+ * greatest, and for each of MM_DENSITY_SLICES equal slices of the ratings'
+ * range the first rank at or above its start.  The caller owns it and
+ * only sets valid to false; the core fills the rest.
+ */
+typedef struct MMDensity
+{
+	bool		valid;
+	int			n;
+	double		rmin;
+	double		rmax;
+	double		dmin;
+	double		dmax;
+	double		slice_width;
+	double		rho[MM_DENSITY_ARRIVALS + 1];
+	int			slice[MM_DENSITY_SLICES + 1];
+} MMDensity;
 
 /*
  * The arrival rate (per second) that n arrival times show, ascending:

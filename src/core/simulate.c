@@ -86,6 +86,7 @@ typedef struct Sim
 	/* auto: the latest arrivals' ratings, ascending (cfg.recent) */
 	double		recent[MM_DENSITY_ARRIVALS];
 	int			sampled;		/* arrivals recent has taken in */
+	MMDensity	density;		/* cfg.density: made once per sample */
 } Sim;
 
 /* Make room for at least need tickets in the pool and the result. */
@@ -174,10 +175,14 @@ static void
 sim_sample_ratings(Sim *s)
 {
 	for (; s->sampled < s->seen; s->sampled++)
+	{
 		window_push(s->recent, &s->cfg.nrecent, s->arrivals[s->sampled].rating,
 					s->sampled >= MM_DENSITY_ARRIVALS ?
 					s->arrivals[s->sampled - MM_DENSITY_ARRIVALS].rating : 0.0);
+		s->density.valid = false;
+	}
 	s->cfg.recent = s->recent;
+	s->cfg.density = &s->density;
 }
 
 /*
@@ -629,6 +634,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	/* auto's recent ratings are the stream's own, from its first arrival */
 	s.cfg.recent = NULL;
 	s.cfg.nrecent = 0;
+	s.cfg.density = NULL;
 	s.arrivals = arrivals;
 	s.pool.criteria = cfg->criteria.n > 0 ? criteria : NULL;
 	s.pool.ncrows = cfg->criteria.n > 0 ? n : 0;
