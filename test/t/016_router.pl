@@ -121,9 +121,10 @@ is( $router->safe_psql('postgres',
 	'match_cost through the router equals the node\'s');
 is($router->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.check()'), '0',
 	'check() through the router: every node healthy, node ids route home');
-is( $router->safe_psql('postgres',
-		"SELECT count(*) FROM matchmaker.queue_stats WHERE queue IN ('$on_node[0][0]', '$on_node[1][0]', '$on_node[2][0]') AND matches_1h >= 1"),
-	'3', 'queue_stats through the router shows every node\'s queues');
+# (a worker writes its ticks' statistics a second after it made them)
+ok( $router->poll_query_until('postgres',
+		"SELECT count(*) = 3 FROM matchmaker.queue_stats WHERE queue IN ('$on_node[0][0]', '$on_node[1][0]', '$on_node[2][0]') AND matches_1h >= 1"),
+	'queue_stats through the router shows every node\'s queues');
 is($router->safe_psql('postgres', 'SELECT count(*) FROM matchmaker.queue_stats'), scalar(@queues),
 	'queue_stats: one row per queue');
 
