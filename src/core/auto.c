@@ -82,6 +82,12 @@
 #define AUTO_BOUND_STRIDE	8
 
 /*
+ * MMDensity is made once the steps with one sample have looked up this
+ * many ratings without it: making it costs about as many lookups.
+ */
+#define AUTO_DENSITY_TABLE_AFTER	100
+
+/*
  * k > 2 (auto_constants): base AUTO_BASE_GROUP + AUTO_BASE_PER_K (k - 2),
  * growth AUTO_GROWTH_GROUP + AUTO_GROWTH_LOAD (k - 2) k / m for m players
  * per max_wait, curve AUTO_CURVE_PER_K (k - 1); k counts at most
@@ -124,6 +130,7 @@ typedef struct AutoCtx
 	double		dmin;			/* the bounds of density_at */
 	double		dmax;
 	const MMDensity *dens;		/* cfg->density once made, or NULL */
+	MMDensity  *unmade;			/* cfg->density not made yet: counts lookups */
 } AutoCtx;
 
 /* A candidate group: its first position and, for pairs, the partner's. */
@@ -418,16 +425,20 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 		c->nrecent = cfg->nrecent;
 		c->rmin = c->recent[0];
 		c->rmax = c->recent[c->nrecent - 1];
-		if (cfg->density != NULL)
+		if (cfg->density != NULL && !(cfg->density->valid && cfg->density->n == c->nrecent) &&
+			cfg->density->lookups >= AUTO_DENSITY_TABLE_AFTER)
+			density_make(c->recent, c->nrecent, cfg->density);
+		if (cfg->density != NULL && cfg->density->valid && cfg->density->n == c->nrecent)
 		{
-			if (!cfg->density->valid || cfg->density->n != c->nrecent)
-				density_make(c->recent, c->nrecent, cfg->density);
 			c->dens = cfg->density;
 			c->dmin = c->dens->dmin;
 			c->dmax = c->dens->dmax;
 		}
 		else
+		{
+			c->unmade = cfg->density;
 			density_bounds(c);
+		}
 	}
 	c->n = n;
 
@@ -650,6 +661,8 @@ density_at(const AutoCtx *c, double r)
 		return 1.0;
 	if (c->dens != NULL)
 		return c->dens->rho[density_rank(c->recent, c->dens, r)];
+	if (c->unmade != NULL)
+		c->unmade->lookups++;
 	return density_of_rank(c->recent, c->nrecent, mm_sorted_position(c->recent, c->nrecent, r),
 						   c->dmin, c->dmax);
 }

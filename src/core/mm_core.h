@@ -272,8 +272,9 @@ typedef struct MMConfig
 	 * With recent: where the caller keeps auto's estimate made from it
 	 * (MMDensity), so that the pools stepped with one sample (a step and
 	 * its deadline, the sub-pools of equal filters) make it once.  The
-	 * caller clears its valid whenever recent changes.  May be NULL: each
-	 * step then makes what it needs itself.  mm_simulate keeps its own.
+	 * caller clears its valid and lookups whenever recent changes.  May be
+	 * NULL: each step then makes what it needs itself.  mm_simulate keeps
+	 * its own.
 	 */
 	struct MMDensity *density;
 	int			min_players;	/* the smallest match a ticket at max_wait plays instead of
@@ -362,16 +363,18 @@ extern int	mm_algorithm_parse(const char *name, MMAlgorithm *out);
 #define MM_DENSITY_SLICES 64
 
 /*
- * auto's estimate of the density of MMConfig.recent, made at the first
- * step that needs it after the caller cleared valid: the estimate for each
+ * auto's estimate of the density of MMConfig.recent: the estimate for each
  * rank a rating may take among the n recent ones (rho), its least and
  * greatest, and for each of MM_DENSITY_SLICES equal slices of the ratings'
- * range the first rank at or above its start.  The caller owns it and
- * only sets valid to false; the core fills the rest.
+ * range the first rank at or above its start.  Made once the steps with
+ * one sample have looked up enough ratings to pay for it (lookups), then
+ * kept for them.  The caller owns it and clears valid and lookups whenever
+ * recent changes; the core fills the rest.
  */
 typedef struct MMDensity
 {
 	bool		valid;
+	int			lookups;		/* made without the table since cleared */
 	int			n;
 	double		rmin;
 	double		rmax;

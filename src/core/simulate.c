@@ -180,6 +180,7 @@ sim_sample_ratings(Sim *s)
 					s->sampled >= MM_DENSITY_ARRIVALS ?
 					s->arrivals[s->sampled - MM_DENSITY_ARRIVALS].rating : 0.0);
 		s->density.valid = false;
+		s->density.lookups = 0;
 	}
 	s->cfg.recent = s->recent;
 	s->cfg.density = &s->density;

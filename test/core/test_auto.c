@@ -202,6 +202,81 @@ test_auto_recheck(void)
 	CHECK(mm_next_deadline(&q.cfg, &q.pool) > 0.0);
 }
 
+/* qsort: ascending doubles. */
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A step and a deadline decide the same with the caller's MMDensity made
+ * (its table of densities by rank, found through slices of the range) as
+ * without one, on pools and samples drawn at random: skewed ratings with
+ * repeats, so that slices hold many ranks or none.
+ */
+void
+test_auto_density_table(void)
+{
+	static double sample[MM_DENSITY_ARRIVALS];
+	uint64_t	seed = 99;
+	int			made = 0;
+
+	for (int round = 0; round < 300; round++)
+	{
+		AutoQueue	q1,
+					q2;
+		MMDensity	d;
+		int			n = 2 + round % (AQ_MAX - 1);
+		int			ns = MM_DENSITY_NEIGHBOURS + 1 + round % (MM_DENSITY_ARRIVALS - MM_DENSITY_NEIGHBOURS);
+		double		due1,
+					due2;
+
+		for (int i = 0; i < ns; i++)
+		{
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			sample[i] = (double) (seed >> 11) / 9007199254740992.0;
+			sample[i] = round % 3 == 0 ? floor(sample[i] * 8) / 8 : sample[i] * sample[i];
+		}
+		qsort(sample, ns, sizeof(double), cmp_double);
+		aq_init(&q1, 1, 10.0, 0.5 + round % 7);
+		for (int i = 0; i < n; i++)
+		{
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			aq_add(&q1, (double) (seed >> 11) / 9007199254740992.0, i * 0.3);
+		}
+		q1.cfg.recent = sample;
+		q1.cfg.nrecent = ns;
+		q2 = q1;
+		q2.pool.tickets = q2.tickets;
+		q2.pool.groups = q2.groups;
+		q2.res.matches = q2.matches;
+		q2.res.members = q2.members;
+		q2.res.teams = q2.teams;
+		q2.res.expired = q2.expired;
+		memset(&d, 0, sizeof(d));
+		d.lookups = 1000000;	/* made at the first step */
+		q2.cfg.density = &d;
+		due1 = mm_next_deadline(&q1.cfg, &q1.pool);
+		due2 = mm_next_deadline(&q2.cfg, &q2.pool);
+		made += d.valid;
+		CHECK(due1 == due2 || (isinf(due1) && isinf(due2) && (due1 < 0) == (due2 < 0)));
+		{
+			double		at = isfinite(due1) ? due1 : n * 0.3;
+
+			CHECK_INT(mm_step(&q1.cfg, &q1.pool, at, &q1.res), MM_OK);
+			CHECK_INT(mm_step(&q2.cfg, &q2.pool, at, &q2.res), MM_OK);
+		}
+		CHECK_INT(q1.res.nmatches, q2.res.nmatches);
+		for (int j = 0; j < q1.res.nmatches * 2 && j < AQ_MAX; j++)
+			CHECK_INT(q1.members[j], q2.members[j]);
+	}
+	CHECK_INT(made, 300);
+}
+
 /*
  * mm_simulate measures the recent ratings on the stream itself, whatever
  * the caller's configuration holds, and mm_config_check refuses a sample
