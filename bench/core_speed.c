@@ -4,7 +4,9 @@
  *		mm_simulate over a Poisson stream, k = 2, rate 10/s, max_wait 5 s,
  *		uniform ratings, for each algorithm.
  *
- * Usage: core_speed [ARRIVALS]     prints a Markdown table.
+ * Usage: core_speed [ARRIVALS [ALGORITHM]]     prints a Markdown table
+ * (of every algorithm, or of the one named: greedy, periodic, multi_queue,
+ * difference_wait or auto).
  */
 #include "../src/core/mm_core.h"
 #include "bench_random.h"
@@ -49,6 +51,9 @@ main(int argc, char **argv)
 	for (int i = 0; i < 5; i++)
 	{
 		MMAlgorithm alg = algs[i];
+
+		if (argc > 2 && strcmp(argv[2], mm_algorithm_name(alg)) != 0)
+			continue;
 		MMConfig	c;
 		MMSimSummary s;
 		double		best = INFINITY;
