@@ -1326,7 +1326,7 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	Datum	   *keys;
 	int		   *count;
 	bool	   *measured;
-	Arrival    *arr;
+	double	   *times;
 	double	   *rate = palloc(sizeof(double) * dict->n);
 	int			total;
 	int		   *sel;
@@ -1346,9 +1346,9 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	measured = palloc0(sizeof(bool) * dict->n);
 
 	mm_keep_plan(&plan,
-				 "SELECT k.i::pg_catalog.int4, x.enqueued_at, x.rating "
+				 "SELECT k.i::pg_catalog.int4, x.enqueued_at "
 				 "FROM pg_catalog.unnest($2) WITH ORDINALITY AS k(f, i), LATERAL ("
-				 "SELECT t.enqueued_at, t.rating FROM matchmaker.tickets t "
+				 "SELECT t.enqueued_at FROM matchmaker.tickets t "
 				 "WHERE t.match_id OPERATOR(pg_catalog.=) ANY (ARRAY("
 				 "SELECT m.id FROM matchmaker.matches m WHERE m.queue OPERATOR(pg_catalog.=) $1 "
 				 "AND m.filters OPERATOR(pg_catalog.=) k.f::pg_catalog.jsonb "
@@ -1368,7 +1368,7 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	if (SPI_execute_plan(plan, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not measure the arrival rates of the queue's filter values");
 
-	/* each measured key's arrivals, grouped: history rows, then its waiting tickets */
+	/* each measured key's arrival times, grouped: history rows, then its waiting tickets */
 	for (uint64 r = 0; r < SPI_processed; r++)
 	{
 		bool		isnull;
@@ -1382,7 +1382,7 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	for (int k = 0; k < dict->n; k++)
 		count[k + 1] += count[k];
 	total = count[dict->n];
-	arr = palloc(sizeof(Arrival) * Max(total, 1));
+	times = palloc(sizeof(double) * Max(total, 1));
 	{
 		int		   *at = palloc(sizeof(int) * dict->n);
 
@@ -1394,34 +1394,26 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 			int32		k = sel[DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)) - 1];
 			Datum		d = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull);
 
-			arr[at[k]].at = seconds_since(DatumGetTimestampTz(d), now);
-			arr[at[k]].rating = 0;
-			at[k]++;
+			times[at[k]++] = seconds_since(DatumGetTimestampTz(d), now);
 		}
 		for (int i = 0; i < pool->ntickets; i++)
 			if (pool->tickets[i].arrival <= 0 && measured[pool->key[pool->tickets[i].crow]])
-			{
-				int32		k = pool->key[pool->tickets[i].crow];
-
-				arr[at[k]].at = pool->tickets[i].arrival;
-				arr[at[k]].rating = 0;
-				at[k]++;
-			}
+				times[at[pool->key[pool->tickets[i].crow]]++] = pool->tickets[i].arrival;
 		pfree(at);
 	}
+	/* each key's rate over its latest MM_RATE_ARRIVALS, as mm_arrival_rate measures it */
 	for (int j = 0; j < nsel; j++)
 	{
 		int			k = sel[j];
-		Arrival    *ka = arr + count[k];
+		double	   *kt = times + count[k];
 		int			n = count[k + 1] - count[k];
-		const double *none;
-		int			nnone;
+		int			keep = Min(n, MM_RATE_ARRIVALS);
 
-		qsort(ka, n, sizeof(Arrival), arrival_cmp);
-		rate_and_ratings(ka, n, MM_RATE_ARRIVALS, &rate[k], &none, &nnone);
+		qsort(kt, n, sizeof(double), double_cmp);
+		rate[k] = mm_arrival_rate(kt + n - keep, keep);
 	}
 	SPI_freetuptable(SPI_tuptable);
-	pfree(arr);
+	pfree(times);
 	pfree(count);
 	pfree(measured);
 	pfree(keys);

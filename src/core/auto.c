@@ -256,15 +256,14 @@ key_cmp(const void *l, const void *r)
 
 /*
  * Bounds of the densities density_at gives for the recent ratings, for
- * myopic_bound's pruning and density_at's clamp.  Each estimate spans a
+ * myopic_bound's pruning.  Each estimate spans a
  * run of MM_DENSITY_NEIGHBOURS + 1 consecutive ratings, so its width lies
  * between the narrowest and the widest such run.  Runs starting every
  * AUTO_BOUND_STRIDE ranks bound both (a run lies within the one a stride
  * longer that starts at the last multiple of the stride before it, and
  * holds the one a stride shorter that starts at the next): an eighth of the
- * runs, bounds a little looser, never wrong.  As every estimate lies within
- * them, density_at's clamp keeps it within [AUTO_DENSITY_MIN,
- * AUTO_DENSITY_MAX] and changes nothing else.
+ * runs, bounds a little looser, never wrong (within [AUTO_DENSITY_MIN,
+ * AUTO_DENSITY_MAX], as the estimates are).
  */
 static void
 density_bounds(AutoCtx *c)
@@ -304,7 +303,7 @@ density_bounds(AutoCtx *c)
  * they all share one rating.  density_at's answer without MMDensity.
  */
 static double
-density_of_rank(const double *v, int n, int a, double dmin, double dmax)
+density_of_rank(const double *v, int n, int a)
 {
 	const int	m = MM_DENSITY_NEIGHBOURS;
 	int			lo = a - m / 2 > 0 ? a - m / 2 : 0;
@@ -318,8 +317,8 @@ density_of_rank(const double *v, int n, int a, double dmin, double dmax)
 		lo = hi - m;
 	}
 	width = v[hi] - v[lo];
-	rho = width > 0 ? (double) m / (n * width) : dmax;
-	return rho < dmin ? dmin : rho > dmax ? dmax : rho;
+	rho = width > 0 ? (double) m / (n * width) : AUTO_DENSITY_MAX;
+	return rho < AUTO_DENSITY_MIN ? AUTO_DENSITY_MIN : rho > AUTO_DENSITY_MAX ? AUTO_DENSITY_MAX : rho;
 }
 
 /*
@@ -339,7 +338,7 @@ density_make(const double *v, int n, MMDensity *d)
 	d->dmax = AUTO_DENSITY_MIN;
 	for (int a = 0; a <= n; a++)
 	{
-		d->rho[a] = density_of_rank(v, n, a, AUTO_DENSITY_MIN, AUTO_DENSITY_MAX);
+		d->rho[a] = density_of_rank(v, n, a);
 		d->dmin = d->rho[a] < d->dmin ? d->rho[a] : d->dmin;
 		d->dmax = d->rho[a] > d->dmax ? d->rho[a] : d->dmax;
 	}
@@ -421,22 +420,27 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 	if (c->pair_rating && cfg->recent != NULL &&
 		cfg->nrecent > MM_DENSITY_NEIGHBOURS)
 	{
+		MMDensity  *d = cfg->density;
+		bool		made = d != NULL && d->valid && d->n == cfg->nrecent;
+
 		c->recent = cfg->recent;
 		c->nrecent = cfg->nrecent;
 		c->rmin = c->recent[0];
 		c->rmax = c->recent[c->nrecent - 1];
-		if (cfg->density != NULL && !(cfg->density->valid && cfg->density->n == c->nrecent) &&
-			cfg->density->lookups >= AUTO_DENSITY_TABLE_AFTER)
-			density_make(c->recent, c->nrecent, cfg->density);
-		if (cfg->density != NULL && cfg->density->valid && cfg->density->n == c->nrecent)
+		if (d != NULL && !made && d->lookups >= AUTO_DENSITY_TABLE_AFTER)
 		{
-			c->dens = cfg->density;
-			c->dmin = c->dens->dmin;
-			c->dmax = c->dens->dmax;
+			density_make(c->recent, c->nrecent, d);
+			made = true;
+		}
+		if (made)
+		{
+			c->dens = d;
+			c->dmin = d->dmin;
+			c->dmax = d->dmax;
 		}
 		else
 		{
-			c->unmade = cfg->density;
+			c->unmade = d;
 			density_bounds(c);
 		}
 	}
@@ -663,8 +667,7 @@ density_at(const AutoCtx *c, double r)
 		return c->dens->rho[density_rank(c->recent, c->dens, r)];
 	if (c->unmade != NULL)
 		c->unmade->lookups++;
-	return density_of_rank(c->recent, c->nrecent, mm_sorted_position(c->recent, c->nrecent, r),
-						   c->dmin, c->dmax);
+	return density_of_rank(c->recent, c->nrecent, mm_sorted_position(c->recent, c->nrecent, r));
 }
 
 /*
