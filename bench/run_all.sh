@@ -13,8 +13,8 @@ bash optimize_rounds.sh 3
 bash simulate.sh 1000000 7
 bash tick.sh 1000 10000 100000 1000000
 bash tick_vs_sql.sh 100000 5
-bash enqueue.sh 8 10 5
-bash enqueue.sh 32 10 5
+bash enqueue.sh 8 10 9
+bash enqueue.sh 32 10 9
 bash enqueue_cpu.sh 10 5
 bash notify_latency.sh 200
 bash slow_queue.sh 200
