@@ -68,7 +68,7 @@ row(const char *name, const char *param, const MMConfig *c, const MMArrival *a,
 	MMOutcome  *o = malloc(sizeof(MMOutcome) * n);
 	double	   *w = malloc(sizeof(double) * n);
 	MMSimSummary s;
-	MMStreamData data = {crit, NULL, NULL, 0, NULL, NULL, NULL};
+	MMStreamData data = {.criteria = crit};
 	int			m = 0;
 
 	if (o == NULL || w == NULL || mm_simulate(c, a, &data, n, o, &s) != MM_OK)
@@ -109,7 +109,7 @@ speed(int n, int dims)
 	struct timespec t0;
 	struct timespec t1;
 	MMSimSummary s;
-	MMStreamData data = {crit, NULL, NULL, 0, NULL, NULL, NULL};
+	MMStreamData data = {.criteria = crit};
 	double		best = INFINITY;
 
 	make_stream(a, crit, n, dims - 1, 10.0, 7);
@@ -184,7 +184,7 @@ main(int argc, char **argv)
 				for (int side = 1; side <= 6; side++)
 				{
 					MMSimSummary s;
-					MMStreamData data = {crit, NULL, NULL, 0, NULL, NULL, NULL};
+					MMStreamData data = {.criteria = crit};
 
 					c = config(MM_ALGO_MULTI_QUEUE, k, nc, max_wait);
 					c.multi_queue.ranges = side;

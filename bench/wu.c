@@ -37,8 +37,8 @@ simulate_policy(int n, double q, MMTeamPolicy policy, long periods, uint64_t see
 	int		   *members = calloc(cap, sizeof(int));
 	int		   *teams = calloc(cap, sizeof(int));
 	int		   *expired = calloc(cap, sizeof(int));
-	MMPool		pool = {tickets, 0, groups, 0, cap, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, 0};
-	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMPool		pool = {.tickets = tickets, .groups = groups, .ngroups_cap = cap};
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 	WuCost		cost = {0.0, 0.0};
 	uint64_t	state = seed;
 
