@@ -191,7 +191,7 @@ main(int argc, char **argv)
 	int			members[PLAYERS];
 	int			teams[PLAYERS];
 	int			expired[PLAYERS];
-	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 	double		score[NVARIANTS] = {0};
 	double		smin[NVARIANTS];
 	double		smax[NVARIANTS];

@@ -24,7 +24,7 @@
  * Pairs rated on the rating alone (k = 2, no criteria) are due instead
  * when waiting for the next arrival no longer pays (myopic_at): the
  * spread a newcomer may save, weighed by how densely the recent arrivals'
- * ratings lie around the pair (MMConfig.recent, density_at), against the
+ * ratings lie around the pair (MMConfig.recent, density_by_rank), against the
  * wait until it comes and what the waits so far already cost.
  *
  * The candidate groups are, in rating order, each ticket with one of its
@@ -71,7 +71,7 @@
 #define AUTO_LONE_WEIGHT	1.3
 
 /*
- * The bounds of the rating density density_at estimates, relative to
+ * The bounds of the rating density density_by_rank estimates, relative to
  * ratings spread evenly (1): a few neighbours close together or far apart
  * say little more than that the density is high or low.
  */
@@ -127,10 +127,12 @@ typedef struct AutoCtx
 	int			nrecent;
 	double		rmin;			/* the lowest and highest rating expected: */
 	double		rmax;			/* the recent ones', or 0 and 1 */
-	double		dmin;			/* the bounds of density_at */
+	double		dmin;			/* the bounds of density_by_rank */
 	double		dmax;
 	const MMDensity *dens;		/* cfg->density once made, or NULL */
 	MMDensity  *unmade;			/* cfg->density not made yet: counts lookups */
+	int		   *rank;			/* with recent: per position, its rating's rank among them, or -1 */
+	double		deadline;		/* the next deadline after the last pass of a step */
 } AutoCtx;
 
 /* A candidate group: its first position and, for pairs, the partner's. */
@@ -255,7 +257,7 @@ key_cmp(const void *l, const void *r)
 }
 
 /*
- * Bounds of the densities density_at gives for the recent ratings, for
+ * Bounds of the densities density_by_rank gives for the recent ratings, for
  * myopic_bound's pruning.  Each estimate spans a
  * run of MM_DENSITY_NEIGHBOURS + 1 consecutive ratings, so its width lies
  * between the narrowest and the widest such run.  Runs starting every
@@ -300,7 +302,7 @@ density_bounds(AutoCtx *c)
  * The density of the recent ratings v[0 .. n) at a rating of rank a among
  * them (MM_DENSITY_NEIGHBOURS around it, over the width they span),
  * within [AUTO_DENSITY_MIN, AUTO_DENSITY_MAX]; AUTO_DENSITY_MAX where
- * they all share one rating.  density_at's answer without MMDensity.
+ * they all share one rating.  density_by_rank's answer without MMDensity.
  */
 static double
 density_of_rank(const double *v, int n, int a)
@@ -324,7 +326,7 @@ density_of_rank(const double *v, int n, int a)
 /*
  * Make *d from the recent ratings v[0 .. n) (n > MM_DENSITY_NEIGHBOURS):
  * the estimate at each rank, its least and greatest (density_bounds'
- * bounds, exact), and the slices density_at searches.
+ * bounds, exact), and the slices density_rank searches.
  */
 static void
 density_make(const double *v, int n, MMDensity *d)
@@ -393,7 +395,7 @@ auto_close(AutoCtx *c)
 {
 	mm_free(c->block);
 	c->block = NULL;
-	c->order = c->pos = c->next = c->prev = NULL;
+	c->order = c->pos = c->next = c->prev = c->rank = NULL;
 	c->taken = NULL;
 }
 
@@ -446,18 +448,21 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 	}
 	c->n = n;
 
-	/* one block: the sort's keys (used here only), order, pos, next, prev, taken */
-	if ((size_t) n > SIZE_MAX / (sizeof(AutoKey) + 4 * sizeof(int) + 1))
+	/* one block: the sort's keys (used here only), order, pos, next, prev, rank, taken */
+	if ((size_t) n > SIZE_MAX / (sizeof(AutoKey) + 5 * sizeof(int) + 1))
 		return MM_ERR_NOMEM;
-	c->block = mm_malloc((size_t) n * (sizeof(AutoKey) + 4 * sizeof(int) + 1));
+	c->block = mm_malloc((size_t) n * (sizeof(AutoKey) + 5 * sizeof(int) + 1));
 	if (c->block == NULL)
 		return MM_ERR_NOMEM;
 	c->order = (int *) ((AutoKey *) c->block + n);
 	c->pos = c->order + n;
 	c->next = c->pos + n;
 	c->prev = c->next + n;
-	c->taken = (char *) (c->prev + n);
+	c->rank = c->prev + n;
+	c->taken = (char *) (c->rank + n);
 	memset(c->taken, 0, (size_t) n);
+	for (int p = 0; p < n; p++)
+		c->rank[p] = -1;
 	{
 		AutoKey    *keys = c->block;
 
@@ -652,22 +657,74 @@ weighted_at(const AutoCtx *c, double need, const double *a, const double *w)
 }
 
 /*
- * How densely the recent ratings lie at r, relative to ratings spread
- * evenly over [0, 1] (1): MM_DENSITY_NEIGHBOURS recent ratings around r's
- * rank, divided by the width they span and by the sample's size (a
- * nearest-neighbour estimate, density_of_rank), read from cfg->density
- * when the caller keeps one.  1 without recent ratings.
+ * How densely the recent ratings lie at the rating of rank a among them,
+ * relative to ratings spread evenly over [0, 1] (1): MM_DENSITY_NEIGHBOURS
+ * recent ratings around that rank, divided by the width they span and by
+ * the sample's size (a nearest-neighbour estimate, density_of_rank), read
+ * from cfg->density when the caller keeps one made.
  */
 static double
-density_at(const AutoCtx *c, double r)
+density_by_rank(const AutoCtx *c, int a)
 {
-	if (c->recent == NULL)
-		return 1.0;
 	if (c->dens != NULL)
-		return c->dens->rho[density_rank(c->recent, c->dens, r)];
+		return c->dens->rho[a];
 	if (c->unmade != NULL)
 		c->unmade->lookups++;
-	return density_of_rank(c->recent, c->nrecent, mm_sorted_position(c->recent, c->nrecent, r));
+	return density_of_rank(c->recent, c->nrecent, a);
+}
+
+/*
+ * The rank of rating r among the recent ratings (the first not below it,
+ * mm_sorted_position's), searched outwards from rank hint (a rank near r
+ * saves most of a binary search: a pair's points lie a few ranks apart).
+ */
+static int
+rank_near(const AutoCtx *c, double r, int hint)
+{
+	const double *v = c->recent;
+	int			n = c->nrecent;
+	int			step = 1;
+	int			lo,
+				hi;
+
+	if (hint > 0 && v[hint - 1] >= r)
+	{
+		/* at most hint - 1: widen down to a rating below r */
+		hi = hint - 1;
+		lo = hi - 1;
+		while (lo >= 0 && v[lo] >= r)
+		{
+			hi = lo;
+			lo -= step;
+			step *= 2;
+		}
+		lo = lo < 0 ? 0 : lo + 1;
+		return lo + mm_sorted_position(v + lo, hi - lo, r);
+	}
+	/* at least hint: widen up to a rating not below r */
+	lo = hi = hint;
+	while (hi < n && v[hi] < r)
+	{
+		lo = hi + 1;
+		hi += step;
+		step *= 2;
+	}
+	hi = hi < n ? hi : n;
+	return lo + mm_sorted_position(v + lo, hi - lo, r);
+}
+
+/* The rank among the recent ratings of the ticket at position p's rating. */
+static int
+rank_of(const AutoCtx *c, int p)
+{
+	if (c->rank[p] < 0)
+	{
+		double		r = c->pool->tickets[c->order[p]].rating;
+
+		c->rank[p] = c->dens != NULL ? density_rank(c->recent, c->dens, r) :
+			mm_sorted_position(c->recent, c->nrecent, r);
+	}
+	return c->rank[p];
 }
 
 /*
@@ -681,7 +738,7 @@ density_at(const AutoCtx *c, double r)
  * there at f |d| instead of f g, and the one left behind costs what its
  * age adds to a newcomer's future, d(x), less where ratings lie densely
  * (divided by the density at its rating).  Where the newcomer lands is
- * weighed by the density of the recent ratings there (density_at: pL
+ * weighed by the density of the recent ratings there (density_by_rank: pL
  * beside lo, pR beside hi, pM between; 1 for ratings spread evenly over
  * [0, 1]).  The pair is due when the expected gain no longer pays for the
  * wait:
@@ -722,13 +779,26 @@ myopic_at(const AutoCtx *c, int lo, int hi)
 		hR = c->rmax - rh;
 	hL = hL > 0 ? hL : 0.0;
 	hR = hR > 0 ? hR : 0.0;
-	pL = density_at(c, rl - hL / 2);
-	pR = density_at(c, rh + hR / 2);
-	pM = density_at(c, rl + g / 2);
 	a[0] = tk[c->order[lo]].arrival;
 	a[1] = tk[c->order[hi]].arrival;
-	w[0] = (pR * hR + pM * g / 2) / density_at(c, rl);
-	w[1] = (pL * hL + pM * g / 2) / density_at(c, rh);
+	if (c->recent != NULL)
+	{
+		int			al = rank_of(c, lo),
+					ah = rank_of(c, hi);
+
+		pL = density_by_rank(c, rank_near(c, rl - hL / 2, al));
+		pR = density_by_rank(c, rank_near(c, rh + hR / 2, ah));
+		pM = density_by_rank(c, rank_near(c, rl + g / 2, al));
+		w[0] = (pR * hR + pM * g / 2) / density_by_rank(c, al);
+		w[1] = (pL * hL + pM * g / 2) / density_by_rank(c, ah);
+	}
+	else
+	{
+		/* ratings counted as spread evenly over [0, 1]: density 1 */
+		pL = pR = pM = 1.0;
+		w[0] = pR * hR + pM * g / 2;
+		w[1] = pL * hL + pM * g / 2;
+	}
 	return weighted_at(c, f * (pL * (g * hL - hL * hL / 2) + pR * (g * hR - hR * hR / 2) +
 							   pM * 0.75 * g * g) -
 					   2.0 * w_wait * c->scale * c->scale, a, w);
@@ -780,8 +850,9 @@ cand_fill(const AutoCtx *c, int first, int second, AutoCand *cand)
 
 /*
  * Collect the candidates eligible at or before limit into out (emptied
- * first).  With best not NULL instead, only the earliest instant is
- * wanted: *best is lowered to it.
+ * first), when out is not NULL; and when best is not NULL, lower *best to
+ * the next deadline of the tickets still waiting: the oldest one's timeout,
+ * or the earliest instant any candidate is eligible.
  */
 static MMStatus
 collect(AutoCtx *c, double limit, AutoCands *out, double *best)
@@ -795,6 +866,8 @@ collect(AutoCtx *c, double limit, AutoCands *out, double *best)
 	for (int p = c->first; p >= 0; p = c->next[p])
 		if (tk[c->order[p]].arrival < oldest)
 			oldest = tk[c->order[p]].arrival;
+	if (best != NULL && oldest + c->cfg->max_wait < *best)
+		*best = oldest + c->cfg->max_wait;
 
 	for (int p = c->first; p >= 0; p = c->next[p])
 	{
@@ -808,13 +881,10 @@ collect(AutoCtx *c, double limit, AutoCands *out, double *best)
 			if (last < 0)
 				break;			/* fewer than k from p on */
 			cand_fill(c, p, -1, &cand);
-			if (cand.at <= (best ? *best : limit))
-			{
-				if (best)
-					*best = cand.at;
-				else if (cands_push(out, &cand) != MM_OK)
-					return MM_ERR_NOMEM;
-			}
+			if (out != NULL && cand.at <= limit && cands_push(out, &cand) != MM_OK)
+				return MM_ERR_NOMEM;
+			if (best != NULL && cand.at < *best)
+				*best = cand.at;
 			continue;
 		}
 		/* pairs: the partners after p, while the rating gap alone still allows it */
@@ -826,7 +896,7 @@ collect(AutoCtx *c, double limit, AutoCands *out, double *best)
 			{
 				AutoCand	cand;
 				double		gap = tk[c->order[q]].rating - tk[c->order[p]].rating;
-				double		x = best ? *best : limit;
+				double		x = best != NULL && *best > limit ? *best : limit;
 
 				/* no partner this far is eligible before one that came first */
 				bound[1] = oldest;
@@ -835,13 +905,10 @@ collect(AutoCtx *c, double limit, AutoCands *out, double *best)
 					 eligible_at(c, c->f[0] * gap, bound, 2)) > x)
 					break;
 				cand_fill(c, p, q, &cand);
-				if (cand.at <= x)
-				{
-					if (best)
-						*best = cand.at;
-					else if (cands_push(out, &cand) != MM_OK)
-						return MM_ERR_NOMEM;
-				}
+				if (out != NULL && cand.at <= limit && cands_push(out, &cand) != MM_OK)
+					return MM_ERR_NOMEM;
+				if (best != NULL && cand.at < *best)
+					*best = cand.at;
 			}
 		}
 	}
@@ -953,7 +1020,9 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res,
 
 		if (mm_interrupted())
 			return MM_ERR_INTERRUPTED;
-		if (collect(c, now, l, NULL) != MM_OK)
+		/* the pass that finds none eligible also finds the next deadline */
+		c->deadline = INFINITY;
+		if (collect(c, now, l, &c->deadline) != MM_OK)
 			return MM_ERR_NOMEM;
 		if (l->n == 0)
 			return MM_OK;
@@ -1107,6 +1176,14 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		if (st == MM_OK)
 			settle_timeouts(&c, now, res, &changed);
 	} while (st == MM_OK && changed && c.left > 0);
+
+	/*
+	 * The loop ends after a pass that committed nothing and timeouts that
+	 * changed nothing, so that pass saw the tickets that stay: its
+	 * deadline is mm_auto_deadline's for them.
+	 */
+	if (st == MM_OK)
+		res->deadline = c.left > 0 ? c.deadline : INFINITY;
 	mm_free(cands.v);
 	auto_close(&c);
 	return st;
@@ -1124,7 +1201,7 @@ mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 
 	if (auto_open(&c, cfg, pool) != MM_OK)
 		return best;			/* no memory: the step will tell */
-	collect(&c, best, NULL, &best);
+	collect(&c, -INFINITY, NULL, &best);
 	auto_close(&c);
 	return best;
 }

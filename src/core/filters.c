@@ -178,6 +178,7 @@ mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	int			n = pool->ntickets;
 	int			nmembers = 0;
 	int			ngroups = 0;
+	double		deadline = INFINITY;	/* the sub-pools' earliest, NAN when one is unknown */
 	MMStatus	st;
 
 	st = partition(pool, &p.order, &p.starts, &p.nparts);
@@ -231,9 +232,12 @@ mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		load_part(pool, &p, q);
 		p.sres.nmatches = 0;
 		p.sres.nexpired = 0;
+		p.sres.deadline = NAN;
 		st = part_step(mm_key_config(cfg, &p.sub, &local), &p.sub, prev, now, &p.sres);
 		if (st != MM_OK)
 			break;
+		if (!(p.sres.deadline >= deadline))
+			deadline = isnan(deadline) ? NAN : p.sres.deadline;	/* NAN stays */
 
 		/* what the step decided, in pool indices */
 		for (int j = 0; j < p.sres.nmatches; j++)
@@ -273,6 +277,7 @@ mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 			pool->ngroups = ngroups;
 		}
 	}
+	result->deadline = deadline;
 	parts_free(&p);
 	return st;
 }

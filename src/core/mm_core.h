@@ -630,6 +630,15 @@ typedef struct MMResult
 	int		   *teams;
 	int		   *expired;		/* indices into pool->tickets */
 	int			nexpired;
+
+	/*
+	 * Set by mm_step: what mm_next_deadline gives for the pool once the
+	 * tickets of this result are removed (mm_pool_compact) and nothing else
+	 * changed, when the algorithm's step found it on the way (auto, without
+	 * block lists, intersect or relaxing filters, parties and roles, or
+	 * min_players); NAN otherwise.
+	 */
+	double		deadline;
 } MMResult;
 
 /*

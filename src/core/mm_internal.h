@@ -176,8 +176,29 @@ extern bool mm_pool_keyed(const MMPool *pool);
 extern MMStatus mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev,
 							  double now, MMResult *result, MMPartStepFn part_step);
 
-/* The first place in ascending v[0 .. n) whose value is not below x (simulate.c). */
-extern int	mm_sorted_position(const double *v, int n, double x);
+/*
+ * The first place in ascending v[0 .. n) whose value is not below x.  The
+ * answer lies in [base, base + n]; each round halves n by a comparison
+ * whose outcome only moves base, without a branch to mispredict; inline,
+ * as auto looks up ratings' places among the recent ones several times per
+ * pair.
+ */
+static inline int
+mm_sorted_position(const double *v, int n, double x)
+{
+	const double *base = v;
+
+	if (n <= 0)
+		return 0;
+	while (n > 1)
+	{
+		int			half = n / 2;
+
+		base = base[half] < x ? base + half : base;
+		n -= half;
+	}
+	return (int) (base - v) + (*base < x);
+}
 
 /*
  * The configuration for a pool of one key: cfg, or a copy in *local with

@@ -60,6 +60,7 @@ typedef struct Sim
 	int			seen;			/* arrivals so far */
 	MMPool		pool;
 	MMResult	res;
+	bool		stepped;		/* the pool is as the last step left it */
 	int			cap;			/* room of every array below */
 	bool	   *taken;			/* backfill's marks on the pool */
 
@@ -124,25 +125,6 @@ sim_reserve(Sim *s, int need)
 	s->cap = cap;
 	s->pool.ngroups_cap = cap;
 	return MM_OK;
-}
-
-/* The first place in ascending v[0 .. n) whose value is not below x. */
-int
-mm_sorted_position(const double *v, int n, double x)
-{
-	int			a = 0,
-				b = n;
-
-	while (a < b)
-	{
-		int			mid = a + (b - a) / 2;
-
-		if (v[mid] < x)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a;
 }
 
 /*
@@ -553,6 +535,7 @@ sim_step(Sim *s, double now)
 			s->sum.max_wait = w;
 	}
 	mm_pool_compact(&s->pool, &s->res);
+	s->stepped = true;
 	return MM_OK;
 }
 
@@ -574,7 +557,9 @@ sim_drain(Sim *s, double t, double *last)
 		st = sim_measure(s);
 		if (st != MM_OK)
 			return st;
-		d = mm_next_deadline(&s->cfg, &s->pool);
+		/* the step that left the pool found its deadline on the way, or not */
+		d = s->stepped && !isnan(s->res.deadline) ? s->res.deadline
+			: mm_next_deadline(&s->cfg, &s->pool);
 		/* after the last arrival, backfill matters while tickets wait */
 		if (s->leaves_after != NULL && s->pool.ntickets > 0)
 			d = fmin(d, sim_backfill_deadline(s));
@@ -718,6 +703,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		st = sim_reserve(&s, s.pool.ntickets + (j - i));
 		if (st != MM_OK)
 			break;
+		s.stepped = false;
 		for (; i < j; i++)
 		{
 			MMTicket   *tk = &s.pool.tickets[s.pool.ntickets++];

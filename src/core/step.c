@@ -252,6 +252,9 @@ step_pool(const MMConfig *cfg, MMPool *pool, double prev, double now, MMResult *
 		st = mm_smaller_matches(cfg, pool, result);
 	if (st == MM_OK)
 		compose = mm_compose_active(cfg, pool);
+	/* smaller matches and parties change the step's decisions after it */
+	if ((cfg->min_players > 0 && cfg->min_players < mm_config_k(cfg)) || compose)
+		result->deadline = NAN;
 	if (st == MM_OK && compose)
 		st = mm_compose(cfg, pool, now, result);
 	if (st == MM_OK)
@@ -309,6 +312,7 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	{
 		result->nmatches = 0;
 		result->nexpired = 0;
+		result->deadline = NAN;
 	}
 	if (mm_config_check(cfg) != MM_OK)
 		return MM_ERR_ARGUMENT;
@@ -330,6 +334,7 @@ mm_step_checked(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	{
 		result->nmatches = 0;
 		result->nexpired = 0;
+		result->deadline = NAN;
 	}
 	if (pool == NULL || result == NULL || !isfinite(now))
 		return MM_ERR_ARGUMENT;
@@ -346,6 +351,7 @@ mm_step_checked(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	{
 		if (cfg->algorithm == MM_ALGO_DIFFERENCE_WAIT)
 			pool->ngroups = 0;
+		result->deadline = INFINITY;
 		return MM_OK;
 	}
 
@@ -362,6 +368,9 @@ mm_step_checked(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 		result->nmatches = 0;
 		result->nexpired = 0;
 	}
+	/* block lists and intersect filters: mm_next_deadline works it out */
+	if (st != MM_OK || pool->block != NULL || pool->cand != NULL)
+		result->deadline = NAN;
 	return st;
 }
 

@@ -7,7 +7,7 @@
  */
 #include "mm_test.h"
 #include "tests.h"
-#include "../../src/core/mm_core.h"
+#include "../../src/core/mm_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +275,145 @@ test_auto_density_table(void)
 			CHECK_INT(q1.members[j], q2.members[j]);
 	}
 	CHECK_INT(made, 300);
+}
+
+/* A uniform draw in [0, 1) from an LCG state. */
+static double
+aq_uniform(uint64_t *seed)
+{
+	*seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double) (*seed >> 11) / 9007199254740992.0;
+}
+
+/*
+ * A step of auto finds the next deadline on its way (MMResult.deadline):
+ * the instant mm_next_deadline gives once the step's tickets are removed,
+ * on random pools and steps (some with timed-out tickets): pairs on the
+ * rating alone with and without recent ratings, pairs with a second
+ * criterion, groups of 3 and 4, pools keyed by an equal filter, bots and
+ * expiry.  Another algorithm, and min_players, leave it NAN.
+ */
+void
+test_auto_step_deadline(void)
+{
+	static double sample[MM_DENSITY_ARRIVALS];
+	double		crit[AQ_MAX];
+	int32_t		key[AQ_MAX];
+	double		key_rate[3] = {0.5, 4.0, 0.0};
+	uint64_t	seed = 5;
+	int			early = 0,
+				matched = 0;
+
+	for (int round = 0; round < 3000; round++)
+	{
+		AutoQueue	q;
+		int			shape = round % 6;
+		int			n = 1 + (int) (aq_uniform(&seed) * AQ_MAX);
+		double		rate = aq_uniform(&seed) * 20.0;
+		double		now,
+					d,
+					next;
+
+		aq_init(&q, shape == 3 ? 2 : 1, 5.0, rate);
+		if (shape == 4)
+			q.cfg.teams = 3;
+		q.cfg.on_timeout = round % 2 ? MM_TIMEOUT_BOTS : MM_TIMEOUT_EXPIRE;
+		for (int i = 0; i < n; i++)
+		{
+			aq_add(&q, aq_uniform(&seed), (i > 0 ? q.tickets[i - 1].arrival : 0.0) + 0.3 * aq_uniform(&seed));
+			crit[i] = aq_uniform(&seed);
+			key[i] = (int32_t) (aq_uniform(&seed) * 3);
+		}
+		if (shape == 1)
+		{
+			int			ns = MM_DENSITY_NEIGHBOURS + 1 + round % (MM_DENSITY_ARRIVALS - MM_DENSITY_NEIGHBOURS);
+
+			for (int i = 0; i < ns; i++)
+				sample[i] = aq_uniform(&seed) * aq_uniform(&seed);
+			qsort(sample, ns, sizeof(double), cmp_double);
+			q.cfg.recent = sample;
+			q.cfg.nrecent = ns;
+		}
+		if (shape == 2)
+		{
+			q.cfg.criteria.n = 1;
+			q.pool.criteria = crit;
+			q.pool.ncrows = n;
+		}
+		if (shape == 5)
+		{
+			q.pool.key = key;
+			q.pool.nkeys = n;
+			q.pool.key_rate = key_rate;
+			q.pool.nkey_rates = 3;
+		}
+		CHECK_INT(mm_config_check(&q.cfg), MM_OK);
+		now = q.tickets[n - 1].arrival + aq_uniform(&seed) * (round % 3 == 0 ? 6.0 : 0.2);
+		CHECK_INT(mm_step(&q.cfg, &q.pool, now, &q.res), MM_OK);
+		d = q.res.deadline;
+		matched += q.res.nmatches > 0;
+		mm_pool_compact(&q.pool, &q.res);
+		next = mm_next_deadline(&q.cfg, &q.pool);
+		CHECK(d == next);
+		if (q.pool.ntickets > 0 && d < q.tickets[0].arrival + 5.0)
+			early++;
+	}
+	/* most steps match someone, and many deadlines come before a timeout */
+	CHECK(matched > 1500);
+	CHECK(early > 300);
+
+	/* not known: another algorithm, or smaller matches after the step */
+	{
+		AutoQueue	q;
+
+		aq_init(&q, 1, 5.0, 1.0);
+		aq_add(&q, 0.1, 0.0);
+		aq_add(&q, 0.9, 0.0);
+		CHECK_INT(mm_step(&q.cfg, &q.pool, 0.0, &q.res), MM_OK);
+		CHECK(!isnan(q.res.deadline));
+		q.cfg.algorithm = MM_ALGO_GREEDY;
+		CHECK_INT(mm_step(&q.cfg, &q.pool, 0.0, &q.res), MM_OK);
+		CHECK(isnan(q.res.deadline));
+		q.cfg.algorithm = MM_ALGO_AUTO;
+		q.cfg.teams = 4;
+		q.cfg.min_players = 2;
+		CHECK_INT(mm_config_check(&q.cfg), MM_OK);
+		CHECK_INT(mm_step(&q.cfg, &q.pool, 0.0, &q.res), MM_OK);
+		CHECK(isnan(q.res.deadline));
+	}
+}
+
+/*
+ * mm_sorted_position, which auto's density lookups and the simulator's
+ * sample use: the first place not below x, against a scan, on sorted
+ * arrays of 0 to 64 values with repeats, for x at, between, below and
+ * above them, and NaN (no place: 0).
+ */
+void
+test_auto_sorted_position(void)
+{
+	double		v[64];
+	uint64_t	seed = 11;
+
+	for (int round = 0; round < 2000; round++)
+	{
+		int			n = round % 65;
+
+		for (int i = 0; i < n; i++)
+			v[i] = floor(aq_uniform(&seed) * (1 + round % 20)) / 20.0;
+		qsort(v, n, sizeof(double), cmp_double);
+		for (int j = 0; j < 8; j++)
+		{
+			double		x = j == 0 && n > 0 ? v[(int) (aq_uniform(&seed) * n)] :
+				j == 1 ? -1.0 : j == 2 ? 2.0 : aq_uniform(&seed);
+			int			want = 0;
+
+			while (want < n && v[want] < x)
+				want++;
+			CHECK_INT(mm_sorted_position(v, n, x), want);
+		}
+		CHECK_INT(mm_sorted_position(v, n, NAN), 0);
+	}
 }
 
 /*

@@ -184,7 +184,7 @@ run_live(const MMConfig *cfg, const Stream *s, int *matched)
 	int		   *members = calloc(CN, sizeof(int));
 	int		   *teams = calloc(CN, sizeof(int));
 	int		   *expired = calloc(CN, sizeof(int));
-	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 	MMPool		pool;
 	int			next = 0;
 	int			bad = 0;
@@ -320,7 +320,7 @@ test_compose_complete(void)
 	int			members[6];
 	int			teams[6];
 	int			expired[6];
-	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 	MMPool		pool;
 	int32_t		party[6] = {-1, 7, 7, 9, 9, -1};
 	double		rating[6] = {0.5, 0.4, 0.4, 0.6, 0.6, 0.45};
@@ -389,7 +389,7 @@ test_compose_not_stuck(void)
 			int			teams[12];
 			int			expired[12];
 			MMGroup		groups[12];
-			MMResult	res = {matches, 0, members, teams, expired, 0};
+			MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 			MMPool		pool;
 			int			n = 0;
 
@@ -434,7 +434,7 @@ test_compose_roles_wait(void)
 	int			teams[12];
 	int			expired[12];
 	int			role[12];
-	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 	MMPool		pool;
 	int			count[3] = {0, 0, 0};
 
@@ -576,7 +576,7 @@ test_compose_large_roles(void)
 		int		   *teams = calloc(k, sizeof(int));
 		int		   *expired = calloc(k, sizeof(int));
 		int		   *role = calloc(k, sizeof(int));
-		MMResult	res = {matches, 0, members, teams, expired, 0};
+		MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 		MMPool		pool;
 		int			count[3][2] = {{0}};
 

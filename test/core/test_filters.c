@@ -46,7 +46,7 @@ test_filters_step(void)
 	int			members[4];
 	int			teams[4];
 	int			expired[4];
-	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 	MMPool		pool;
 
 	keyed_pool(&pool, t, ratings, 4, -1, key);
@@ -218,7 +218,7 @@ test_filters_mixed_group(void)
 	int			members[2];
 	int			teams[2];
 	int			expired[2];
-	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 	MMPool		pool;
 
 	keyed_pool(&pool, t, ratings, 2, 0, key);
@@ -256,7 +256,7 @@ test_filters_intersect_assign(void)
 	int			members[5];
 	int			teams[5];
 	int			expired[5];
-	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 	MMPool		pool;
 
 	keyed_pool(&pool, t, ratings, 5, -1, NULL);
@@ -432,7 +432,7 @@ test_filters_relax(void)
 	int			members[3];
 	int			teams[3];
 	int			expired[3];
-	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 	MMPool		pool;
 
 	keyed_pool(&pool, t, ratings, 3, -1, NULL);
@@ -743,7 +743,7 @@ test_filters_exclude_griefer(void)
 	int			members[N];
 	int			teams[N];
 	int			expired[N];
-	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 	MMPool		pool;
 	int			h_matched = 0;
 

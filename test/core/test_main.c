@@ -46,6 +46,8 @@ static const MMTestCase tests[] = {
 	{"auto_recent_config", test_auto_recent_config},
 	{"auto_constants_check", test_auto_constants_check},
 	{"auto_density_table", test_auto_density_table},
+	{"auto_step_deadline", test_auto_step_deadline},
+	{"auto_sorted_position", test_auto_sorted_position},
 	{"auto_timeout", test_auto_timeout},
 	{"auto_groups", test_auto_groups},
 	{"auto_quality", test_auto_quality},

@@ -183,7 +183,7 @@ test_patient_burst(void)
 	static int	expired[N];
 	MMConfig	cfg;
 	MMPool		pool = {tickets, N, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0};
-	MMResult	res = {matches, 0, members, teams, expired, 0};
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 
 	mm_config_init(&cfg, MM_ALGO_GREEDY);
 	cfg.team_size = 2;
@@ -221,7 +221,7 @@ test_step_bounds(void)
 	int			teams[1];
 	int			expired[1];
 	MMPool		pool = {&t, 1, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0};
-	MMResult	res = {m, 0, members, teams, expired, 0};
+	MMResult	res = {.matches = m, .members = members, .teams = teams, .expired = expired};
 
 	mm_config_init(&cfg, MM_ALGO_PERIODIC);
 	cfg.teams = 3;

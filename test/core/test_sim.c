@@ -465,7 +465,7 @@ test_step_fuzz(void)
 										  shapes[sh][1], 6.0, (MMTimeout) tmo);
 				int			k = mm_config_k(&cfg);
 				MMPool		pool = {tickets, 0, groups, 0, CAP, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0};
-				MMResult	res = {matches, 0, members, teams, expired, 0};
+				MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 				TestRng		r = {(uint64_t) (algo * 100 + tmo * 10 + sh)};
 				double		now = 0.0;
 				int64_t		id = 1;
