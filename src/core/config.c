@@ -141,6 +141,11 @@ mm_config_check_shared(const MMConfig *cfg)
 	if (cfg->nrecent < 0 || cfg->nrecent > MM_DENSITY_ARRIVALS ||
 		(cfg->nrecent > 0 && cfg->recent == NULL))
 		return MM_ERR_ARGUMENT;
+	/* normalised ratings, ascending: auto's density searches them by rank */
+	for (int i = 0; i < cfg->nrecent; i++)
+		if (!(cfg->recent[i] >= 0.0 && cfg->recent[i] <= 1.0) ||
+			(i > 0 && !(cfg->recent[i - 1] <= cfg->recent[i])))
+			return MM_ERR_ARGUMENT;
 	if (cfg->periodic.batch < 0 || (cfg->periodic.batch > 0 && cfg->periodic.batch % mm_config_k(cfg) != 0))
 		return MM_ERR_ARGUMENT;
 	if (cfg->multi_queue.ranges < 0)

@@ -263,8 +263,9 @@ typedef struct MMConfig
 	 * ratings of the latest arrivals (waiting or not), ascending, at most
 	 * MM_DENSITY_ARRIVALS, from which it estimates where the next ones are
 	 * likely to lie; set by the caller as arrival_rate is (mm_config_check
-	 * refuses more than MM_DENSITY_ARRIVALS, or a count without ratings).
-	 * May be NULL.  mm_simulate ignores it and keeps the stream's own.
+	 * refuses more than MM_DENSITY_ARRIVALS, a count without ratings, and
+	 * ratings outside [0, 1] or out of order).  May be NULL.  mm_simulate
+	 * ignores it and keeps the stream's own.
 	 */
 	const double *recent;
 	int			nrecent;

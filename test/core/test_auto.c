@@ -419,7 +419,8 @@ test_auto_sorted_position(void)
 /*
  * mm_simulate measures the recent ratings on the stream itself, whatever
  * the caller's configuration holds, and mm_config_check refuses a sample
- * larger than MM_DENSITY_ARRIVALS or a count without ratings.
+ * larger than MM_DENSITY_ARRIVALS, a count without ratings, and ratings
+ * out of order or outside [0, 1].
  */
 void
 test_auto_recent_config(void)
@@ -464,6 +465,21 @@ test_auto_recent_config(void)
 	CHECK_INT(mm_simulate(&cfg, a, NULL, N, o2, &s2), MM_ERR_ARGUMENT);
 	cfg.nrecent = -1;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	/* ratings out of order, outside [0, 1] or not numbers */
+	cfg.nrecent = MM_DENSITY_ARRIVALS;
+	r[3] = r[2] - 0.01;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	r[3] = r[2];
+	CHECK_INT(mm_config_check(&cfg), MM_OK);
+	r[MM_DENSITY_ARRIVALS - 1] = 1.5;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	r[MM_DENSITY_ARRIVALS - 1] = NAN;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	r[MM_DENSITY_ARRIVALS - 1] = 1.0;
+	r[0] = -0.1;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	r[0] = 0.9;
+	CHECK_INT(mm_config_check(&cfg), MM_OK);
 	cfg.recent = NULL;
 	cfg.nrecent = 1;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
