@@ -1020,8 +1020,11 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res,
 
 		if (mm_interrupted())
 			return MM_ERR_INTERRUPTED;
-		/* the pass that finds none eligible also finds the next deadline */
-		c->deadline = INFINITY;
+		/*
+		 * the pass that finds none eligible also finds the next deadline,
+		 * or that none comes before the horizon
+		 */
+		c->deadline = c->pool->horizon != 0 ? c->pool->horizon : INFINITY;
 		if (collect(c, now, l, &c->deadline) != MM_OK)
 			return MM_ERR_NOMEM;
 		if (l->n == 0)

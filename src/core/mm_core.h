@@ -563,6 +563,13 @@ typedef struct MMPool
 	 */
 	const uint8_t *roles;
 	int			nrole_rows;
+	/*
+	 * mm_simulate: the time of the next arrival.  A step need not find a
+	 * deadline at or after it: MMResult.deadline is then horizon, which is
+	 * all the simulator needs (it steps at the arrival then).  0: none, the
+	 * deadline is exact.
+	 */
+	double		horizon;
 } MMPool;
 
 /* Whether the players of pool rows a and b may not meet (block lists). */
@@ -637,7 +644,8 @@ typedef struct MMResult
 	 * tickets of this result are removed (mm_pool_compact) and nothing else
 	 * changed, when the algorithm's step found it on the way (auto, without
 	 * block lists, intersect or relaxing filters, parties and roles, or
-	 * min_players); NAN otherwise.
+	 * min_players), or the pool's horizon when that comes first; NAN
+	 * otherwise.
 	 */
 	double		deadline;
 } MMResult;

@@ -58,6 +58,7 @@ typedef struct Sim
 	int64_t		matched;
 	uint64_t	steps;			/* for mm_interrupt */
 	int			seen;			/* arrivals so far */
+	int			n;				/* arrivals in all */
 	MMPool		pool;
 	MMResult	res;
 	bool		stepped;		/* the pool is as the last step left it */
@@ -487,6 +488,8 @@ sim_step(Sim *s, double now)
 	st = sim_measure(s);
 	if (st != MM_OK)
 		return st;
+	/* a deadline after the next arrival need not be exact */
+	s->pool.horizon = s->seen < s->n ? s->arrivals[s->seen].arrival : 0.0;
 	/* mm_simulate checked the configuration; only cluster's shift changes */
 	st = s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.cluster.shift_auto
 		? mm_step(&s->cfg, &s->pool, now, &s->res)
@@ -557,7 +560,10 @@ sim_drain(Sim *s, double t, double *last)
 		st = sim_measure(s);
 		if (st != MM_OK)
 			return st;
-		/* the step that left the pool found its deadline on the way, or not */
+		/*
+		 * the step that left the pool found its deadline on the way (or
+		 * that none comes before the next arrival, t), or not
+		 */
 		d = s->stepped && !isnan(s->res.deadline) ? s->res.deadline
 			: mm_next_deadline(&s->cfg, &s->pool);
 		/* after the last arrival, backfill matters while tickets wait */
@@ -622,6 +628,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	s.cfg.nrecent = 0;
 	s.cfg.density = NULL;
 	s.arrivals = arrivals;
+	s.n = n;
 	s.pool.criteria = cfg->criteria.n > 0 ? criteria : NULL;
 	s.pool.ncrows = cfg->criteria.n > 0 ? n : 0;
 	s.pool.key = data != NULL ? data->key : NULL;

@@ -288,7 +288,8 @@ aq_uniform(uint64_t *seed)
 /*
  * A step of auto finds the next deadline on its way (MMResult.deadline):
  * the instant mm_next_deadline gives once the step's tickets are removed,
- * on random pools and steps (some with timed-out tickets): pairs on the
+ * or the pool's horizon when that comes first (a simulator's next
+ * arrival), on random pools and steps (some with timed-out tickets): pairs on the
  * rating alone with and without recent ratings, pairs with a second
  * criterion, groups of 3 and 4, pools keyed by an equal filter, bots and
  * expiry.  Another algorithm, and min_players, leave it NAN.
@@ -302,7 +303,8 @@ test_auto_step_deadline(void)
 	double		key_rate[3] = {0.5, 4.0, 0.0};
 	uint64_t	seed = 5;
 	int			early = 0,
-				matched = 0;
+				matched = 0,
+				cut = 0;
 
 	for (int round = 0; round < 3000; round++)
 	{
@@ -311,6 +313,7 @@ test_auto_step_deadline(void)
 		int			n = 1 + (int) (aq_uniform(&seed) * AQ_MAX);
 		double		rate = aq_uniform(&seed) * 20.0;
 		double		now,
+					horizon,
 					d,
 					next;
 
@@ -349,18 +352,29 @@ test_auto_step_deadline(void)
 		}
 		CHECK_INT(mm_config_check(&q.cfg), MM_OK);
 		now = q.tickets[n - 1].arrival + aq_uniform(&seed) * (round % 3 == 0 ? 6.0 : 0.2);
+		/* every other round a horizon: the next arrival of a simulation */
+		horizon = round % 2 ? now + aq_uniform(&seed) * 2.0 : 0.0;
+		q.pool.horizon = horizon;
 		CHECK_INT(mm_step(&q.cfg, &q.pool, now, &q.res), MM_OK);
 		d = q.res.deadline;
 		matched += q.res.nmatches > 0;
 		mm_pool_compact(&q.pool, &q.res);
 		next = mm_next_deadline(&q.cfg, &q.pool);
-		CHECK(d == next);
-		if (q.pool.ntickets > 0 && d < q.tickets[0].arrival + 5.0)
+		if (horizon == 0 || q.pool.ntickets == 0)
+			CHECK(d == next);
+		else
+		{
+			/* exact before the horizon, the horizon at or after it */
+			CHECK(d == (next < horizon ? next : horizon));
+			cut += next > horizon;
+		}
+		if (q.pool.ntickets > 0 && next < q.tickets[0].arrival + 5.0)
 			early++;
 	}
 	/* most steps match someone, and many deadlines come before a timeout */
 	CHECK(matched > 1500);
 	CHECK(early > 300);
+	CHECK(cut > 300);
 
 	/* not known: another algorithm, or smaller matches after the step */
 	{

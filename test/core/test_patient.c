@@ -182,7 +182,7 @@ test_patient_burst(void)
 	static int	teams[N];
 	static int	expired[N];
 	MMConfig	cfg;
-	MMPool		pool = {tickets, N, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0};
+	MMPool		pool = {.tickets = tickets, .ntickets = N};
 	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 
 	mm_config_init(&cfg, MM_ALGO_GREEDY);
@@ -220,7 +220,7 @@ test_step_bounds(void)
 	int			members[1];
 	int			teams[1];
 	int			expired[1];
-	MMPool		pool = {&t, 1, NULL, 0, 0, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0};
+	MMPool		pool = {.tickets = &t, .ntickets = 1};
 	MMResult	res = {.matches = m, .members = members, .teams = teams, .expired = expired};
 
 	mm_config_init(&cfg, MM_ALGO_PERIODIC);

@@ -464,7 +464,7 @@ test_step_fuzz(void)
 				MMConfig	cfg = sim_cfg((MMAlgorithm) algo, shapes[sh][0],
 										  shapes[sh][1], 6.0, (MMTimeout) tmo);
 				int			k = mm_config_k(&cfg);
-				MMPool		pool = {tickets, 0, groups, 0, CAP, 0, 0, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL, 0};
+				MMPool		pool = {.tickets = tickets, .groups = groups, .ngroups_cap = CAP};
 				MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
 				TestRng		r = {(uint64_t) (algo * 100 + tmo * 10 + sh)};
 				double		now = 0.0;
