@@ -366,6 +366,7 @@ static int
 density_rank(const double *v, const MMDensity *d, double r)
 {
 	int			n = d->n;
+	double		q;
 	int			b,
 				lo,
 				hi,
@@ -373,8 +374,13 @@ density_rank(const double *v, const MMDensity *d, double r)
 
 	if (!(d->slice_width > 0))
 		return mm_sorted_position(v, n, r);
-	b = r > d->rmin ? (int) ((r - d->rmin) / d->slice_width) : 0;
-	b = b < MM_DENSITY_SLICES - 1 ? b : MM_DENSITY_SLICES - 1;
+
+	/*
+	 * Clamp before the cast: a sample spanning a few ulps has slices so thin
+	 * that a rating far above it is more slices away than an int holds.
+	 */
+	q = (r - d->rmin) / d->slice_width;
+	b = q >= MM_DENSITY_SLICES - 1 ? MM_DENSITY_SLICES - 1 : q > 0 ? (int) q : 0;
 	lo = d->slice[b];
 	hi = d->slice[b + 1];
 	if (hi - lo > 8)
@@ -461,8 +467,9 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 	c->rank = c->prev + n;
 	c->taken = (char *) (c->rank + n);
 	memset(c->taken, 0, (size_t) n);
-	for (int p = 0; p < n; p++)
-		c->rank[p] = -1;
+	if (c->recent != NULL)
+		for (int p = 0; p < n; p++)
+			c->rank[p] = -1;	/* rank_of: not looked up yet */
 	{
 		AutoKey    *keys = c->block;
 

@@ -89,8 +89,10 @@ extern MMStatus mm_teams_split_even(const MMConfig *cfg, int n,
 
 /*
  * smaller.c: after a step, turn matches with computer players and
- * expiries into smaller matches of real players (params.min_players).
+ * expiries into smaller matches of real players (params.min_players),
+ * when mm_smaller_active says the configuration asks for them.
  */
+extern bool mm_smaller_active(const MMConfig *cfg);
 extern MMStatus mm_smaller_matches(const MMConfig *cfg, MMPool *pool, MMResult *res);
 
 /*

@@ -123,6 +123,14 @@ grow(Smaller *s, const MMConfig *cfg, int *idx, int n)
 	return -1;
 }
 
+/* Whether min_players is below the full size (optimize has its own way). */
+bool
+mm_smaller_active(const MMConfig *cfg)
+{
+	return cfg->min_players > 0 && cfg->min_players < mm_config_k(cfg) &&
+		cfg->algorithm != MM_ALGO_OPTIMIZE;
+}
+
 MMStatus
 mm_smaller_matches(const MMConfig *cfg, MMPool *pool, MMResult *res)
 {
@@ -135,10 +143,9 @@ mm_smaller_matches(const MMConfig *cfg, MMPool *pool, MMResult *res)
 	int			idx[MM_MAX_K];
 	bool		any = false;
 
-	s.k = mm_config_k(cfg);
-	if (cfg->min_players == 0 || cfg->min_players >= s.k ||
-		cfg->algorithm == MM_ALGO_OPTIMIZE)
+	if (!mm_smaller_active(cfg))
 		return MM_OK;
+	s.k = mm_config_k(cfg);
 	for (int j = 0; j < res->nmatches && !any; j++)
 		any = res->matches[j].bots > 0;
 	if (!any && res->nexpired == 0)

@@ -253,7 +253,7 @@ step_pool(const MMConfig *cfg, MMPool *pool, double prev, double now, MMResult *
 	if (st == MM_OK)
 		compose = mm_compose_active(cfg, pool);
 	/* smaller matches and parties change the step's decisions after it */
-	if ((cfg->min_players > 0 && cfg->min_players < mm_config_k(cfg)) || compose)
+	if (mm_smaller_active(cfg) || compose)
 		result->deadline = NAN;
 	if (st == MM_OK && compose)
 		st = mm_compose(cfg, pool, now, result);

@@ -212,6 +212,14 @@ cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A uniform draw in [0, 1) from an LCG state. */
+static double
+aq_uniform(uint64_t *seed)
+{
+	*seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double) (*seed >> 11) / 9007199254740992.0;
+}
+
 /*
  * A step and a deadline decide the same with the caller's MMDensity made
  * (its table of densities by rank, found through slices of the range) as
@@ -237,16 +245,14 @@ test_auto_density_table(void)
 
 		for (int i = 0; i < ns; i++)
 		{
-			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-			sample[i] = (double) (seed >> 11) / 9007199254740992.0;
+			sample[i] = aq_uniform(&seed);
 			sample[i] = round % 3 == 0 ? floor(sample[i] * 8) / 8 : sample[i] * sample[i];
 		}
 		qsort(sample, ns, sizeof(double), cmp_double);
 		aq_init(&q1, 1, 10.0, 0.5 + round % 7);
 		for (int i = 0; i < n; i++)
 		{
-			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-			aq_add(&q1, (double) (seed >> 11) / 9007199254740992.0, i * 0.3);
+			aq_add(&q1, aq_uniform(&seed), i * 0.3);
 		}
 		q1.cfg.recent = sample;
 		q1.cfg.nrecent = ns;
@@ -277,12 +283,59 @@ test_auto_density_table(void)
 	CHECK_INT(made, 300);
 }
 
-/* A uniform draw in [0, 1) from an LCG state. */
-static double
-aq_uniform(uint64_t *seed)
+/*
+ * Recent ratings spanning a few ulps make slices thinner than the distance
+ * to a waiting rating over an int's range of them: the table still finds
+ * the ranks (above all, below all, within) and decides as without it.
+ */
+void
+test_auto_density_narrow(void)
 {
-	*seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (double) (*seed >> 11) / 9007199254740992.0;
+	static double sample[200];
+	AutoQueue	q1,
+				q2;
+	MMDensity	d;
+	double		due1,
+				due2;
+
+	for (int i = 0; i < 200; i++)
+		sample[i] = 0.3 + 1e-15 * i / 199.0;
+	qsort(sample, 200, sizeof(double), cmp_double);
+	aq_init(&q1, 1, 10.0, 4.0);
+	aq_add(&q1, 0.9, 0.0);
+	aq_add(&q1, 0.0, 0.5);
+	aq_add(&q1, 0.3 + 5e-16, 1.0);
+	aq_add(&q1, 0.55, 1.5);
+	q1.cfg.recent = sample;
+	q1.cfg.nrecent = 200;
+	q2 = q1;
+	q2.pool.tickets = q2.tickets;
+	q2.pool.groups = q2.groups;
+	q2.res.matches = q2.matches;
+	q2.res.members = q2.members;
+	q2.res.teams = q2.teams;
+	q2.res.expired = q2.expired;
+	memset(&d, 0, sizeof(d));
+	d.lookups = 1000000;		/* made at the first step */
+	q2.cfg.density = &d;
+	due1 = mm_next_deadline(&q1.cfg, &q1.pool);
+	due2 = mm_next_deadline(&q2.cfg, &q2.pool);
+	CHECK(d.valid);
+	CHECK(d.slice_width > 0 && d.slice_width < 1e-16);
+	CHECK(isfinite(due1));
+	CHECK_NEAR(due2, due1, 0);
+	for (double at = 1.5; at <= 11.5; at += 0.5)
+	{
+		CHECK_INT(mm_step(&q1.cfg, &q1.pool, at, &q1.res), MM_OK);
+		CHECK_INT(mm_step(&q2.cfg, &q2.pool, at, &q2.res), MM_OK);
+		CHECK_INT(q1.res.nmatches, q2.res.nmatches);
+		for (int j = 0; j < q1.res.nmatches * 2; j++)
+			CHECK_INT(q1.members[j], q2.members[j]);
+		mm_pool_compact(&q1.pool, &q1.res);
+		mm_pool_compact(&q2.pool, &q2.res);
+	}
+	CHECK_INT(q1.pool.ntickets, 0);
+	CHECK_INT(q2.pool.ntickets, 0);
 }
 
 /*

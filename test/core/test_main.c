@@ -46,6 +46,7 @@ static const MMTestCase tests[] = {
 	{"auto_recent_config", test_auto_recent_config},
 	{"auto_constants_check", test_auto_constants_check},
 	{"auto_density_table", test_auto_density_table},
+	{"auto_density_narrow", test_auto_density_narrow},
 	{"auto_step_deadline", test_auto_step_deadline},
 	{"auto_sorted_position", test_auto_sorted_position},
 	{"auto_timeout", test_auto_timeout},
