@@ -94,3 +94,18 @@ SELECT count(DISTINCT match_id) AS matches FROM matchmaker.tickets WHERE queue =
 -- auto takes no parameters of its own.
 SELECT matchmaker.create_queue('x', params => '{"batch": 8}');
 SELECT matchmaker.check();
+
+-- Recent ratings within a few ulps of one another (200 players at 0.3)
+-- while older players wait far from them, with a long max_wait: the
+-- simulation still finds their ranks (the density table's slices are
+-- thinner than an int counts) and pairs the 0.3 players among themselves;
+-- the 40 between 0.5 and 1 and the last 0.3 player wait their 1,000 s (20
+-- pairs and a game with a computer player).
+SELECT matchmaker.create_queue('narrow', max_wait => '1000 s');
+SELECT s.players, s.games, s.bots, s.expired, s.max_wait,
+       (SELECT count(*) FROM matchmaker.simulate('narrow', a.q) WHERE matched_at > 1000) AS waited_1000
+FROM (SELECT $$SELECT i, CASE WHEN i < 100 THEN 0.05 + 0.001 * (i / 2)
+                            WHEN i < 140 THEN 0.5 + 0.0125 * (i - 100)
+                            ELSE 0.3 + 1e-15 * (i % 7) / 7 END::float8, i * 0.01
+            FROM generate_series(0, 340) i$$ AS q) a,
+     LATERAL matchmaker.simulate_summary('narrow', a.q) s;
