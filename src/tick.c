@@ -1873,7 +1873,8 @@ mark_matched(TimestampTz now, MMQueue *queue, MMPool *pool, MMResult *res,
 /*
  * Keep in res only the matches j with keep[j], their members and teams,
  * and in parallel their match_ids[j] and their members' roles (when not
- * NULL).
+ * NULL).  Dropping one voids the step's next deadline (res->deadline):
+ * its players wait on.
  */
 static void
 keep_matches(MMResult *res, const bool *keep, int64 *match_ids, int *roles)
@@ -1900,6 +1901,8 @@ keep_matches(MMResult *res, const bool *keep, int64 *match_ids, int *roles)
 			match_ids[nm] = match_ids[j];
 		res->matches[nm++] = match;
 	}
+	if (nm < res->nmatches)
+		res->deadline = NAN;
 	res->nmatches = nm;
 }
 
@@ -2575,6 +2578,8 @@ keep_locked(MMPool *pool, MMResult *res, const int64 *locked, int nlocked)
 	for (int e = 0; e < res->nexpired; e++)
 		if (id_in(locked, nlocked, pool->tickets[res->expired[e]].id))
 			res->expired[ne++] = res->expired[e];
+	if (ne < res->nexpired)
+		res->deadline = NAN;
 	res->nexpired = ne;
 }
 
@@ -2668,7 +2673,8 @@ tick_info(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res, bool pro
 	info->wrote = res->nmatches > 0 || res->nexpired > 0 ||
 		queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT;
 	mm_pool_compact(pool, res);
-	due = mm_next_deadline(&queue->cfg, pool);
+	/* the step's own when it found one (auto) and all it decided stands */
+	due = isnan(res->deadline) ? mm_next_deadline(&queue->cfg, pool) : res->deadline;
 	/* a group due already (one the last lock attempt left) is due now */
 	info->next_deadline = isfinite(due) ? seconds_after(due, now) :
 		due < 0 ? now : DT_NOEND;
