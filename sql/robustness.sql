@@ -39,6 +39,13 @@ UPDATE matchmaker.tickets SET attributes = '{"party": 42}' WHERE queue = 'o' AND
 SELECT matchmaker.tick('o', now() + interval '16 minutes');
 SELECT player, state, end_reason FROM matchmaker.tickets WHERE queue = 'o' ORDER BY player;
 SELECT count(*) AS problems FROM matchmaker.check();
+-- A ping below float8's least (1e-400) passes enqueue as 0 ms, and a tick
+-- reads it so too: the queue matches rather than fail at every tick.
+SELECT matchmaker.create_queue('o2', algorithm => 'optimize', max_wait => '1 hour');
+SELECT matchmaker.enqueue('o2', 'tiny', 0.5, '{"ping": {"eu": 1e-400}}') > 0 AS tiny,
+       matchmaker.enqueue('o2', 'near', 0.5, '{"ping": {"eu": 20}}') > 0 AS near;
+SELECT matchmaker.tick('o2', now() + interval '16 minutes');
+SELECT player, state FROM matchmaker.tickets WHERE queue = 'o2' ORDER BY player;
 
 -- alter_queue to optimize refuses while a waiting ticket has a party or
 -- ping optimize cannot use (enqueue checked them only for greedy).

@@ -98,6 +98,7 @@ SELECT count(*) FROM matchmaker.tunings WHERE queue = 'quiet';
 SELECT matchmaker.create_queue('x', params => '{"tune": true}');
 SELECT matchmaker.create_queue('x', params => '{"tune": {"every": 0}}');
 SELECT matchmaker.create_queue('x', params => '{"tune": {"over": "1 hour"}}');
+SELECT matchmaker.create_queue('x', params => '{"tune": {"over": 1e-400}}');
 SELECT matchmaker.create_queue('x', params => '{"tune": {"algorithms": []}}');
 SELECT matchmaker.create_queue('x', params => '{"tune": {"algorithms": ["optimize"]}}');
 SELECT matchmaker.create_queue('x', params => '{"tune": {"when": 1}}');

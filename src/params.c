@@ -819,7 +819,7 @@ tune_seconds(JsonbValue *v, const char *key, double lo, double hi)
 
 	if (v->type != jbvNumeric)
 		bad_tune(psprintf("\"%s\" must be a number of seconds.", key));
-	x = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	x = param_double(v);
 	if (!(x >= lo && x <= hi))
 		bad_tune(psprintf("\"%s\" must be from %.0f to %.0f seconds; got %g.", key, lo, hi, x));
 	return x;

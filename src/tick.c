@@ -994,7 +994,7 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 	mm_keep_plan(&ping_plan,
 				 "WITH p AS (SELECT t.id, e.key AS region, "
 				 "  CASE WHEN pg_catalog.jsonb_typeof(e.value) OPERATOR(pg_catalog.=) 'number' "
-				 "  THEN e.value::pg_catalog.float8 END AS ms "
+				 "  THEN e.value::pg_catalog.numeric END AS ms "
 				 "  FROM matchmaker.tickets t, "
 				 "  pg_catalog.jsonb_each(CASE WHEN pg_catalog.jsonb_typeof(t.attributes OPERATOR(pg_catalog.->) 'ping') "
 				 "  OPERATOR(pg_catalog.=) 'object' THEN t.attributes OPERATOR(pg_catalog.->) 'ping' END) e "
@@ -1027,6 +1027,7 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 		bool		isnull;
 		int			i = pool_index_of(byid, pool->ntickets, DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull)));
 		int			region = (int) DatumGetInt64(SPI_getbinval(tup, desc, 2, &isnull));
+		Datum		d;
 		double		ms;
 
 		if (i < 0)
@@ -1038,9 +1039,11 @@ load_optimize_data(MMQueue *queue, TimestampTz now, MMPool *pool)
 			ping_start[nrows++] = w;
 			last_ticket = i;
 		}
-		ms = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
+		d = SPI_getbinval(tup, desc, 3, &isnull);
 		if (isnull)
 			continue;			/* not a number: unknown, as if absent */
+		/* as enqueue checked it: a value below float8's least is 0 ms */
+		ms = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow, d));
 		ping_region[w] = region;
 		ping_ms[w++] = (float) ms;
 	}
