@@ -155,11 +155,19 @@ place_on_axis(WindowStep *W, AxisEntry *axis, double now)
 		axis[i].idx = i;
 	}
 	qsort(axis, n, sizeof(AxisEntry), axis_cmp);
-	for (int r = 0; r < n; r++)
+	for (int r = 0, tie_start = 0, tie_end = 0; r < n; r++)
 	{
 		int			i = axis[r].idx;
 
-		W->x[i] = W->cfg->window.percentile ? (n > 1 ? (double) r / (n - 1) : 0.0) : axis[r].x;
+		/* equal ratings share their mean rank (axis[tie_start .. tie_end)) */
+		if (r >= tie_end)
+		{
+			tie_start = r;
+			for (tie_end = r + 1; tie_end < n && axis[tie_end].x == axis[r].x; tie_end++)
+				;
+		}
+		W->x[i] = !W->cfg->window.percentile ? axis[r].x :
+			n > 1 ? (tie_start + tie_end - 1) / 2.0 / (n - 1) : 0.0;
 		W->w[i] = window_at(W->cfg, pool, pool->tickets[i].arrival, now);
 		W->prev[i] = r > 0 ? axis[r - 1].idx : -1;
 		W->next[i] = r + 1 < n ? axis[r + 1].idx : -1;

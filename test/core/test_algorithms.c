@@ -1146,6 +1146,23 @@ test_window_percentile(void)
 	tq_add(&q, 0.02, 3.0);
 	/* ranks 0, 1/3, 2/3, 1: the oldest (0.9) is one rank from 0.02 */
 	CHECK_STR(tq_step(&q, 3.0), "{0.02,0.9} {0,0.01}");
+
+	/*
+	 * Equal ratings share their mean rank: two players of one rating are 0
+	 * apart (not 1, as ranks by arrival would put them); with a third above
+	 * (ranks 1/4, 1/4, 1) only the equal pair is within 0.1.
+	 */
+	cfg = window_cfg(2, 100.0, 0.1, 0.0, 0.1, 0.1, 1, MM_TIMEOUT_BOTS);
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.3, 0.0);
+	tq_add(&q, 0.3, 0.0);
+	CHECK_STR(tq_step(&q, 0.0), "{0.3,0.3}");
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.3, 1.0);
+	tq_add(&q, 0.3, 2.0);
+	CHECK_STR(tq_step(&q, 2.0), "{0.3,0.3}");
+	CHECK_INT(q.pool.ntickets, 1);
 }
 
 /* Groups of k: every member accepts every other; the tightest run wins; timeouts. */
