@@ -221,6 +221,25 @@ aq_uniform(uint64_t *seed)
 }
 
 /*
+ * dst: a copy of src whose steps keep the density table d, made at the
+ * first step.
+ */
+static void
+aq_copy_with_table(AutoQueue *dst, const AutoQueue *src, MMDensity *d)
+{
+	*dst = *src;
+	dst->pool.tickets = dst->tickets;
+	dst->pool.groups = dst->groups;
+	dst->res.matches = dst->matches;
+	dst->res.members = dst->members;
+	dst->res.teams = dst->teams;
+	dst->res.expired = dst->expired;
+	memset(d, 0, sizeof(*d));
+	d->lookups = 1000000;
+	dst->cfg.density = d;
+}
+
+/*
  * A step and a deadline decide the same with the caller's MMDensity made
  * (its table of densities by rank, found through slices of the range) as
  * without one, on pools and samples drawn at random: skewed ratings with
@@ -256,16 +275,7 @@ test_auto_density_table(void)
 		}
 		q1.cfg.recent = sample;
 		q1.cfg.nrecent = ns;
-		q2 = q1;
-		q2.pool.tickets = q2.tickets;
-		q2.pool.groups = q2.groups;
-		q2.res.matches = q2.matches;
-		q2.res.members = q2.members;
-		q2.res.teams = q2.teams;
-		q2.res.expired = q2.expired;
-		memset(&d, 0, sizeof(d));
-		d.lookups = 1000000;	/* made at the first step */
-		q2.cfg.density = &d;
+		aq_copy_with_table(&q2, &q1, &d);
 		due1 = mm_next_deadline(&q1.cfg, &q1.pool);
 		due2 = mm_next_deadline(&q2.cfg, &q2.pool);
 		made += d.valid;
@@ -308,16 +318,7 @@ test_auto_density_narrow(void)
 	aq_add(&q1, 0.55, 1.5);
 	q1.cfg.recent = sample;
 	q1.cfg.nrecent = 200;
-	q2 = q1;
-	q2.pool.tickets = q2.tickets;
-	q2.pool.groups = q2.groups;
-	q2.res.matches = q2.matches;
-	q2.res.members = q2.members;
-	q2.res.teams = q2.teams;
-	q2.res.expired = q2.expired;
-	memset(&d, 0, sizeof(d));
-	d.lookups = 1000000;		/* made at the first step */
-	q2.cfg.density = &d;
+	aq_copy_with_table(&q2, &q1, &d);
 	due1 = mm_next_deadline(&q1.cfg, &q1.pool);
 	due2 = mm_next_deadline(&q2.cfg, &q2.pool);
 	CHECK(d.valid);
