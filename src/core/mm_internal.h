@@ -136,6 +136,9 @@ extern void mm_timeout_rest(const MMConfig *cfg, const MMPool *pool,
 extern double mm_recheck_count(const MMConfig *cfg, const MMPool *pool,
 							   double arrival, double now);
 extern double mm_recheck_next(const MMConfig *cfg, const MMPool *pool);
+/* The m-th grid instant after t (m >= 1), as mm_recheck_count counts them. */
+extern double mm_recheck_after(const MMConfig *cfg, const MMPool *pool,
+							   double t, double m);
 /* The last grid instant at or before t. */
 extern double mm_recheck_last(const MMConfig *cfg, const MMPool *pool, double t);
 

@@ -45,6 +45,13 @@ mm_recheck_next(const MMConfig *cfg, const MMPool *pool)
 	return t > pool->stepped_at ? t : INFINITY;
 }
 
+/* The m-th grid instant after t (m >= 1), as mm_recheck_count counts them. */
+double
+mm_recheck_after(const MMConfig *cfg, const MMPool *pool, double t, double m)
+{
+	return (grid_index(cfg, pool, t) + m) * cfg->recheck - pool->epoch;
+}
+
 /* The last grid instant at or before t. */
 double
 mm_recheck_last(const MMConfig *cfg, const MMPool *pool, double t)

@@ -140,13 +140,12 @@ typedef struct WindowStep
 } WindowStep;
 
 /*
- * Every ticket's position (its rating, or its rating rank scaled to [0,
- * 1]) and window at time now, and the list of tickets in axis order.
+ * Every ticket's position x[i] (its rating, or its rating rank scaled to
+ * [0, 1]), and axis: the tickets sorted by it.
  */
 static void
-place_on_axis(WindowStep *W, AxisEntry *axis, double now)
+axis_positions(const MMConfig *cfg, const MMPool *pool, AxisEntry *axis, double *x)
 {
-	const MMPool *pool = W->pool;
 	int			n = pool->ntickets;
 
 	for (int i = 0; i < n; i++)
@@ -157,8 +156,6 @@ place_on_axis(WindowStep *W, AxisEntry *axis, double now)
 	qsort(axis, n, sizeof(AxisEntry), axis_cmp);
 	for (int r = 0, tie_start = 0, tie_end = 0; r < n; r++)
 	{
-		int			i = axis[r].idx;
-
 		/* equal ratings share their mean rank (axis[tie_start .. tie_end)) */
 		if (r >= tie_end)
 		{
@@ -166,8 +163,26 @@ place_on_axis(WindowStep *W, AxisEntry *axis, double now)
 			for (tie_end = r + 1; tie_end < n && axis[tie_end].x == axis[r].x; tie_end++)
 				;
 		}
-		W->x[i] = !W->cfg->window.percentile ? axis[r].x :
+		x[axis[r].idx] = !cfg->window.percentile ? axis[r].x :
 			n > 1 ? (tie_start + tie_end - 1) / 2.0 / (n - 1) : 0.0;
+	}
+}
+
+/*
+ * Every ticket's position and window at time now, and the list of tickets
+ * in axis order.
+ */
+static void
+place_on_axis(WindowStep *W, AxisEntry *axis, double now)
+{
+	const MMPool *pool = W->pool;
+	int			n = pool->ntickets;
+
+	axis_positions(W->cfg, pool, axis, W->x);
+	for (int r = 0; r < n; r++)
+	{
+		int			i = axis[r].idx;
+
 		W->w[i] = window_at(W->cfg, pool, pool->tickets[i].arrival, now);
 		W->prev[i] = r > 0 ? axis[r - 1].idx : -1;
 		W->next[i] = r + 1 < n ? axis[r + 1].idx : -1;
@@ -346,8 +361,88 @@ next_widening(const MMConfig *cfg, const MMPool *pool)
 }
 
 /*
+ * The first time at which the window of a ticket that arrived at a holds
+ * distance d (window_at's widenings, on its expression): -INFINITY when
+ * its first window does, INFINITY when no window before its timeout does.
+ */
+static double
+window_reaches(const MMConfig *cfg, const MMPool *pool, double a, double d)
+{
+	double		step = cfg->window.widen * cfg->recheck;
+	double		m;
+
+	if (d <= cfg->window.width)
+		return -INFINITY;
+	if (d > cfg->window.max || !(step > 0))
+		return INFINITY;
+	m = ceil((d - cfg->window.width) / step);
+	if (!(m <= cfg->max_wait / cfg->recheck + 4))
+		return INFINITY;		/* it times out first */
+	/* the division's rounding: the least m whose window holds d */
+	for (int i = 0; i < 4 && m > 1 && cfg->window.width + step * (m - 1) >= d; i++)
+		m--;
+	for (int i = 0; i < 4 && cfg->window.width + step * m < d; i++)
+		m++;
+	if (cfg->window.width + step * m < d ||
+		(m > 1 && cfg->window.width + step * (m - 1) >= d))
+		return -INFINITY;		/* unsure: no bound */
+	return mm_recheck_after(cfg, pool, a, m < 1 ? 1 : m);
+}
+
+/*
+ * A time no later than the first at which any group can be admissible: a
+ * member's window holds the others, so at least its nearest neighbour on
+ * the axis (rematch penalties only add), and a group needs k such
+ * members; the k-th earliest of the tickets' window_reaches (n >= k).
+ * -INFINITY when memory runs short.
+ */
+static double
+group_bound(const MMConfig *cfg, const MMPool *pool)
+{
+	int			n = pool->ntickets;
+	int			k = mm_config_k(cfg);
+	AxisEntry  *axis = mm_malloc(sizeof(AxisEntry) * (size_t) n);
+	double	   *x = mm_malloc(sizeof(double) * (size_t) n);
+	double		first[MM_MAX_K];	/* the k earliest so far, ascending */
+	int			nfirst = 0;
+
+	if (axis == NULL || x == NULL)
+	{
+		mm_free(axis);
+		mm_free(x);
+		return -INFINITY;
+	}
+	axis_positions(cfg, pool, axis, x);
+	for (int r = 0; r < n; r++)
+	{
+		double		xr = x[axis[r].idx];
+		double		d = INFINITY;
+		double		ready;
+		int			j;
+
+		if (r > 0)
+			d = xr - x[axis[r - 1].idx];
+		if (r + 1 < n && x[axis[r + 1].idx] - xr < d)
+			d = x[axis[r + 1].idx] - xr;
+		ready = window_reaches(cfg, pool, pool->tickets[axis[r].idx].arrival, d);
+		if (nfirst == k && !(ready < first[k - 1]))
+			continue;
+		j = nfirst < k ? nfirst++ : k - 1;
+		for (; j > 0 && first[j - 1] > ready; j--)
+			first[j] = first[j - 1];
+		first[j] = ready;
+	}
+	mm_free(axis);
+	mm_free(x);
+	return first[k - 1];
+}
+
+/*
  * The oldest ticket's timeout, or the first widening after the pool's last
- * step if sooner (fewer than k tickets can only time out).
+ * step if sooner (fewer than k tickets can only time out).  Widenings that
+ * cannot make a group yet (group_bound) are skipped: two players whose
+ * windows never reach each other wait for their timeout, not for every
+ * recheck until it.
  */
 double
 mm_window_deadline(const MMConfig *cfg, const MMPool *pool)
@@ -356,6 +451,12 @@ mm_window_deadline(const MMConfig *cfg, const MMPool *pool)
 	double		w = INFINITY;
 
 	if (pool->ntickets >= mm_config_k(cfg))
+	{
+		double		b = group_bound(cfg, pool);
+
 		w = next_widening(cfg, pool);
+		if (b > w)
+			w = b;
+	}
 	return w < t ? w : t;
 }

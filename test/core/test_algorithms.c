@@ -1095,8 +1095,11 @@ test_window_thread(void)
 	CHECK_STR(tq_step(&q, 300.0), "");
 	tq_add(&q, 0.6, 300.0);		/* "rank 2000" joins: 0.4 away */
 	CHECK_STR(tq_step(&q, 300.0), "");
-	/* the newcomer's window widens next; the old one's is at its cap */
-	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 310.0, 1e-9);
+	/*
+	 * the old one's window is at its cap; the newcomer's holds 0.4 after
+	 * its seventh widening: the widenings before cannot make a match
+	 */
+	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 370.0, 1e-9);
 	CHECK_STR(tq_step(&q, 360.0), "");	/* 0.05 + 6 * 0.05 = 0.35 < 0.4 */
 	CHECK_NEAR(mm_next_deadline(&cfg, &q.pool), 370.0, 1e-9);
 	CHECK_STR(tq_step(&q, 370.0), "{0.2,0.6}");
@@ -1163,6 +1166,120 @@ test_window_percentile(void)
 	tq_add(&q, 0.3, 2.0);
 	CHECK_STR(tq_step(&q, 2.0), "{0.3,0.3}");
 	CHECK_INT(q.pool.ntickets, 1);
+}
+
+/* A uniform draw in [0, 1) from an LCG state. */
+static double
+unit_draw(uint64_t *seed)
+{
+	*seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double) (*seed >> 11) / 9007199254740992.0;
+}
+
+/* One step of q at now, appended to log ("now:desc;") when it decided anything. */
+static void
+tq_step_log(TestQueue *q, double now, char *log, size_t size)
+{
+	const char *desc = tq_step(q, now);
+	size_t		len = strlen(log);
+
+	if (desc[0] != '\0' && len < size)
+		snprintf(log + len, size - len, "%g:%s;", now, desc);
+}
+
+/*
+ * The deadline skips the widenings that cannot make a group: two players
+ * whose windows never reach each other wait for their timeout, and on
+ * random queues (pairs and threes, percentile or not, some windows that
+ * never widen) stepping at the arrivals and deadlines decides exactly as
+ * stepping at every recheck instant and timeout besides.
+ */
+void
+test_window_deadline_skips(void)
+{
+	MMConfig	cfg = window_cfg(2, 1e6, 0.05, 0.1, 1.0, 0.5, 0, MM_TIMEOUT_BOTS);
+	TestQueue	qa,
+				qb;
+	uint64_t	seed = 5;
+	static char loga[8192],
+				logb[8192];
+	int			fewer = 0;
+
+	tq_init(&qa, &cfg);
+	tq_add(&qa, 0.0, 0.0);
+	tq_add(&qa, 1.0, 0.0);
+	CHECK_STR(tq_step(&qa, 0.0), "");
+	CHECK_NEAR(mm_next_deadline(&cfg, &qa.pool), 1e6, 0);
+
+	for (int round = 0; round < 400; round++)
+	{
+		int			k = 2 + round % 2;
+		double		recheck = round % 3 == 0 ? 0.5 : 1.0;
+		double		arrivals[12];
+		double		ratings[12];
+		int			n = 2 + (int) (unit_draw(&seed) * 10);
+		int			next = 0,
+					steps_a = 0,
+					steps_b = 0;
+		double		end;
+
+		cfg = window_cfg(k, 5.0 + unit_draw(&seed) * 20.0, unit_draw(&seed) * 0.1,
+						 round % 5 == 0 ? 0.0 : unit_draw(&seed) * 0.05 * recheck, recheck,
+						 0.1 + unit_draw(&seed) * 0.5, round % 4 == 0, MM_TIMEOUT_BOTS);
+		if (cfg.window.max < cfg.window.width)
+			cfg.window.max = cfg.window.width;
+		for (int i = 0; i < n; i++)
+		{
+			arrivals[i] = (i > 0 ? arrivals[i - 1] : 0.0) + (round % 7 == 0 ? 0.0 : unit_draw(&seed) * 3.0);
+			ratings[i] = round % 6 == 0 ? floor(unit_draw(&seed) * 4) / 4 : unit_draw(&seed);
+		}
+		end = arrivals[n - 1] + cfg.max_wait + 1.0;
+		tq_init(&qa, &cfg);
+		tq_init(&qb, &cfg);
+		loga[0] = logb[0] = '\0';
+		/* a: every arrival, recheck instant and timeout */
+		for (double grid = 0.0; next < n || grid <= end;)
+		{
+			double		t = next < n && arrivals[next] < grid ? arrivals[next] : grid;
+
+			if (qa.pool.ntickets > 0 && qa.pool.tickets[0].arrival + cfg.max_wait < t)
+				t = qa.pool.tickets[0].arrival + cfg.max_wait;
+
+			while (next < n && arrivals[next] <= t)
+			{
+				tq_add(&qa, ratings[next], arrivals[next]);
+				next++;
+			}
+			tq_step_log(&qa, t, loga, sizeof(loga));
+			steps_a++;
+			if (t == grid)
+				grid += recheck;
+		}
+		/* b: every arrival, and every deadline before the next one */
+		next = 0;
+		while (next < n || qb.pool.ntickets > 0)
+		{
+			double		due = qb.pool.ntickets > 0 ? mm_next_deadline(&cfg, &qb.pool) : INFINITY;
+
+			if (next < n && !(due < arrivals[next]))
+			{
+				double		t = arrivals[next];
+
+				while (next < n && arrivals[next] == t)
+					tq_add(&qb, ratings[next], arrivals[next]), next++;
+				tq_step_log(&qb, t, logb, sizeof(logb));
+			}
+			else if (isfinite(due))
+				tq_step_log(&qb, due, logb, sizeof(logb));
+			else
+				break;
+			steps_b++;
+		}
+		CHECK_STR(logb, loga);
+		CHECK_INT(qb.pool.ntickets, 0);
+		fewer += steps_b < steps_a;
+	}
+	CHECK(fewer > 300);
 }
 
 /* Groups of k: every member accepts every other; the tightest run wins; timeouts. */

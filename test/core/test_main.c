@@ -34,6 +34,7 @@ static const MMTestCase tests[] = {
 	{"window_thread", test_window_thread},
 	{"window_percentile", test_window_percentile},
 	{"window_groups", test_window_groups},
+	{"window_deadline_skips", test_window_deadline_skips},
 	{"window_rematch", test_window_rematch},
 	{"cluster_decay", test_cluster_decay},
 	{"cluster_groups", test_cluster_groups},

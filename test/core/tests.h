@@ -16,6 +16,7 @@ extern void test_greedy_arrival(void);
 extern void test_window_thread(void);
 extern void test_window_percentile(void);
 extern void test_window_groups(void);
+extern void test_window_deadline_skips(void);
 extern void test_window_rematch(void);
 extern void test_cluster_decay(void);
 extern void test_cluster_groups(void);
