@@ -134,7 +134,7 @@ mm_config_check_shared(const MMConfig *cfg)
 	if ((int64_t) cfg->teams * cfg->team_size < 2 ||
 		(int64_t) cfg->teams * cfg->team_size > 1000)
 		return MM_ERR_ARGUMENT;
-	if (!(cfg->max_wait > 0) || !isfinite(cfg->max_wait))
+	if (!(cfg->max_wait >= MM_MAX_WAIT_MIN) || !isfinite(cfg->max_wait))
 		return MM_ERR_ARGUMENT;
 	if (cfg->on_timeout != MM_TIMEOUT_BOTS && cfg->on_timeout != MM_TIMEOUT_EXPIRE)
 		return MM_ERR_ARGUMENT;

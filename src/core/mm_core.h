@@ -244,6 +244,13 @@ typedef struct MMOptimizeParams
 } MMOptimizeParams;
 
 /*
+ * The least max_wait (seconds) mm_config_check accepts: a wait's cost is
+ * the wait over max_wait, which a smaller one (down to denormals) makes
+ * infinite.  SQL's intervals count microseconds, so it never binds there.
+ */
+#define MM_MAX_WAIT_MIN 1e-9
+
+/*
  * A queue's configuration: the shared fields at the top, then one struct
  * per algorithm (a field of another algorithm than cfg->algorithm is
  * ignored).  mm_config_init sets every field to its default.
@@ -255,7 +262,7 @@ typedef struct MMConfig
 	MMAlgorithm algorithm;
 	int			teams;			/* teams per match (>= 1) */
 	int			team_size;		/* players per team (>= 1); k = teams * team_size >= 2 */
-	double		max_wait;		/* tau_max, seconds, > 0 */
+	double		max_wait;		/* tau_max, seconds, MM_MAX_WAIT_MIN or more */
 	MMTimeout	on_timeout;
 	double		arrival_rate;	/* players per second, measured by the caller; used by auto */
 	/*

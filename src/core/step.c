@@ -415,6 +415,9 @@ mm_next_deadline(const MMConfig *cfg, const MMPool *pool)
 		double		t = mm_timeout_deadline(cfg, pool);
 
 		d = pool->stepped_at + cfg->max_wait / MM_COMPOSE_RETRY;
+		/* on a clock so large that the fiftieth rounds away: the next instant */
+		if (!(d > pool->stepped_at))
+			d = nextafter(pool->stepped_at, INFINITY);
 		if (t > pool->stepped_at && t < d)
 			d = t;
 	}

@@ -480,6 +480,46 @@ test_compose_roles_wait(void)
 	CHECK_INT(mm_step(&cfg, &pool, 11.0, &res), MM_ERR_ARGUMENT);
 }
 
+/*
+ * Roles no player can fill, on a clock of 1e15 s, where a fiftieth of
+ * max_wait is below the clock's precision: the retry deadline still moves
+ * on (the next representable instant), so a simulation runs to the
+ * players' expiry instead of failing on a deadline that does not advance.
+ */
+void
+test_compose_retry_large_clock(void)
+{
+	MMConfig	cfg;
+	MMArrival	a[9];
+	MMOutcome	o[9];
+	uint8_t		roles[9];
+	MMStreamData data = {0};
+	MMSimSummary sum;
+
+	mm_config_init(&cfg, MM_ALGO_AUTO);
+	mm_config_set_max_wait(&cfg, 1.0);
+	cfg.teams = 3;
+	cfg.team_size = 3;
+	cfg.on_timeout = MM_TIMEOUT_EXPIRE;
+	cfg.roles.n = 2;
+	cfg.roles.slots[0] = 1;
+	cfg.roles.slots[1] = 2;
+	for (int clock = 0; clock < 2; clock++)
+	{
+		for (int i = 0; i < 9; i++)
+		{
+			a[i].id = i + 1;
+			a[i].rating = 0.5;
+			a[i].arrival = clock ? 1e15 : 0.0;
+			roles[i] = 1;		/* nobody takes the second role */
+		}
+		data.roles = roles;
+		CHECK_INT(mm_simulate(&cfg, a, &data, 9, o, &sum), MM_OK);
+		CHECK_INT(sum.expired, 9);
+		CHECK_INT(sum.games, 0);
+	}
+}
+
 /* What fits a team, and the configurations refused. */
 void
 test_compose_config(void)

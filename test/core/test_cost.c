@@ -90,4 +90,11 @@ test_config(void)
 	cfg.teams = 2;
 	cfg.max_wait = 0;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	/* below MM_MAX_WAIT_MIN a wait's cost overflows (a denormal max_wait) */
+	cfg.max_wait = 4.9e-324;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	cfg.max_wait = 0.99e-9;
+	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+	cfg.max_wait = MM_MAX_WAIT_MIN;
+	CHECK_INT(mm_config_check(&cfg), MM_OK);
 }

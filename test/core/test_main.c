@@ -103,6 +103,7 @@ static const MMTestCase tests[] = {
 	{"compose_roles", test_compose_roles},
 	{"compose_complete", test_compose_complete},
 	{"compose_roles_wait", test_compose_roles_wait},
+	{"compose_retry_large_clock", test_compose_retry_large_clock},
 	{"compose_config", test_compose_config},
 	{"compose_sim", test_compose_sim},
 	{"compose_large_roles", test_compose_large_roles},

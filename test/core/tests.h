@@ -139,6 +139,7 @@ extern void test_compose_parties(void);
 extern void test_compose_roles(void);
 extern void test_compose_complete(void);
 extern void test_compose_roles_wait(void);
+extern void test_compose_retry_large_clock(void);
 extern void test_compose_config(void);
 extern void test_compose_sim(void);
 extern void test_compose_large_roles(void);
