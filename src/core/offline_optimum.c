@@ -785,6 +785,11 @@ dissolve_trees(Mwm *g, int r1, int r2)
 	{
 		int			v = g->dlist[i];
 
+		if (mm_interrupted())
+		{
+			g->interrupted = true;	/* solve stops; the forest is left half-repaired */
+			return;
+		}
 		for (int j = g->adj_start[v]; j < g->adj_start[v + 1]; j++)
 		{
 			int			p = g->adj[j];
@@ -815,12 +820,24 @@ dissolve_trees(Mwm *g, int r1, int r2)
 		}
 	}
 	for (int i = 0; i < nd; i++)
+	{
+		if (mm_interrupted())
+		{
+			g->interrupted = true;
+			return;
+		}
 		repair_vertex(g, g->dlist[i]);
+	}
 	g->stamp++;
 	for (int i = 0; i < nr; i++)
 	{
 		int			x = g->rlist[i];
 
+		if (mm_interrupted())
+		{
+			g->interrupted = true;
+			return;
+		}
 		if (!mark_once(g, x))
 			continue;
 		if (g->label[x] == LBL_S && g->bparent[x] == -1)
@@ -1105,7 +1122,8 @@ solve(Mwm *g)
 
 	for (;;)
 	{
-		if (scan_queue(g))
+		/* an augmentation interrupted while it took its trees apart stops here */
+		if (scan_queue(g) && !g->interrupted)
 			continue;
 		if (g->interrupted || mm_interrupted())
 		{

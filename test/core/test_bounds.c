@@ -206,6 +206,42 @@ test_interrupt_optimal(void)
 	free(a);
 }
 
+/*
+ * A dense stream (300 players at one instant, rated only 0 or 1: every
+ * pair admissible, ties everywhere) makes each augmentation take large
+ * trees apart; the matching polls the hook there too, so a cancel is
+ * seen within a few repaired vertices (a whole run makes over 100 polls
+ * of the hook, not one per stage), and stopping at any of them leaves
+ * nothing allocated.
+ */
+void
+test_interrupt_optimal_dense(void)
+{
+	int			n = 300;
+	MMArrival	a[300];
+	long		calls;
+	double		cost;
+
+	for (int i = 0; i < n; i++)
+	{
+		a[i].id = i;
+		a[i].rating = i % 2;
+		a[i].arrival = 0.0;
+	}
+	arm(1L << 40);
+	CHECK_INT(mm_optimal_pairs(a, n, 5.0, 3.0, NULL, &cost), MM_OK);
+	CHECK_NEAR(cost, 0.0, 1e-6);
+	calls = hook_calls;
+	CHECK(calls > 100);
+	for (long f = 1; f < calls; f += 5)
+	{
+		arm(f);
+		CHECK_INT(mm_optimal_pairs(a, n, 5.0, 3.0, NULL, &cost), MM_ERR_INTERRUPTED);
+		CHECK_INT(mm_memory_used, 0);
+	}
+	mm_interrupt = NULL;
+}
+
 /* An optimize round stops in its start, its first climb and its restarts. */
 void
 test_interrupt_optimize(void)

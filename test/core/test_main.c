@@ -92,6 +92,7 @@ static const MMTestCase tests[] = {
 	{"interrupt_steps", test_interrupt_steps},
 	{"interrupt_split", test_interrupt_split},
 	{"interrupt_optimal", test_interrupt_optimal},
+	{"interrupt_optimal_dense", test_interrupt_optimal_dense},
 	{"interrupt_optimize", test_interrupt_optimize},
 	{"memory_limit", test_memory_limit},
 	{"optimize_round_max", test_optimize_round_max},

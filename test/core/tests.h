@@ -126,6 +126,7 @@ extern void test_optimize_deadline(void);
 extern void test_interrupt_steps(void);
 extern void test_interrupt_split(void);
 extern void test_interrupt_optimal(void);
+extern void test_interrupt_optimal_dense(void);
 extern void test_interrupt_optimize(void);
 extern void test_memory_limit(void);
 extern void test_optimize_round_max(void);
