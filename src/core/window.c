@@ -369,24 +369,31 @@ static double
 window_reaches(const MMConfig *cfg, const MMPool *pool, double a, double d)
 {
 	double		step = cfg->window.widen * cfg->recheck;
-	double		m;
+	double		lo = 1,
+				hi = floor(cfg->max_wait / cfg->recheck) + 4;
 
 	if (d <= cfg->window.width)
 		return -INFINITY;
 	if (d > cfg->window.max || !(step > 0))
 		return INFINITY;
-	m = ceil((d - cfg->window.width) / step);
-	if (!(m <= cfg->max_wait / cfg->recheck + 4))
-		return INFINITY;		/* it times out first */
-	/* the division's rounding: the least m whose window holds d */
-	for (int i = 0; i < 4 && m > 1 && cfg->window.width + step * (m - 1) >= d; i++)
-		m--;
-	for (int i = 0; i < 4 && cfg->window.width + step * m < d; i++)
-		m++;
-	if (cfg->window.width + step * m < d ||
-		(m > 1 && cfg->window.width + step * (m - 1) >= d))
-		return -INFINITY;		/* unsure: no bound */
-	return mm_recheck_after(cfg, pool, a, m < 1 ? 1 : m);
+	/*
+	 * The least count of widenings m whose window holds d, searched on
+	 * window_at's own expression (it rises with m): a quotient would miss
+	 * the ulps the sum rounds by.  Beyond a count the ticket cannot reach
+	 * before its timeout, it times out first.
+	 */
+	if (cfg->window.width + step * hi < d)
+		return INFINITY;
+	while (lo < hi)
+	{
+		double		mid = floor((lo + hi) / 2);
+
+		if (cfg->window.width + step * mid >= d)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return mm_recheck_after(cfg, pool, a, lo);
 }
 
 /*

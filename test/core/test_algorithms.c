@@ -1211,6 +1211,20 @@ test_window_deadline_skips(void)
 	CHECK_STR(tq_step(&qa, 0.0), "");
 	CHECK_NEAR(mm_next_deadline(&cfg, &qa.pool), 1e6, 0);
 
+	/*
+	 * Widenings far below an ulp: the sum width + 28 widenings already
+	 * rounds up to the distance (a quotient would say 56, past the
+	 * timeout), so the deadline is the 28th instant and the pair plays then.
+	 */
+	cfg = window_cfg(2, 40.0, 0.1 + 0.2, 1e-18, 1.0, 0.5, 0, MM_TIMEOUT_BOTS);
+	tq_init(&qa, &cfg);
+	tq_add(&qa, 0.0, 0.0);
+	tq_add(&qa, 0.3000000000000001, 0.0);
+	CHECK_STR(tq_step(&qa, 0.0), "");
+	CHECK_NEAR(mm_next_deadline(&cfg, &qa.pool), 28.0, 0);
+	CHECK_STR(tq_step(&qa, 27.0), "");
+	CHECK_STR(tq_step(&qa, 28.0), "{0,0.3}");
+
 	for (int round = 0; round < 400; round++)
 	{
 		int			k = 2 + round % 2;
