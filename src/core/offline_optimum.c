@@ -698,6 +698,15 @@ repair_vertex(Mwm *g, int v)
 	}
 }
 
+/* Whether mm_interrupt asks the matching to stop; it then stays stopped. */
+static bool
+mwm_stop(Mwm *g)
+{
+	if (mm_interrupted())
+		g->interrupted = true;
+	return g->interrupted;
+}
+
 /*
  * After an augmentation through the trees rooted at r1 and r2, take those
  * two trees apart and leave every other tree as it is.  This replaces the
@@ -785,11 +794,8 @@ dissolve_trees(Mwm *g, int r1, int r2)
 	{
 		int			v = g->dlist[i];
 
-		if (mm_interrupted())
-		{
-			g->interrupted = true;	/* solve stops; the forest is left half-repaired */
-			return;
-		}
+		if (mwm_stop(g))
+			return;				/* solve stops; the forest is left half-repaired */
 		for (int j = g->adj_start[v]; j < g->adj_start[v + 1]; j++)
 		{
 			int			p = g->adj[j];
@@ -821,11 +827,8 @@ dissolve_trees(Mwm *g, int r1, int r2)
 	}
 	for (int i = 0; i < nd; i++)
 	{
-		if (mm_interrupted())
-		{
-			g->interrupted = true;
+		if (mwm_stop(g))
 			return;
-		}
 		repair_vertex(g, g->dlist[i]);
 	}
 	g->stamp++;
@@ -833,11 +836,8 @@ dissolve_trees(Mwm *g, int r1, int r2)
 	{
 		int			x = g->rlist[i];
 
-		if (mm_interrupted())
-		{
-			g->interrupted = true;
+		if (mwm_stop(g))
 			return;
-		}
 		if (!mark_once(g, x))
 			continue;
 		if (g->label[x] == LBL_S && g->bparent[x] == -1)
@@ -860,11 +860,8 @@ scan_queue(Mwm *g)
 	{
 		int			v;
 
-		if (mm_interrupted())
-		{
-			g->interrupted = true;
+		if (mwm_stop(g))
 			return false;
-		}
 		v = g->queue[--g->nqueue];
 
 		g->inqueue[v] = false;
@@ -1125,11 +1122,8 @@ solve(Mwm *g)
 		/* an augmentation interrupted while it took its trees apart stops here */
 		if (scan_queue(g) && !g->interrupted)
 			continue;
-		if (g->interrupted || mm_interrupted())
-		{
-			g->interrupted = true;
+		if (mwm_stop(g))
 			break;
-		}
 		if (!dual_update(g))
 			break;
 	}

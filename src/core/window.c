@@ -458,10 +458,11 @@ mm_window_deadline(const MMConfig *cfg, const MMPool *pool)
 	double		w = INFINITY;
 
 	if (pool->ntickets >= mm_config_k(cfg))
+		w = next_widening(cfg, pool);
+	if (isfinite(w))
 	{
 		double		b = group_bound(cfg, pool);
 
-		w = next_widening(cfg, pool);
 		if (b > w)
 			w = b;
 	}
