@@ -33,6 +33,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A ticket's position on the axis with its index, for sorting. */
 typedef struct AxisEntry
@@ -89,42 +90,6 @@ penalty(const MMConfig *cfg, const MMPool *pool, int i, int j)
 	return cfg->window.rematch_penalty;
 }
 
-/*
- * Whether the run of tickets run[0 .. k) (sorted by position) is a group
- * every member of which accepts every other, with windows w.
- */
-static int
-run_accepted(const MMConfig *cfg, const MMPool *pool, const double *x,
-			 const double *w, const int *run, int k)
-{
-	double		lo = x[run[0]];
-	double		hi = x[run[k - 1]];
-
-	if (pool->nmet <= 0 || cfg->window.rematch_penalty == 0)
-	{
-		for (int i = 0; i < k; i++)
-		{
-			double		xi = x[run[i]];
-			double		need = hi - xi > xi - lo ? hi - xi : xi - lo;
-
-			if (need > w[run[i]])
-				return 0;
-		}
-		return 1;
-	}
-	/* with rematches every pair counts: the distance plus its penalty */
-	for (int i = 0; i < k; i++)
-		for (int j = i + 1; j < k; j++)
-		{
-			double		p = penalty(cfg, pool, run[i], run[j]);
-			double		d = fabs(x[run[i]] - x[run[j]]) + p;
-
-			if (d > w[run[i]] || d > w[run[j]])
-				return 0;
-		}
-	return 1;
-}
-
 /* The working state of one window step. */
 typedef struct WindowStep
 {
@@ -137,7 +102,150 @@ typedef struct WindowStep
 	int		   *next;			/* as a doubly linked list of indices */
 	int		   *kept;			/* 2k - 1 entries: a sweep's kept tickets */
 	char	   *taken;			/* ticket -> matched */
+	/* with rematch penalties: the tickets each ticket met, and run marks */
+	int		   *met_first;		/* ticket i's partners: met_to[met_first[i] .. met_first[i + 1]) */
+	int		   *met_to;
+	int		   *mark;			/* ticket -> the stamp of the last run holding it */
+	int			stamp;
 } WindowStep;
+
+/* A ticket's id with its index, for looking ids up. */
+typedef struct IdEntry
+{
+	int64_t		id;
+	int			idx;
+} IdEntry;
+
+static int
+id_cmp(const void *a, const void *b)
+{
+	const IdEntry *l = a;
+	const IdEntry *r = b;
+
+	return (l->id > r->id) - (l->id < r->id);
+}
+
+/* The index of the ticket with this id in ids (sorted), or -1. */
+static int
+id_index(const IdEntry *ids, int n, int64_t id)
+{
+	IdEntry		key;
+	const IdEntry *hit;
+
+	key.id = id;
+	key.idx = 0;
+	hit = bsearch(&key, ids, n, sizeof(IdEntry), id_cmp);
+	return hit != NULL ? hit->idx : -1;
+}
+
+/*
+ * With rematch penalties: every waiting ticket's list of the waiting
+ * tickets its players met (both ways), so that a run's met pairs are
+ * found from its members rather than by looking up each of its k^2 / 2
+ * pairs.  False when memory runs short.
+ */
+static bool
+index_met_pairs(WindowStep *W)
+{
+	const MMPool *pool = W->pool;
+	int			n = pool->ntickets;
+	IdEntry    *ids;
+	int		   *ends;
+	int			nends = 0;
+
+	W->met_first = mm_calloc((size_t) n + 1, sizeof(int));
+	W->met_to = mm_malloc_array((size_t) pool->nmet * 2, sizeof(int));
+	W->mark = mm_calloc((size_t) n, sizeof(int));
+	ids = mm_malloc(sizeof(IdEntry) * (size_t) n);
+	ends = mm_malloc_array((size_t) pool->nmet * 2, sizeof(int));
+	if (W->met_first == NULL || W->met_to == NULL || W->mark == NULL ||
+		ids == NULL || ends == NULL)
+	{
+		mm_free(ids);
+		mm_free(ends);
+		return false;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		ids[i].id = pool->tickets[i].id;
+		ids[i].idx = i;
+	}
+	qsort(ids, n, sizeof(IdEntry), id_cmp);
+	/* the pairs of two waiting tickets, as index pairs; then a counting sort */
+	for (int p = 0; p < pool->nmet; p++)
+	{
+		int			a = id_index(ids, n, pool->met[p].a);
+		int			b = id_index(ids, n, pool->met[p].b);
+
+		if (a < 0 || b < 0 || a == b)
+			continue;
+		ends[nends++] = a;
+		ends[nends++] = b;
+		W->met_first[a + 1]++;
+		W->met_first[b + 1]++;
+	}
+	for (int i = 0; i < n; i++)
+		W->met_first[i + 1] += W->met_first[i];
+	/* mark (all 0 now) serves as each ticket's fill cursor, then is reset */
+	for (int i = 0; i < n; i++)
+		W->mark[i] = W->met_first[i];
+	for (int e = 0; e < nends; e += 2)
+	{
+		W->met_to[W->mark[ends[e]]++] = ends[e + 1];
+		W->met_to[W->mark[ends[e + 1]]++] = ends[e];
+	}
+	memset(W->mark, 0, sizeof(int) * (size_t) n);
+	mm_free(ids);
+	mm_free(ends);
+	return true;
+}
+
+/*
+ * Whether the run of tickets run[0 .. k) (sorted by position) is a group
+ * every member of which accepts every other: each member's window holds
+ * the run's farthest end, and with rematch penalties each met pair's
+ * distance plus the penalty.
+ */
+static int
+run_accepted(WindowStep *W, const int *run, int k)
+{
+	const double *x = W->x;
+	const double *w = W->w;
+	double		lo = x[run[0]];
+	double		hi = x[run[k - 1]];
+
+	for (int i = 0; i < k; i++)
+	{
+		double		xi = x[run[i]];
+		double		need = hi - xi > xi - lo ? hi - xi : xi - lo;
+
+		if (need > w[run[i]])
+			return 0;
+	}
+	if (W->met_first == NULL)
+		return 1;
+	/* every pair met is at its distance plus the penalty (a ban: INFINITY) */
+	W->stamp++;
+	for (int i = 0; i < k; i++)
+		W->mark[run[i]] = W->stamp;
+	for (int i = 0; i < k; i++)
+	{
+		int			a = run[i];
+
+		for (int e = W->met_first[a]; e < W->met_first[a + 1]; e++)
+		{
+			int			b = W->met_to[e];
+			double		d;
+
+			if (W->mark[b] != W->stamp)
+				continue;
+			d = fabs(x[a] - x[b]) + W->cfg->window.rematch_penalty;
+			if (d > w[a] || d > w[b])
+				return 0;
+		}
+	}
+	return 1;
+}
 
 /*
  * Every ticket's position x[i] (its rating, or its rating rank scaled to
@@ -237,7 +345,7 @@ sweep(WindowStep *W, int a, int *at)
  * accepted one of least rating spread: its first place, or -1.
  */
 static int
-tightest_run(const WindowStep *W, int nkept, int at)
+tightest_run(WindowStep *W, int nkept, int at)
 {
 	const MMTicket *t = W->pool->tickets;
 	const int  *kept = W->kept;
@@ -250,7 +358,7 @@ tightest_run(const WindowStep *W, int nkept, int at)
 		double		spread = t[kept[s + k - 1]].rating - t[kept[s]].rating;
 
 		if (spread < best_spread &&
-			run_accepted(W->cfg, W->pool, W->x, W->w, kept + s, k))
+			run_accepted(W, kept + s, k))
 		{
 			best = s;
 			best_spread = spread;
@@ -296,8 +404,11 @@ mm_window_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	W.next = mm_malloc(sizeof(int) * (size_t) n);
 	W.kept = mm_malloc(sizeof(int) * (size_t) (2 * k - 1));
 	W.taken = mm_calloc((size_t) n, 1);
+	W.met_first = W.met_to = W.mark = NULL;
+	W.stamp = 0;
 	if (axis == NULL || W.x == NULL || W.w == NULL ||
-		W.prev == NULL || W.next == NULL || W.kept == NULL || W.taken == NULL)
+		W.prev == NULL || W.next == NULL || W.kept == NULL || W.taken == NULL ||
+		(pool->nmet > 0 && cfg->window.rematch_penalty != 0 && !index_met_pairs(&W)))
 	{
 		st = MM_ERR_NOMEM;
 		goto done;
@@ -342,6 +453,9 @@ done:
 	mm_free(W.next);
 	mm_free(W.kept);
 	mm_free(W.taken);
+	mm_free(W.met_first);
+	mm_free(W.met_to);
+	mm_free(W.mark);
 	return st;
 }
 

@@ -1457,4 +1457,35 @@ test_window_rematch(void)
 	}
 	cfg.window.rematch_penalty = -1;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
+
+	/*
+	 * A free-for-all of 4: a met pair inside a run that the sweep from its
+	 * oldest member keeps (ids 2 and 4, 0.02 apart) rejects the run when
+	 * the distance plus the penalty leaves a window; a pair with a ticket
+	 * not waiting (id 99) changes nothing.
+	 */
+	{
+		static const MMMetPair met4[] = {{2, 4, 0}, {3, 99, 0}};
+		static const double pen4[] = {0.17, 0.195, INFINITY};
+		static const char *const expect4[] = {
+			"{0.5,0.51,0.52,0.53}", "{0.5,0.51,0.52,0.6}", "{0.5,0.51,0.52,0.6}"};
+		MMConfig	cfg4 = window_cfg(4, 100.0, 0.2, 0.0, 1.0, 0.2, 0, MM_TIMEOUT_BOTS);
+
+		for (int p = 0; p < 3; p++)
+		{
+			TestQueue	q;
+
+			tq_init(&q, &cfg4);
+			q.cfg.window.rematch_penalty = pen4[p];
+			q.pool.met = met4;
+			q.pool.nmet = 2;
+			tq_add(&q, 0.5, 0.0);	/* id 1 */
+			tq_add(&q, 0.51, 0.0);	/* id 2: met id 4 */
+			tq_add(&q, 0.52, 0.0);
+			tq_add(&q, 0.53, 0.0);	/* id 4 */
+			tq_add(&q, 0.6, 0.0);
+			tq_add(&q, 0.61, 0.0);
+			CHECK_STR(tq_step(&q, 0.0), expect4[p]);
+		}
+	}
 }
