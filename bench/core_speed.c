@@ -4,9 +4,10 @@
  *		mm_simulate over a Poisson stream, k = 2, rate 10/s, max_wait 5 s,
  *		uniform ratings, for each algorithm.
  *
- * Usage: core_speed [ARRIVALS [ALGORITHM]]     prints a Markdown table
- * (of every algorithm, or of the one named: greedy, periodic, multi_queue,
- * difference_wait or auto).
+ * Usage: core_speed [ARRIVALS [ALGORITHM [burst]]]     prints a Markdown
+ * table (of every algorithm, or of the one named: greedy, periodic,
+ * multi_queue, difference_wait or auto; "all" for every one).  With burst,
+ * every player arrives at the same instant.
  */
 #include "../src/core/mm_core.h"
 #include "bench_random.h"
@@ -34,6 +35,7 @@ main(int argc, char **argv)
 	MMArrival  *a = malloc(sizeof(MMArrival) * (size_t) n);
 	uint64_t	state = 1;
 	double		t = 0.0;
+	int			burst = argc > 3 && strcmp(argv[3], "burst") == 0;
 	const MMAlgorithm algs[] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
 	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_AUTO};
 	const char *names[] = {"greedy", "periodic (batch 8)", "multi_queue (r = 6)",
@@ -44,7 +46,7 @@ main(int argc, char **argv)
 		t += -log(1.0 - (next_random(&state) >> 11) * (1.0 / 9007199254740992.0)) / 10.0;
 		a[i].id = i + 1;
 		a[i].rating = (next_random(&state) >> 11) * (1.0 / 9007199254740992.0);
-		a[i].arrival = t;
+		a[i].arrival = burst ? 0.0 : t;
 	}
 	printf("| algorithm | arrivals | seconds (best of 3) | arrivals per second | cost per game |\n");
 	printf("|---|---:|---:|---:|---:|\n");
@@ -52,7 +54,8 @@ main(int argc, char **argv)
 	{
 		MMAlgorithm alg = algs[i];
 
-		if (argc > 2 && strcmp(argv[2], mm_algorithm_name(alg)) != 0)
+		if (argc > 2 && strcmp(argv[2], "all") != 0 &&
+			strcmp(argv[2], mm_algorithm_name(alg)) != 0)
 			continue;
 		MMConfig	c;
 		MMSimSummary s;

@@ -30,8 +30,12 @@ SELECT id, match_no, matched_at
 FROM matchmaker.simulate('a', 'VALUES ' || :'filler' || ', (11, .90, 1), (12, .92, 2)') WHERE id > 10 ORDER BY id;
 
 -- A gap of 0.2 (hL = 0.2, hR = 0.1, A = 0.13) waits until
--- S (0.2 (0.6 x_0 + x_0^2) + 0.3 (0.6 x_1 + x_1^2)) = 0.13 - 2 / 55, the
--- players' waits x_0 and x_1 over max_wait: at 10.751 s.
+-- S (0.2 (0.6 x_0 + x_0^2) + 0.3 (0.6 x_1 + x_1^2)) covers A - 2 S^2, the
+-- players' waits x_0 and x_1 over max_wait.  Nobody arrives after 2 s, so
+-- the rate falls: the 11 gaps count over 2 * 1.1^j s from
+-- 2 + 2 (1.1^j - 1) s on.  At j = 10, 5.187 s (2.1 per second, S = 0.217,
+-- 2 S^2 = 0.094), 0.038 covers 0.036; at 4.358 s, 0.025 did not cover
+-- 0.044.  (At the rate as measured, 5.5 per second, it was 10.751 s.)
 SELECT id, match_no, round(matched_at::numeric, 3) AS matched_at
 FROM matchmaker.simulate('a', 'VALUES ' || :'filler' || ', (11, .7, 1), (12, .9, 2)') WHERE id > 10 ORDER BY id;
 
@@ -98,9 +102,11 @@ SELECT matchmaker.check();
 -- Recent ratings within a few ulps of one another (200 players at 0.3)
 -- while older players wait far from them, with a long max_wait: the
 -- simulation still finds their ranks (the density table's slices are
--- thinner than an int counts) and pairs the 0.3 players among themselves;
--- the 40 between 0.5 and 1 and the last 0.3 player wait their 1,000 s (20
--- pairs and a game with a computer player).
+-- thinner than an int counts) and pairs the 0.3 players among themselves.
+-- The 40 between 0.5 and 1 play once the silence after the last arrival
+-- (3.4 s) has let the rate fall (from 46 s on); three wait their 1,000 s:
+-- the last 0.3 player plays the 0.55 one, and the 0.8875 one a computer
+-- player.
 SELECT matchmaker.create_queue('narrow', max_wait => '1000 s');
 SELECT s.players, s.games, s.bots, s.expired, s.max_wait,
        (SELECT count(*) FROM matchmaker.simulate('narrow', a.q) WHERE matched_at > 1000) AS waited_1000
@@ -109,3 +115,27 @@ FROM (SELECT $$SELECT i, CASE WHEN i < 100 THEN 0.05 + 0.001 * (i / 2)
                             ELSE 0.3 + 1e-15 * (i % 7) / 7 END::float8, i * 0.01
             FROM generate_series(0, 340) i$$ AS q) a,
      LATERAL matchmaker.simulate_summary('narrow', a.q) s;
+
+-- A burst: 50 players arriving at one instant make a rate of a billion per
+-- second (49 gaps in 49 ns), and thresholds so tight that, with a rate that
+-- held until the next arrival, all of them waited their minute.  While
+-- nobody arrives the gaps count over the time since the burst, so they
+-- play within seconds; the last two, 0.45 apart, at their timeout.
+SELECT matchmaker.create_queue('burst', max_wait => '1 minute');
+\set burst 'SELECT i, (i * 0.6180339887) % 1, 0.0 FROM generate_series(1, 50) i'
+SELECT round(matched_at::numeric, 3) AS matched_at, count(*) AS players
+FROM matchmaker.simulate('burst', :'burst') GROUP BY 1 ORDER BY 1;
+-- Live the same: 50 enqueued in one statement (one enqueued_at).  Nobody
+-- plays at once; a tick 7 s on matches at least the 40 that the simulation
+-- matched by 5.8 s (the tick's instant moves with the machine, so the test
+-- asks for no exact count), and one after the minute the rest.
+SELECT count(matchmaker.enqueue('burst', 'b' || i, (i * 0.6180339887) % 1)) AS enqueued
+FROM generate_series(1, 50) i;
+SELECT matchmaker.tick('burst') AS at_once;
+SELECT matchmaker.tick('burst', clock_timestamp() + interval '7 s') >= 20 AS most_after_7_s;
+SELECT count(*) >= 40 AS matched_after_7_s FROM matchmaker.tickets
+WHERE queue = 'burst' AND state = 'matched';
+SELECT matchmaker.tick('burst', clock_timestamp() + interval '61 s') > 0 AS rest_after_61_s;
+SELECT count(*) FILTER (WHERE state = 'matched') AS matched,
+       count(*) FILTER (WHERE state = 'waiting') AS waiting
+FROM matchmaker.tickets WHERE queue = 'burst';

@@ -187,6 +187,8 @@ validate_settings(QueueSettings *s, MMConfig *cfg, MMCriteria *criteria)
 	cfg->team_size = s->team_size;
 	cfg->max_wait = max_wait;
 	cfg->arrival_rate = 0;
+	cfg->rate_last = NAN;
+	cfg->rate_gaps = 0;
 	cfg->recent = NULL;
 	cfg->nrecent = 0;
 	cfg->density = NULL;
@@ -675,6 +677,8 @@ queue_from_row(const char *name, Datum *values, MMQueue *queue)
 	queue->rating_max = DatumGetFloat8(values[5]);
 	queue->tick_seconds = mm_interval_seconds(DatumGetIntervalP(values[6]));
 	queue->cfg.arrival_rate = 0;
+	queue->cfg.rate_last = NAN;
+	queue->cfg.rate_gaps = 0;
 	queue->cfg.recent = NULL;
 	queue->cfg.nrecent = 0;
 	queue->cfg.density = NULL;

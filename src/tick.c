@@ -1178,24 +1178,36 @@ recent_arrivals(const MMQueue *queue)
 }
 
 /*
- * From arrivals a[0 .. n), sorted by time: the rate over the latest
- * MM_RATE_ARRIVALS (mm_arrival_rate) into *rate and, when want is more
- * than MM_RATE_ARRIVALS, the latest want ratings ascending into *recent
- * (palloc'd; NULL and 0 otherwise).
+ * The rate of the latest keep of n ascending arrival times (t + n - keep)
+ * into cfg's arrival_rate, rate_last and rate_gaps, as mm_simulate sets
+ * them.
  */
 static void
-rate_and_ratings(const Arrival *a, int n, int want, double *rate,
-				 const double **recent, int *nrecent)
+set_rate(const double *t, int n, int keep, double *rate, double *last, int *gaps)
+{
+	*rate = mm_arrival_rate(t + n - keep, keep);
+	*last = n > 0 ? t[n - 1] : NAN;
+	*gaps = *rate > 0 ? keep - 1 : 0;
+}
+
+/*
+ * From arrivals a[0 .. n), sorted by time: the rate over the latest
+ * MM_RATE_ARRIVALS (set_rate) into cfg and, when want is more
+ * than MM_RATE_ARRIVALS, the latest want ratings ascending into cfg's
+ * recent (palloc'd; NULL and 0 otherwise).
+ */
+static void
+rate_and_ratings(const Arrival *a, int n, int want, MMConfig *cfg)
 {
 	int			keep = Min(n, MM_RATE_ARRIVALS);
 	double	   *times = palloc(sizeof(double) * Max(keep, 1));
 
 	for (int i = 0; i < keep; i++)
 		times[i] = a[n - keep + i].at;
-	*rate = mm_arrival_rate(times, keep);
+	set_rate(times, keep, keep, &cfg->arrival_rate, &cfg->rate_last, &cfg->rate_gaps);
 	pfree(times);
-	*recent = NULL;
-	*nrecent = 0;
+	cfg->recent = NULL;
+	cfg->nrecent = 0;
 	if (want > MM_RATE_ARRIVALS && n > 0)
 	{
 		int			m = Min(n, want);
@@ -1204,8 +1216,8 @@ rate_and_ratings(const Arrival *a, int n, int want, double *rate,
 		for (int i = 0; i < m; i++)
 			r[i] = a[n - m + i].rating;
 		qsort(r, m, sizeof(double), double_cmp);
-		*recent = r;
-		*nrecent = m;
+		cfg->recent = r;
+		cfg->nrecent = m;
 	}
 }
 
@@ -1264,7 +1276,7 @@ measure_recent(MMQueue *queue, TimestampTz now, MMPool *pool)
 			n++;
 		}
 	qsort(a, n, sizeof(Arrival), arrival_cmp);
-	rate_and_ratings(a, n, want, &queue->cfg.arrival_rate, &queue->cfg.recent, &queue->cfg.nrecent);
+	rate_and_ratings(a, n, want, &queue->cfg);
 	/* made once for the tick's steps and deadlines (every key's too) */
 	queue->cfg.density = queue->cfg.recent != NULL ? palloc0(sizeof(MMDensity)) : NULL;
 	pfree(a);
@@ -1331,14 +1343,21 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 	bool	   *measured;
 	double	   *times;
 	double	   *rate = palloc(sizeof(double) * dict->n);
+	double	   *rate_last = palloc(sizeof(double) * dict->n);
+	int		   *rate_gaps = palloc0(sizeof(int) * dict->n);
 	int			total;
 	int		   *sel;
 	int			nsel = measured_keys(pool, dict, &sel);
 
 	for (int k = 0; k < dict->n; k++)
+	{
 		rate[k] = -1;			/* not measured: the queue's (mm_key_config) */
+		rate_last[k] = NAN;
+	}
 	pool->key_rate = rate;
 	pool->nkey_rates = dict->n;
+	pool->key_rate_last = rate_last;
+	pool->key_rate_gaps = rate_gaps;
 	if (nsel == 0)
 	{
 		pfree(sel);
@@ -1413,7 +1432,7 @@ measure_key_rates(MMQueue *queue, TimestampTz now, MMPool *pool, const MMFilterD
 		int			keep = Min(n, MM_RATE_ARRIVALS);
 
 		qsort(kt, n, sizeof(double), double_cmp);
-		rate[k] = mm_arrival_rate(kt + n - keep, keep);
+		set_rate(kt, n, keep, &rate[k], &rate_last[k], &rate_gaps[k]);
 	}
 	SPI_freetuptable(SPI_tuptable);
 	pfree(times);

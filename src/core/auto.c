@@ -100,6 +100,15 @@
 #define AUTO_CURVE_PER_K	0.25
 #define AUTO_GROUP_MAX_K	10
 
+/*
+ * The measured rate falls, in steps of this factor, as the silence since
+ * the latest arrival lengthens (rate_at).
+ */
+#define AUTO_RATE_STEP		1.1
+
+/* The fewest players per max_wait the rate counts as (players_per_max_wait). */
+#define AUTO_LOAD_FLOOR		1e-3
+
 /* What one step or one deadline computation works with. */
 typedef struct AutoCtx
 {
@@ -182,7 +191,7 @@ players_per_max_wait(const MMConfig *cfg)
 
 	if (!(m > 0))
 		m = 1.0;
-	return m < 1e-3 ? 1e-3 : m;
+	return m < AUTO_LOAD_FLOOR ? AUTO_LOAD_FLOOR : m;
 }
 
 /*
@@ -223,6 +232,64 @@ auto_constants(const MMConfig *cfg, double *base, double *growth, double *curve)
 	*base = cfg->automatic.base > 0 ? cfg->automatic.base : b;
 	*growth = cfg->automatic.growth > 0 ? cfg->automatic.growth : g;
 	*curve = cfg->automatic.curve > 0 ? cfg->automatic.curve : c;
+}
+
+/*
+ * The rate auto goes by at time now: the measured gaps (cfg->rate_gaps)
+ * spread over the time from the first of their arrivals until now, not
+ * until the latest (cfg->rate_last), so that a silence after a burst
+ * loosens the thresholds the burst tightened; without it, players who
+ * arrived together at a rate measured in thousands per second would wait
+ * until max_wait for partners that close.  The span counts in steps: the
+ * measured span s0 times AUTO_RATE_STEP^j, the j-th step coming at
+ * rate_last + s0 (AUTO_RATE_STEP^j - 1), so the rate holds between two
+ * steps and eligible instants stay exact; the next step's instant goes to
+ * *next (INFINITY when the rate no longer falls: it is as measured, or
+ * below AUTO_LOAD_FLOOR players per max_wait).  Steady traffic rarely sees
+ * a step: the first comes after a silence of a tenth of the measured span
+ * (about five mean gaps).
+ */
+static double
+rate_at(const MMConfig *cfg, double now, double *next)
+{
+	double		rate = cfg->arrival_rate;
+	double		span0;
+	double		silence;
+	double		j;
+
+	*next = INFINITY;
+	if (!(rate > 0) || cfg->rate_gaps < 1 || !isfinite(cfg->rate_last))
+		return rate;
+	span0 = cfg->rate_gaps / rate;
+	silence = now - cfg->rate_last;
+	/* the steps already passed, from a logarithm, then checked on their instants */
+	j = silence > 0 ? floor(log1p(silence / span0) / log(AUTO_RATE_STEP)) : 0;
+	if (!(j >= 0))
+		j = 0;
+	while (j > 0 && cfg->rate_last + span0 * (pow(AUTO_RATE_STEP, j) - 1) > now)
+		j--;
+	while (cfg->rate_last + span0 * (pow(AUTO_RATE_STEP, j + 1) - 1) <= now)
+		j++;
+	rate /= pow(AUTO_RATE_STEP, j);
+	if (rate * cfg->max_wait >= AUTO_LOAD_FLOOR)
+		*next = cfg->rate_last + span0 * (pow(AUTO_RATE_STEP, j + 1) - 1);
+	return rate;
+}
+
+/*
+ * cfg with the rate of rate_at at now, in *local when it differs; the
+ * instant the rate next falls goes to *next.
+ */
+static const MMConfig *
+config_at(const MMConfig *cfg, double now, MMConfig *local, double *next)
+{
+	double		rate = rate_at(cfg, now, next);
+
+	if (rate == cfg->arrival_rate)
+		return cfg;
+	*local = *cfg;
+	local->arrival_rate = rate;
+	return local;
 }
 
 /*
@@ -1174,8 +1241,11 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	AutoCands	cands = {NULL, 0, 0};
 	MMStatus	st;
 	int			changed;
+	MMConfig	local;
+	double		rate_falls;
 
 	(void) prev;
+	cfg = config_at(cfg, now, &local, &rate_falls);
 	st = auto_open(&c, cfg, pool);
 	if (st != MM_OK)
 		return st;
@@ -1193,7 +1263,7 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	 * deadline is mm_auto_deadline's for them.
 	 */
 	if (st == MM_OK)
-		res->deadline = c.left > 0 ? c.deadline : INFINITY;
+		res->deadline = c.left > 0 ? fmin(c.deadline, rate_falls) : INFINITY;
 	mm_free(cands.v);
 	auto_close(&c);
 	return st;
@@ -1208,7 +1278,13 @@ mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 {
 	AutoCtx		c;
 	double		best = mm_timeout_deadline(cfg, pool);
+	MMConfig	local;
+	double		rate_falls;
 
+	/* the rate of the last step holds until it next falls */
+	cfg = config_at(cfg, pool->stepped_at, &local, &rate_falls);
+	if (rate_falls < best)
+		best = rate_falls;
 	if (auto_open(&c, cfg, pool) != MM_OK)
 		return best;			/* no memory: the step will tell */
 	collect(&c, -INFINITY, NULL, &best);

@@ -59,6 +59,8 @@ mm_config_init(MMConfig *cfg, MMAlgorithm algorithm)
 	cfg->team_size = 1;
 	cfg->on_timeout = MM_TIMEOUT_BOTS;
 	cfg->arrival_rate = 0;		/* measured by the caller when auto needs it */
+	cfg->rate_last = NAN;
+	cfg->rate_gaps = 0;
 	cfg->recheck = 1;
 
 	/* criteria: only the rating, every weight 1 (f_d = k / D) */
@@ -155,7 +157,7 @@ mm_config_check_shared(const MMConfig *cfg)
 		return MM_ERR_ARGUMENT;
 	if (!(cfg->difference_wait.wait_factor >= 0) || !isfinite(cfg->difference_wait.wait_factor))
 		return MM_ERR_ARGUMENT;
-	if (!(cfg->arrival_rate >= 0) || !isfinite(cfg->arrival_rate))
+	if (!(cfg->arrival_rate >= 0) || !isfinite(cfg->arrival_rate) || cfg->rate_gaps < 0)
 		return MM_ERR_ARGUMENT;
 	if (cfg->greedy.team_policy != MM_TEAMS_GREEDY &&
 		(cfg->greedy.team_policy != MM_TEAMS_PATIENT || cfg->algorithm != MM_ALGO_GREEDY ||

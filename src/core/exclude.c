@@ -199,6 +199,8 @@ keyed_view(const MMPool *pool, MMPool *view)
 	view->nkeys = pool->nblock_rows;
 	view->key_rate = NULL;
 	view->nkey_rates = 0;
+	view->key_rate_last = NULL;
+	view->key_rate_gaps = NULL;
 	view->block = NULL;
 }
 

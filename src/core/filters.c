@@ -52,6 +52,8 @@ mm_key_config(const MMConfig *cfg, const MMPool *pool, MMConfig *local)
 		return cfg;
 	*local = *cfg;
 	local->arrival_rate = pool->key_rate[k];
+	local->rate_last = pool->key_rate_last != NULL ? pool->key_rate_last[k] : NAN;
+	local->rate_gaps = pool->key_rate_gaps != NULL ? pool->key_rate_gaps[k] : 0;
 	return local;
 }
 

@@ -266,6 +266,16 @@ typedef struct MMConfig
 	MMTimeout	on_timeout;
 	double		arrival_rate;	/* players per second, measured by the caller; used by auto */
 	/*
+	 * auto: the time of the latest arrival arrival_rate was measured over
+	 * (the pool's clock), and the gaps between those arrivals (their
+	 * number less one).  auto spreads the gaps over the span from the
+	 * first of them until its step, so the rate falls while nobody arrives
+	 * (in steps; doc/algorithms.md).  rate_gaps 0 or rate_last not finite:
+	 * the rate stays as measured.
+	 */
+	double		rate_last;
+	int			rate_gaps;
+	/*
 	 * auto, k = 2 with the rating its only criterion: the normalised
 	 * ratings of the latest arrivals (waiting or not), ascending, at most
 	 * MM_DENSITY_ARRIVALS, from which it estimates where the next ones are
@@ -521,6 +531,9 @@ typedef struct MMPool
 	 */
 	const double *key_rate;
 	int			nkey_rates;
+	/* With key_rate: each key's rate_last and rate_gaps (MMConfig); may be NULL */
+	const double *key_rate_last;
+	const int  *key_rate_gaps;
 	/*
 	 * Intersect filters: a ticket may play under any of several keys (a
 	 * list of maps, of regions).  Row crow may play under the keys

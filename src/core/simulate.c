@@ -81,6 +81,8 @@ typedef struct Sim
 	/* auto with equal filters: each key's rate over its own latest arrivals */
 	const int32_t *key;			/* each arrival's key (data->key) */
 	double	   *key_rate;		/* per key (nkey_rates) */
+	double	   *key_rate_last;	/* per key: the arrival time its rate ends at */
+	int		   *key_rate_gaps;	/* per key: the gaps its rate was measured over */
 	int32_t    *key_last;		/* per key: its latest arrival so far, -1 none */
 	int32_t    *key_prev;		/* per arrival: its key's arrival before it, -1 none */
 	int			measured;		/* arrivals the key rates count */
@@ -182,6 +184,8 @@ sim_measure(Sim *s)
 		return MM_OK;
 	from = s->seen > MM_RATE_ARRIVALS ? s->seen - MM_RATE_ARRIVALS : 0;
 	s->cfg.arrival_rate = mm_arrival_rate_of(s->arrivals + from, s->seen - from);
+	s->cfg.rate_last = s->seen > 0 ? s->arrivals[s->seen - 1].arrival : NAN;
+	s->cfg.rate_gaps = s->cfg.arrival_rate > 0 ? s->seen - from - 1 : 0;
 	sim_sample_ratings(s);
 
 	/* with keys, the rate of each key that had arrivals since */
@@ -201,6 +205,8 @@ sim_measure(Sim *s)
 		}
 		s->key_rate[k] = count < MM_RATE_MIN ? 0.0 :
 			mm_arrival_rate_span(s->arrivals[first].arrival, s->arrivals[i].arrival, count);
+		s->key_rate_last[k] = s->arrivals[i].arrival;
+		s->key_rate_gaps[k] = count < MM_RATE_MIN ? 0 : count - 1;
 	}
 	return MM_OK;
 }
@@ -233,15 +239,22 @@ sim_key_rates(Sim *s, const int32_t *key, int n)
 	s->key_rate = mm_malloc_array((size_t) maxkey + 1, sizeof(double));
 	s->key_last = mm_malloc_array((size_t) maxkey + 1, sizeof(int32_t));
 	s->key_prev = mm_malloc_array((size_t) n, sizeof(int32_t));
-	if (s->key_rate == NULL || s->key_last == NULL || s->key_prev == NULL)
+	s->key_rate_last = mm_malloc_array((size_t) maxkey + 1, sizeof(double));
+	s->key_rate_gaps = mm_malloc_array((size_t) maxkey + 1, sizeof(int));
+	if (s->key_rate == NULL || s->key_last == NULL || s->key_prev == NULL ||
+		s->key_rate_last == NULL || s->key_rate_gaps == NULL)
 		return MM_ERR_NOMEM;
 	for (int32_t k = 0; k <= maxkey; k++)
 	{
 		s->key_rate[k] = 0.0;
 		s->key_last[k] = -1;
+		s->key_rate_last[k] = NAN;
+		s->key_rate_gaps[k] = 0;
 	}
 	s->pool.key_rate = s->key_rate;
 	s->pool.nkey_rates = maxkey + 1;
+	s->pool.key_rate_last = s->key_rate_last;
+	s->pool.key_rate_gaps = s->key_rate_gaps;
 	return MM_OK;
 }
 
@@ -749,6 +762,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	mm_free(s.pool.held);
 	mm_free(s.match_key);
 	mm_free(s.key_rate);
+	mm_free(s.key_rate_last);
+	mm_free(s.key_rate_gaps);
 	mm_free(s.key_last);
 	mm_free(s.key_prev);
 	mm_free(s.leaves);

@@ -220,12 +220,9 @@ aq_uniform(uint64_t *seed)
 	return (double) (*seed >> 11) / 9007199254740992.0;
 }
 
-/*
- * dst: a copy of src whose steps keep the density table d, made at the
- * first step.
- */
+/* dst: a copy of src, with its own tickets and result. */
 static void
-aq_copy_with_table(AutoQueue *dst, const AutoQueue *src, MMDensity *d)
+aq_copy(AutoQueue *dst, const AutoQueue *src)
 {
 	*dst = *src;
 	dst->pool.tickets = dst->tickets;
@@ -234,6 +231,16 @@ aq_copy_with_table(AutoQueue *dst, const AutoQueue *src, MMDensity *d)
 	dst->res.members = dst->members;
 	dst->res.teams = dst->teams;
 	dst->res.expired = dst->expired;
+}
+
+/*
+ * dst: a copy of src whose steps keep the density table d, made at the
+ * first step.
+ */
+static void
+aq_copy_with_table(AutoQueue *dst, const AutoQueue *src, MMDensity *d)
+{
+	aq_copy(dst, src);
 	memset(d, 0, sizeof(*d));
 	d->lookups = 1000000;
 	dst->cfg.density = d;
@@ -355,6 +362,8 @@ test_auto_step_deadline(void)
 	double		crit[AQ_MAX];
 	int32_t		key[AQ_MAX];
 	double		key_rate[3] = {0.5, 4.0, 0.0};
+	double		key_last[3];
+	int			key_gaps[3] = {9, 49, 0};
 	uint64_t	seed = 5;
 	int			early = 0,
 				matched = 0,
@@ -397,15 +406,25 @@ test_auto_step_deadline(void)
 			q.pool.criteria = crit;
 			q.pool.ncrows = n;
 		}
+		/* every third round the rate falls while nobody arrives */
+		if (round % 3 == 1)
+		{
+			q.cfg.rate_last = q.tickets[n - 1].arrival;
+			q.cfg.rate_gaps = 9 + round % 41;
+		}
 		if (shape == 5)
 		{
 			q.pool.key = key;
 			q.pool.nkeys = n;
 			q.pool.key_rate = key_rate;
 			q.pool.nkey_rates = 3;
+			for (int k = 0; k < 3; k++)
+				key_last[k] = q.tickets[n - 1].arrival - k;
+			q.pool.key_rate_last = round % 3 == 1 ? key_last : NULL;
+			q.pool.key_rate_gaps = round % 3 == 1 ? key_gaps : NULL;
 		}
 		CHECK_INT(mm_config_check(&q.cfg), MM_OK);
-		now = q.tickets[n - 1].arrival + aq_uniform(&seed) * (round % 3 == 0 ? 6.0 : 0.2);
+		now = q.tickets[n - 1].arrival + aq_uniform(&seed) * (round % 3 != 2 ? 6.0 : 0.2);
 		/* every other round a horizon: the next arrival of a simulation */
 		horizon = round % 2 ? now + aq_uniform(&seed) * 2.0 : 0.0;
 		q.pool.horizon = horizon;
@@ -448,6 +467,115 @@ test_auto_step_deadline(void)
 		CHECK_INT(mm_config_check(&q.cfg), MM_OK);
 		CHECK_INT(mm_step(&q.cfg, &q.pool, 0.0, &q.res), MM_OK);
 		CHECK(isnan(q.res.deadline));
+	}
+}
+
+/*
+ * Step at every deadline of q from now until a match or max_steps steps;
+ * before each, a step of a copy half-way to the deadline must commit
+ * nothing (the rate holds between the instants it falls) and the deadline
+ * must be mm_next_deadline's.  Returns the steps taken; *at gets the
+ * match's time (NAN: none).
+ */
+static int
+aq_step_to_match(AutoQueue *q, double now, int max_steps, double *at)
+{
+	int			steps = 0;
+
+	*at = NAN;
+	CHECK_INT(mm_step(&q->cfg, &q->pool, now, &q->res), MM_OK);
+	while (q->res.nmatches == 0 && steps < max_steps)
+	{
+		AutoQueue	mid;
+		double		d = q->res.deadline;
+
+		CHECK(d > now);
+		CHECK(d == mm_next_deadline(&q->cfg, &q->pool));
+		aq_copy(&mid, q);
+		CHECK_INT(mm_step(&mid.cfg, &mid.pool, now + (d - now) / 2, &mid.res), MM_OK);
+		CHECK_INT(mid.res.nmatches, 0);
+		now = d;
+		CHECK_INT(mm_step(&q->cfg, &q->pool, now, &q->res), MM_OK);
+		steps++;
+	}
+	if (q->res.nmatches > 0)
+		*at = now;
+	return steps;
+}
+
+/*
+ * The rate falls while nobody arrives: the measured gaps count over the
+ * span up to the step, in steps of AUTO_RATE_STEP (1.1).
+ *
+ * test_auto_instant's pair (0.7 at 1 s, 0.9 at 2 s; rate 5.5/s measured
+ * as 11 gaps over 2 s ending at 2 s), which waited until 10.75 s at the
+ * rate as measured: the span counts 2 * 1.1^j from 2 (1.1^j - 1) s on,
+ * and at j = 10 (5.1875 s: 2.1 per second) the pair is due; the steps at
+ * j = 1 .. 9 match nothing.
+ *
+ * Two players of a burst (a billion per second: 49 gaps in 49 ns) 0.05
+ * apart play about 11 s after it (some 200 falls of the rate, most within
+ * its first second), not at their timeout a minute on.
+ *
+ * mm_simulate: 50 players arriving at one instant (max_wait 60 s) play
+ * within seconds, where all of them waited the minute.
+ */
+void
+test_auto_rate_falls(void)
+{
+	AutoQueue	q;
+	double		at;
+	int			steps;
+
+	aq_init(&q, 1, 10.0, 5.5);
+	q.cfg.rate_last = 2.0;
+	q.cfg.rate_gaps = 11;
+	aq_add(&q, 0.7, 1.0);
+	aq_add(&q, 0.9, 2.0);
+	steps = aq_step_to_match(&q, 2.0, 100, &at);
+	CHECK_INT(steps, 10);
+	CHECK_NEAR(at, 2.0 + 2.0 * (pow(1.1, 10) - 1), 1e-12);
+
+	/* before the first fall: the rate as measured (a silence of 0.1 s) */
+	aq_init(&q, 1, 10.0, 5.5);
+	q.cfg.rate_last = 2.0;
+	q.cfg.rate_gaps = 11;
+	aq_add(&q, 0.7, 1.0);
+	aq_add(&q, 0.9, 2.0);
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 2.1, &q.res), MM_OK);
+	CHECK_NEAR(q.res.deadline, 2.2, 1e-12);
+	/* without gaps the rate never falls: test_auto_instant's deadline */
+	q.cfg.rate_gaps = 0;
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 2.1, &q.res), MM_OK);
+	CHECK_NEAR(q.res.deadline, 10.7509, 1e-3);
+	q.cfg.rate_gaps = -1;
+	CHECK_INT(mm_config_check(&q.cfg), MM_ERR_ARGUMENT);
+
+	aq_init(&q, 1, 60.0, MM_RATE_MAX);
+	q.cfg.rate_last = 100.0;
+	q.cfg.rate_gaps = 49;
+	aq_add(&q, 0.45, 100.0);
+	aq_add(&q, 0.5, 100.0);
+	steps = aq_step_to_match(&q, 100.0, 1000, &at);
+	CHECK(steps > 100 && steps < 400);
+	CHECK(at > 105.0 && at < 115.0);
+
+	{
+		MMArrival	a[50];
+		MMSimSummary sum;
+		MMConfig	cfg;
+
+		mm_config_init(&cfg, MM_ALGO_AUTO);
+		mm_config_set_max_wait(&cfg, 60.0);
+		for (int i = 0; i < 50; i++)
+		{
+			a[i].id = i + 1;
+			a[i].rating = fmod((i + 1) * 0.6180339887, 1.0);
+			a[i].arrival = 0.0;
+		}
+		CHECK_INT(mm_simulate(&cfg, a, NULL, 50, NULL, &sum), MM_OK);
+		CHECK_INT((int) sum.games, 25);
+		CHECK(sum.mean_wait < 10.0);
 	}
 }
 
