@@ -64,6 +64,7 @@ SELECT count(*) = :buckets_before AS unchanged FROM matchmaker.queue_buckets WHE
 SELECT matchmaker.wait_quantile('{}', 0.5) AS empty, matchmaker.wait_quantile('{0,0}', 0.5) AS zeros,
        matchmaker.wait_quantile('{4}', 0.5) AS below_a_tenth, matchmaker.wait_quantile('{1,1}', 1) AS top;
 SELECT matchmaker.waits_sum(w) FROM (VALUES ('{1,2}'::bigint[]), ('{3}'), (NULL), ('{0,0,5}')) v(w);
+SELECT matchmaker.wait_quantile('{1,2}', '-0') AS minus_zero, matchmaker.wait_quantile('{1,2}', 0) AS zero;
 SELECT matchmaker.wait_quantile('{1}', 1.5);
 SELECT matchmaker.wait_quantile('{-1}', 0.5);
 SELECT matchmaker.wait_quantile(array_fill(1::bigint, ARRAY[117]), 0.5);

@@ -201,6 +201,17 @@ SELECT q.name, a.matches, a.players, a.bots, a.expired, round(a.cost::numeric, 3
        round(a.cost::numeric, 6) = (SELECT round(sum(cost)::numeric, 6) FROM matchmaker.matches WHERE queue = q.name) AS cost_is_sum
 FROM matchmaker.queues q, matchmaker.audit(q.name, '2026-01-01 00:00:00+00', '2026-01-02 00:00:00+00') a
 WHERE q.name IN ('r_greedy', 'r_periodic', 'r_multi', 'r_diff', 'r_diff_short', 'r_multi_exp') ORDER BY q.name;
+-- After alter_queue, audit scores the period's matches under the queue's
+-- settings now, as it computes the optimum: a rating range twice as wide
+-- and a max_wait twice as long halve every spread's and every wait's cost
+-- (r_greedy has no computer players), where the costs stored with the
+-- matches are those of their time.
+SELECT matchmaker.alter_queue('r_greedy', rating_min => -1, max_wait => '10 s');
+SELECT round(a.cost::numeric, 6) = round((SELECT sum(cost) / 2 FROM matchmaker.matches WHERE queue = 'r_greedy')::numeric, 6)
+         AS cost_halved,
+       round(a.ratio::numeric, 9) = round((a.cost / a.optimal_cost)::numeric, 9) AS ratio_of_the_two
+FROM matchmaker.audit('r_greedy', '2026-01-01 00:00:00+00', '2026-01-02 00:00:00+00') a;
+SELECT matchmaker.alter_queue('r_greedy', rating_min => 0, max_wait => '5 s');
 -- An empty period, and a queue that is not of pairs.
 SELECT * FROM matchmaker.audit('r_greedy', '2025-01-01', '2025-01-02');
 SELECT * FROM matchmaker.audit('r_teams', '2026-01-01', '2026-01-02');

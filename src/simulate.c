@@ -1397,6 +1397,101 @@ mm_read_history(MMQueue *queue, TimestampTz from, TimestampTz to, int limit,
 	}
 }
 
+/* A ticket id with its place in an arrival array, for looking ids up. */
+typedef struct IdPlace
+{
+	int64		id;
+	int			place;
+} IdPlace;
+
+static int
+id_place_cmp(const void *a, const void *b)
+{
+	int64		x = ((const IdPlace *) a)->id;
+	int64		y = ((const IdPlace *) b)->id;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The cost (eq. 1) of the queue's matches made in [from, to) (args) under
+ * its settings now, the ones the optimum is computed with: each match's
+ * players' ratings as arr[0 .. n) holds them (mm_read_history), their
+ * waits until the match, its computer players.  The costs stored with the
+ * matches were computed under the settings of their time, which
+ * alter_queue may have changed since (the rating range, max_wait).
+ */
+static double
+audit_cost(MMQueue *queue, const MMArrival *arr, int n, Datum *args)
+{
+	static SPIPlanPtr plan;
+	Oid			argtypes[3] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
+	IdPlace    *ids = palloc(sizeof(IdPlace) * Max(n, 1));
+	int			k = mm_config_k(&queue->cfg);
+	double	   *ratings = palloc(sizeof(double) * k);
+	double	   *waits = palloc(sizeof(double) * k);
+	double		f[MM_MAX_CRITERIA];
+	double		total = 0;
+	uint64		r = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		ids[i].id = arr[i].id;
+		ids[i].place = i;
+	}
+	qsort(ids, n, sizeof(IdPlace), id_place_cmp);
+	mm_criteria_factors(&queue->cfg, f);
+	mm_keep_plan(&plan,
+				 "SELECT t.id, t.match_id, pg_catalog.date_part('epoch', m.created_at OPERATOR(pg_catalog.-) t.enqueued_at), "
+				 "m.bots FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id "
+				 "WHERE m.queue OPERATOR(pg_catalog.=) $1 "
+				 "AND m.created_at OPERATOR(pg_catalog.>=) $2 AND m.created_at OPERATOR(pg_catalog.<) $3 "
+				 "ORDER BY t.match_id, t.id",
+				 3, argtypes);
+	if (SPI_execute_plan(plan, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the players of the queue's matches");
+	while (r < SPI_processed)
+	{
+		bool		isnull;
+		HeapTuple	first = SPI_tuptable->vals[r];
+		int64		match = DatumGetInt64(SPI_getbinval(first, SPI_tuptable->tupdesc, 2, &isnull));
+		int			bots = DatumGetInt32(SPI_getbinval(first, SPI_tuptable->tupdesc, 4, &isnull));
+		int			m = 0;
+		MMCost		cost;
+
+		/* the match's players found in arr, at most k */
+		for (; r < SPI_processed; r++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[r];
+			IdPlace		key;
+			IdPlace    *hit;
+			double		w;
+
+			if (DatumGetInt64(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull)) != match)
+				break;
+			key.id = DatumGetInt64(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
+			w = DatumGetFloat8(SPI_getbinval(tup, SPI_tuptable->tupdesc, 3, &isnull));
+			hit = bsearch(&key, ids, n, sizeof(IdPlace), id_place_cmp);
+			if (hit == NULL || m >= k)
+				continue;
+			ratings[m] = arr[hit->place].rating;
+			waits[m] = w > 0 && isfinite(w) ? w : 0.0;
+			m++;
+		}
+		if (m == 0)
+			continue;
+		if (mm_game_cost(k, m, 1, ratings, f, waits, queue->cfg.max_wait, &cost) != MM_OK)
+			elog(ERROR, "could not compute the cost of match " INT64_FORMAT " with %d players and %d computer players",
+				 match, m, bots);
+		total += cost.total;
+	}
+	SPI_freetuptable(SPI_tuptable);
+	pfree(ids);
+	pfree(ratings);
+	pfree(waits);
+	return total;
+}
+
 /*
  * matchmaker.audit(queue, from, to): the matches the queue made between
  * from and to, against the offline optimum for the same tickets.  Returns
@@ -1448,7 +1543,6 @@ mm_audit(PG_FUNCTION_ARGS)
 	args[2] = PG_GETARG_DATUM(2);
 
 	if (SPI_execute_with_args("SELECT pg_catalog.count(*), COALESCE(pg_catalog.sum(bots), 0)::pg_catalog.int8, "
-							  "COALESCE(pg_catalog.sum(cost), 0)::pg_catalog.float8, "
 							  "(SELECT pg_catalog.count(*) FROM matchmaker.tickets WHERE queue OPERATOR(pg_catalog.=) $1 "
 							  " AND state OPERATOR(pg_catalog.=) 'expired' AND ended_at OPERATOR(pg_catalog.>=) $2 "
 							  " AND ended_at OPERATOR(pg_catalog.<) $3) "
@@ -1458,12 +1552,12 @@ mm_audit(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not read the queue's matches");
 	matches = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	bots = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	cost = DatumGetFloat8(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
-	expired = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
+	expired = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
 
 	/* The players of those matches, as an arrival stream in seconds. */
 	arr = mm_read_history(queue, PG_GETARG_TIMESTAMPTZ(1), PG_GETARG_TIMESTAMPTZ(2), 0,
 						  &data, &n);
+	cost = audit_cost(queue, arr, n, args);
 	opt = optimal_of(queue, arr, n, optimum_keys(&data, n));
 	SPI_finish();
 

@@ -737,6 +737,8 @@ mm_wait_quantile(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("quantile %g is not between 0 and 1", q),
 				 errhint("Ask for 0.5 for the median, 0.95 for the 95th percentile.")));
+	if (q == 0)
+		q = 0;					/* -0 asks for the lowest wait too, not for -0 s */
 	n = histogram_counts(a, &elems);
 	for (int b = 0; b < n; b++)
 		total += (double) DatumGetInt64(elems[b]);
