@@ -253,27 +253,38 @@ static double
 rate_at(const MMConfig *cfg, double now, double *next)
 {
 	double		rate = cfg->arrival_rate;
+	double		load = rate * cfg->max_wait;
 	double		span0;
-	double		silence;
-	double		j;
+	int			jmax;
+	int			lo,
+				hi;
 
 	*next = INFINITY;
-	if (!(rate > 0) || cfg->rate_gaps < 1 || !isfinite(cfg->rate_last))
+	if (!(rate > 0) || cfg->rate_gaps < 1 || !isfinite(cfg->rate_last) ||
+		!(load >= AUTO_LOAD_FLOOR))
 		return rate;
 	span0 = cfg->rate_gaps / rate;
-	silence = now - cfg->rate_last;
-	/* the steps already passed, from a logarithm, then checked on their instants */
-	j = silence > 0 ? floor(log1p(silence / span0) / log(AUTO_RATE_STEP)) : 0;
-	if (!(j >= 0))
-		j = 0;
-	while (j > 0 && cfg->rate_last + span0 * (pow(AUTO_RATE_STEP, j) - 1) > now)
-		j--;
-	while (cfg->rate_last + span0 * (pow(AUTO_RATE_STEP, j + 1) - 1) <= now)
-		j++;
-	rate /= pow(AUTO_RATE_STEP, j);
-	if (rate * cfg->max_wait >= AUTO_LOAD_FLOOR)
-		*next = cfg->rate_last + span0 * (pow(AUTO_RATE_STEP, j + 1) - 1);
-	return rate;
+	/* after jmax falls the rate is below the floor: it falls no further */
+	jmax = (int) fmin(floor(log(load / AUTO_LOAD_FLOOR) / log(AUTO_RATE_STEP)) + 1, 1e5);
+	/*
+	 * The falls passed: the last j in [0, jmax] whose instant is not after
+	 * now (the instants rise with j; on a clock whose ulps exceed the first
+	 * spans several are equal, and all of them count).
+	 */
+	lo = 0;
+	hi = now >= cfg->rate_last ? jmax : 0;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo + 1) / 2;
+
+		if (cfg->rate_last + span0 * (pow(AUTO_RATE_STEP, mid) - 1) <= now)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	if (lo < jmax)
+		*next = cfg->rate_last + span0 * (pow(AUTO_RATE_STEP, lo + 1) - 1);
+	return rate / pow(AUTO_RATE_STEP, lo);
 }
 
 /*
