@@ -506,6 +506,24 @@ aq_step_to_match(AutoQueue *q, double now, int max_steps, double *at)
 }
 
 /*
+ * Two players 0.05 apart left by a burst at clock (a billion per second:
+ * 49 gaps in 49 ns, max_wait 60 s), stepped until they play
+ * (aq_step_to_match).
+ */
+static int
+burst_pair(double clock, double *at)
+{
+	AutoQueue	q;
+
+	aq_init(&q, 1, 60.0, MM_RATE_MAX);
+	q.cfg.rate_last = clock;
+	q.cfg.rate_gaps = 49;
+	aq_add(&q, 0.45, clock);
+	aq_add(&q, 0.5, clock);
+	return aq_step_to_match(&q, clock, 1000, at);
+}
+
+/*
  * The rate falls while nobody arrives: the measured gaps count over the
  * span up to the step, in steps of AUTO_RATE_STEP (1.1).
  *
@@ -553,12 +571,7 @@ test_auto_rate_falls(void)
 	q.cfg.rate_gaps = -1;
 	CHECK_INT(mm_config_check(&q.cfg), MM_ERR_ARGUMENT);
 
-	aq_init(&q, 1, 60.0, MM_RATE_MAX);
-	q.cfg.rate_last = 100.0;
-	q.cfg.rate_gaps = 49;
-	aq_add(&q, 0.45, 100.0);
-	aq_add(&q, 0.5, 100.0);
-	steps = aq_step_to_match(&q, 100.0, 1000, &at);
+	steps = burst_pair(100.0, &at);
 	CHECK(steps > 100 && steps < 400);
 	CHECK(at > 105.0 && at < 115.0);
 
@@ -567,12 +580,7 @@ test_auto_rate_falls(void)
 	 * first few hundred spans: those falls come at once, and the rest one
 	 * ulp or more apart.
 	 */
-	aq_init(&q, 1, 60.0, MM_RATE_MAX);
-	q.cfg.rate_last = 1e15;
-	q.cfg.rate_gaps = 49;
-	aq_add(&q, 0.45, 1e15);
-	aq_add(&q, 0.5, 1e15);
-	steps = aq_step_to_match(&q, 1e15, 1000, &at);
+	steps = burst_pair(1e15, &at);
 	CHECK(steps < 100);
 	CHECK(at > 1e15 + 5.0 && at < 1e15 + 15.0);
 
