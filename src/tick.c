@@ -1135,7 +1135,7 @@ measure_arrival_rate(MMQueue *queue, TimestampTz now, MMPool *pool)
 	for (int i = 0; i < pool->ntickets; i++)
 		if (pool->tickets[i].arrival > -window)
 			recent++;
-	return recent / window;
+	return Min(recent / window, MM_RATE_MAX);
 }
 
 /* Order doubles ascending (for qsort). */

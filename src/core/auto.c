@@ -1274,7 +1274,7 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	 * deadline is mm_auto_deadline's for them.
 	 */
 	if (st == MM_OK)
-		res->deadline = c.left > 0 ? fmin(c.deadline, rate_falls) : INFINITY;
+		res->deadline = c.left > 0 ? fmin(c.deadline, c.left >= 2 ? rate_falls : INFINITY) : INFINITY;
 	mm_free(cands.v);
 	auto_close(&c);
 	return st;
@@ -1292,9 +1292,14 @@ mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 	MMConfig	local;
 	double		rate_falls;
 
-	/* the rate of the last step holds until it next falls */
+	/*
+	 * The rate of the last step holds until it next falls, which matters
+	 * only where a group can form (alone, a ticket just waits for its
+	 * timeout: with many filter values a fall instant for each value's
+	 * last player would be a step over every sub-pool).
+	 */
 	cfg = config_at(cfg, pool->stepped_at, &local, &rate_falls);
-	if (rate_falls < best)
+	if (pool->ntickets >= 2 && rate_falls < best)
 		best = rate_falls;
 	if (auto_open(&c, cfg, pool) != MM_OK)
 		return best;			/* no memory: the step will tell */

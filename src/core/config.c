@@ -157,7 +157,7 @@ mm_config_check_shared(const MMConfig *cfg)
 		return MM_ERR_ARGUMENT;
 	if (!(cfg->difference_wait.wait_factor >= 0) || !isfinite(cfg->difference_wait.wait_factor))
 		return MM_ERR_ARGUMENT;
-	if (!(cfg->arrival_rate >= 0) || !isfinite(cfg->arrival_rate) || cfg->rate_gaps < 0)
+	if (!(cfg->arrival_rate >= 0 && cfg->arrival_rate <= MM_RATE_MAX) || cfg->rate_gaps < 0)
 		return MM_ERR_ARGUMENT;
 	if (cfg->greedy.team_policy != MM_TEAMS_GREEDY &&
 		(cfg->greedy.team_policy != MM_TEAMS_PATIENT || cfg->algorithm != MM_ALGO_GREEDY ||

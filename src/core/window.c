@@ -80,16 +80,6 @@ window_at(const MMConfig *cfg, const MMPool *pool, double arrival, double now)
 	return w < cfg->window.max ? w : cfg->window.max;
 }
 
-/* The rematch penalty between tickets i and j: 0 unless their players met. */
-static double
-penalty(const MMConfig *cfg, const MMPool *pool, int i, int j)
-{
-	if (cfg->window.rematch_penalty == 0 ||
-		mm_met_pair_find(pool, pool->tickets[i].id, pool->tickets[j].id) == NULL)
-		return 0;
-	return cfg->window.rematch_penalty;
-}
-
 /* The working state of one window step. */
 typedef struct WindowStep
 {
@@ -198,6 +188,22 @@ index_met_pairs(WindowStep *W)
 	mm_free(ids);
 	mm_free(ends);
 	return true;
+}
+
+/*
+ * The rematch penalty between tickets i and j: 0 unless their players met
+ * (found in i's list, so that the sweep and run_accepted of one step read
+ * the same pairs).
+ */
+static double
+penalty(const WindowStep *W, int i, int j)
+{
+	if (W->met_first == NULL)
+		return 0;
+	for (int e = W->met_first[i]; e < W->met_first[i + 1]; e++)
+		if (W->met_to[e] == j)
+			return W->cfg->window.rematch_penalty;
+	return 0;
 }
 
 /*
@@ -315,7 +321,7 @@ sweep(WindowStep *W, int a, int *at)
 
 	for (int c = W->prev[a]; c >= 0 && x[a] - x[c] <= w[a] && nleft < k - 1; c = W->prev[c])
 	{
-		double		d = x[a] - x[c] + penalty(W->cfg, W->pool, a, c);
+		double		d = x[a] - x[c] + penalty(W, a, c);
 
 		if (d <= w[c] && d <= w[a])
 			kept[nleft++] = c;
@@ -332,7 +338,7 @@ sweep(WindowStep *W, int a, int *at)
 	nkept = nleft + 1;
 	for (int c = W->next[a]; c >= 0 && x[c] - x[a] <= w[a] && nkept - nleft - 1 < k - 1; c = W->next[c])
 	{
-		double		d = x[c] - x[a] + penalty(W->cfg, W->pool, a, c);
+		double		d = x[c] - x[a] + penalty(W, a, c);
 
 		if (d <= w[c] && d <= w[a])
 			kept[nkept++] = c;

@@ -584,6 +584,29 @@ test_auto_rate_falls(void)
 	CHECK(steps < 100);
 	CHECK(at > 1e15 + 5.0 && at < 1e15 + 15.0);
 
+	/*
+	 * A ticket alone waits for its timeout: no fall of the rate can pair
+	 * it, so none is a deadline.  A silence longer than float8 counts (a
+	 * rate measured at -1e308, a step at 1e308) ends the falls at the
+	 * floor; a rate above MM_RATE_MAX is refused.
+	 */
+	aq_init(&q, 1, 60.0, MM_RATE_MAX);
+	q.cfg.rate_last = 0.0;
+	q.cfg.rate_gaps = 49;
+	aq_add(&q, 0.5, 0.0);
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 0.0, &q.res), MM_OK);
+	CHECK_NEAR(q.res.deadline, 60.0, 0);
+	CHECK_NEAR(mm_next_deadline(&q.cfg, &q.pool), 60.0, 0);
+	aq_init(&q, 1, 60.0, MM_RATE_MAX);
+	q.cfg.rate_last = -1e308;
+	q.cfg.rate_gaps = 49;
+	aq_add(&q, 0.1, 1e308);
+	aq_add(&q, 0.9, 1e308);
+	CHECK_INT(mm_step(&q.cfg, &q.pool, 1e308, &q.res), MM_OK);
+	CHECK_INT(q.res.nmatches, 1);
+	q.cfg.arrival_rate = MM_RATE_MAX * 2;
+	CHECK_INT(mm_config_check(&q.cfg), MM_ERR_ARGUMENT);
+
 	{
 		MMArrival	a[50];
 		MMSimSummary sum;
