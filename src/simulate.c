@@ -210,6 +210,18 @@ arrival_leaves_after(Jsonb *attributes, bool *bad, JsonbValue *got)
 }
 
 /*
+ * A past ticket's rating normalised by the queue's range now, clamped into
+ * it (alter_queue may have narrowed the range since).
+ */
+static double
+past_rating(const MMQueue *queue, double rating)
+{
+	double		x = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
+
+	return Min(Max(x, 0.0), 1.0);
+}
+
+/*
  * The executor calls this in its per-query memory context, which ends
  * with the query: what a row keeps (optimize's attributes, the filter
  * values) is allocated in the caller's context, r->cxt.
@@ -270,12 +282,7 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 	rating = DatumGetFloat8(v[1]);
 	a->arrival = DatumGetFloat8(v[2]);
 	if (r->clamp)
-	{
-		/* past tickets: the range may have been narrowed since */
-		double		x = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
-
-		a->rating = Min(Max(x, 0.0), 1.0);
-	}
+		a->rating = past_rating(queue, rating);
 	else if (isfinite(rating) && rating >= queue->rating_min && rating <= queue->rating_max)
 		a->rating = (rating - queue->rating_min) / (queue->rating_max - queue->rating_min);
 	else
@@ -1397,36 +1404,19 @@ mm_read_history(MMQueue *queue, TimestampTz from, TimestampTz to, int limit,
 	}
 }
 
-/* A ticket id with its place in an arrival array, for looking ids up. */
-typedef struct IdPlace
-{
-	int64		id;
-	int			place;
-} IdPlace;
-
-static int
-id_place_cmp(const void *a, const void *b)
-{
-	int64		x = ((const IdPlace *) a)->id;
-	int64		y = ((const IdPlace *) b)->id;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * The cost (eq. 1) of the queue's matches made in [from, to) (args) under
  * its settings now, the ones the optimum is computed with: each match's
- * players' ratings as arr[0 .. n) holds them (mm_read_history), their
+ * players' ratings as mm_read_history reads them (past_rating), their
  * waits until the match, its computer players.  The costs stored with the
  * matches were computed under the settings of their time, which
  * alter_queue may have changed since (the rating range, max_wait).
  */
 static double
-audit_cost(MMQueue *queue, const MMArrival *arr, int n, Datum *args)
+audit_cost(MMQueue *queue, Datum *args)
 {
 	static SPIPlanPtr plan;
 	Oid			argtypes[3] = {TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID};
-	IdPlace    *ids = palloc(sizeof(IdPlace) * Max(n, 1));
 	int			k = mm_config_k(&queue->cfg);
 	double	   *ratings = palloc(sizeof(double) * k);
 	double	   *waits = palloc(sizeof(double) * k);
@@ -1434,16 +1424,11 @@ audit_cost(MMQueue *queue, const MMArrival *arr, int n, Datum *args)
 	double		total = 0;
 	uint64		r = 0;
 
-	for (int i = 0; i < n; i++)
-	{
-		ids[i].id = arr[i].id;
-		ids[i].place = i;
-	}
-	qsort(ids, n, sizeof(IdPlace), id_place_cmp);
 	mm_criteria_factors(&queue->cfg, f);
 	mm_keep_plan(&plan,
-				 "SELECT t.id, t.match_id, pg_catalog.date_part('epoch', m.created_at OPERATOR(pg_catalog.-) t.enqueued_at), "
-				 "m.bots FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id "
+				 "SELECT t.match_id, t.rating, "
+				 "pg_catalog.date_part('epoch', m.created_at OPERATOR(pg_catalog.-) t.enqueued_at), m.bots "
+				 "FROM matchmaker.matches m JOIN matchmaker.tickets t ON t.match_id OPERATOR(pg_catalog.=) m.id "
 				 "WHERE m.queue OPERATOR(pg_catalog.=) $1 "
 				 "AND m.created_at OPERATOR(pg_catalog.>=) $2 AND m.created_at OPERATOR(pg_catalog.<) $3 "
 				 "ORDER BY t.match_id, t.id",
@@ -1453,40 +1438,33 @@ audit_cost(MMQueue *queue, const MMArrival *arr, int n, Datum *args)
 	while (r < SPI_processed)
 	{
 		bool		isnull;
-		HeapTuple	first = SPI_tuptable->vals[r];
-		int64		match = DatumGetInt64(SPI_getbinval(first, SPI_tuptable->tupdesc, 2, &isnull));
-		int			bots = DatumGetInt32(SPI_getbinval(first, SPI_tuptable->tupdesc, 4, &isnull));
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		int64		match = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[r], desc, 1, &isnull));
+		int			bots = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[r], desc, 4, &isnull));
 		int			m = 0;
 		MMCost		cost;
 
-		/* the match's players found in arr, at most k */
+		/* the match's players, at most k */
 		for (; r < SPI_processed; r++)
 		{
 			HeapTuple	tup = SPI_tuptable->vals[r];
-			IdPlace		key;
-			IdPlace    *hit;
 			double		w;
 
-			if (DatumGetInt64(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull)) != match)
+			if (DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull)) != match)
 				break;
-			key.id = DatumGetInt64(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
-			w = DatumGetFloat8(SPI_getbinval(tup, SPI_tuptable->tupdesc, 3, &isnull));
-			hit = bsearch(&key, ids, n, sizeof(IdPlace), id_place_cmp);
-			if (hit == NULL || m >= k)
+			if (m >= k)
 				continue;
-			ratings[m] = arr[hit->place].rating;
+			ratings[m] = past_rating(queue, DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull)));
+			w = DatumGetFloat8(SPI_getbinval(tup, desc, 3, &isnull));
 			waits[m] = w > 0 && isfinite(w) ? w : 0.0;
 			m++;
 		}
-		if (m == 0)
-			continue;
 		if (mm_game_cost(k, m, 1, ratings, f, waits, queue->cfg.max_wait, &cost) != MM_OK)
 			elog(ERROR, "could not compute the cost of match " INT64_FORMAT " with %d players and %d computer players",
 				 match, m, bots);
 		total += cost.total;
 	}
 	SPI_freetuptable(SPI_tuptable);
-	pfree(ids);
 	pfree(ratings);
 	pfree(waits);
 	return total;
@@ -1557,7 +1535,7 @@ mm_audit(PG_FUNCTION_ARGS)
 	/* The players of those matches, as an arrival stream in seconds. */
 	arr = mm_read_history(queue, PG_GETARG_TIMESTAMPTZ(1), PG_GETARG_TIMESTAMPTZ(2), 0,
 						  &data, &n);
-	cost = audit_cost(queue, arr, n, args);
+	cost = audit_cost(queue, args);
 	opt = optimal_of(queue, arr, n, optimum_keys(&data, n));
 	SPI_finish();
 

@@ -115,6 +115,60 @@ mm_met_pair_find(const MMPool *pool, int64_t x, int64_t y)
 	return bsearch(&key, pool->met, pool->nmet, sizeof(MMMetPair), mm_met_pair_cmp);
 }
 
+/* A ticket id with its index, for looking ids up. */
+typedef struct IdIndex
+{
+	int64_t		id;
+	int			idx;
+} IdIndex;
+
+static int
+id_index_cmp(const void *l, const void *r)
+{
+	const IdIndex *x = l;
+	const IdIndex *y = r;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* See mm_internal.h. */
+int
+mm_met_pair_tickets(const MMPool *pool, int *ends, int *which)
+{
+	int			n = pool->ntickets;
+	IdIndex    *ids;
+	int			count = 0;
+
+	if (pool->met == NULL || pool->nmet <= 0 || n <= 0)
+		return 0;
+	ids = mm_malloc_array((size_t) n, sizeof(IdIndex));
+	if (ids == NULL)
+		return -1;
+	for (int i = 0; i < n; i++)
+	{
+		ids[i].id = pool->tickets[i].id;
+		ids[i].idx = i;
+	}
+	qsort(ids, n, sizeof(IdIndex), id_index_cmp);
+	for (int m = 0; m < pool->nmet; m++)
+	{
+		IdIndex		ka = {pool->met[m].a, 0};
+		IdIndex		kb = {pool->met[m].b, 0};
+		IdIndex    *a = bsearch(&ka, ids, n, sizeof(IdIndex), id_index_cmp);
+		IdIndex    *b = bsearch(&kb, ids, n, sizeof(IdIndex), id_index_cmp);
+
+		if (a == NULL || b == NULL || a->idx == b->idx)
+			continue;
+		ends[2 * count] = a->idx;
+		ends[2 * count + 1] = b->idx;
+		if (which != NULL)
+			which[count] = m;
+		count++;
+	}
+	mm_free(ids);
+	return count;
+}
+
 /* The oldest ticket's timeout: the next deadline of greedy, periodic and multi_queue. */
 double
 mm_timeout_deadline(const MMConfig *cfg, const MMPool *pool)

@@ -238,6 +238,14 @@ extern double mm_keyed_deadline(const MMConfig *cfg, const MMPool *pool,
 /* An algorithm's check of its own parameters: MM_ERR_ARGUMENT when one is out of its domain. */
 typedef MMStatus (*MMCheckFn) (const MMConfig *cfg);
 
+/*
+ * The met pairs (pool->met) of two distinct waiting tickets, as pool
+ * indices: pair c is (ends[2c], ends[2c + 1]), from pool->met[which[c]]
+ * (which may be NULL); ends holds 2 * nmet entries.  Returns the count, or
+ * -1 when memory runs short (match.c).
+ */
+extern int	mm_met_pair_tickets(const MMPool *pool, int *ends, int *which);
+
 /* The oldest ticket's timeout (match.c): greedy, periodic and multi_queue. */
 extern double mm_timeout_deadline(const MMConfig *cfg, const MMPool *pool);
 

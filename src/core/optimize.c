@@ -1334,22 +1334,6 @@ check_optimize_pool(const MMPool *pool)
 	return MM_OK;
 }
 
-/* A ticket id with its index, to find the met pairs' tickets. */
-typedef struct IdIndex
-{
-	int64_t		id;
-	int			idx;
-} IdIndex;
-
-static int
-id_cmp(const void *l, const void *r)
-{
-	const IdIndex *x = l;
-	const IdIndex *y = r;
-
-	return (x->id > y->id) - (x->id < y->id);
-}
-
 /*
  * Fill the pool's pair table, the pings from the lists pl when not NULL
  * (the caller frees its arrays, also on failure).
@@ -1358,25 +1342,20 @@ static MMStatus
 pair_table(const MMPool *pool, const PingLists *pl, PairTable *pt)
 {
 	int			n = pool->ntickets;
-	IdIndex    *ids;
+	int		   *ends;
+	int		   *which;
+	int			npairs;
 
 	pt->n = n;
 	pt->ping = mm_malloc(sizeof(float) * (size_t) n * (size_t) n);
 	pt->rel = mm_malloc((size_t) n * (size_t) n);
-	ids = mm_malloc(sizeof(IdIndex) * (size_t) n);
-	if (pt->ping == NULL || pt->rel == NULL || ids == NULL)
-	{
-		mm_free(ids);
+	if (pt->ping == NULL || pt->rel == NULL)
 		return MM_ERR_NOMEM;
-	}
 	memset(pt->rel, -1, (size_t) n * (size_t) n);
 	for (int i = 0; i < n; i++)
 	{
 		if (mm_interrupted())
-		{
-			mm_free(ids);
 			return MM_ERR_INTERRUPTED;
-		}
 		pt->ping[(size_t) i * n + i] = 0;
 		for (int j = i + 1; j < n; j++)
 		{
@@ -1385,27 +1364,24 @@ pair_table(const MMPool *pool, const PingLists *pl, PairTable *pt)
 
 			pt->ping[(size_t) i * n + j] = pt->ping[(size_t) j * n + i] = p;
 		}
-		ids[i].id = pool->tickets[i].id;
-		ids[i].idx = i;
 	}
-	qsort(ids, n, sizeof(IdIndex), id_cmp);
-	for (int m = 0; pool->met != NULL && m < pool->nmet; m++)
+	if (pool->met == NULL || pool->nmet <= 0)
+		return MM_OK;
+	ends = mm_malloc_array((size_t) pool->nmet * 2, sizeof(int));
+	which = mm_malloc_array((size_t) pool->nmet, sizeof(int));
+	npairs = ends != NULL && which != NULL ? mm_met_pair_tickets(pool, ends, which) : -1;
+	for (int c = 0; c < npairs; c++)
 	{
-		IdIndex		ka = {pool->met[m].a, 0};
-		IdIndex		kb = {pool->met[m].b, 0};
-		IdIndex    *a = bsearch(&ka, ids, n, sizeof(IdIndex), id_cmp);
-		IdIndex    *b = bsearch(&kb, ids, n, sizeof(IdIndex), id_cmp);
+		int			a = ends[2 * c];
+		int			b = ends[2 * c + 1];
+		signed char r = pool->met[which[c]].relation == 1 ? 1 : 0;
 
-		if (a != NULL && b != NULL && a->idx != b->idx)
-		{
-			signed char r = pool->met[m].relation == 1 ? 1 : 0;
-
-			pt->rel[(size_t) a->idx * n + b->idx] = r;
-			pt->rel[(size_t) b->idx * n + a->idx] = r;
-		}
+		pt->rel[(size_t) a * n + b] = r;
+		pt->rel[(size_t) b * n + a] = r;
 	}
-	mm_free(ids);
-	return MM_OK;
+	mm_free(ends);
+	mm_free(which);
+	return npairs < 0 ? MM_ERR_NOMEM : MM_OK;
 }
 
 /* Order ticket indices by (party, index), to gather the parties. */

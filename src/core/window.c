@@ -99,35 +99,6 @@ typedef struct WindowStep
 	int			stamp;
 } WindowStep;
 
-/* A ticket's id with its index, for looking ids up. */
-typedef struct IdEntry
-{
-	int64_t		id;
-	int			idx;
-} IdEntry;
-
-static int
-id_cmp(const void *a, const void *b)
-{
-	const IdEntry *l = a;
-	const IdEntry *r = b;
-
-	return (l->id > r->id) - (l->id < r->id);
-}
-
-/* The index of the ticket with this id in ids (sorted), or -1. */
-static int
-id_index(const IdEntry *ids, int n, int64_t id)
-{
-	IdEntry		key;
-	const IdEntry *hit;
-
-	key.id = id;
-	key.idx = 0;
-	hit = bsearch(&key, ids, n, sizeof(IdEntry), id_cmp);
-	return hit != NULL ? hit->idx : -1;
-}
-
 /*
  * With rematch penalties: every waiting ticket's list of the waiting
  * tickets its players met (both ways), so that a run's met pairs are
@@ -139,53 +110,33 @@ index_met_pairs(WindowStep *W)
 {
 	const MMPool *pool = W->pool;
 	int			n = pool->ntickets;
-	IdEntry    *ids;
 	int		   *ends;
-	int			nends = 0;
+	int			npairs;
 
 	W->met_first = mm_calloc((size_t) n + 1, sizeof(int));
 	W->met_to = mm_malloc_array((size_t) pool->nmet * 2, sizeof(int));
 	W->mark = mm_calloc((size_t) n, sizeof(int));
-	ids = mm_malloc(sizeof(IdEntry) * (size_t) n);
 	ends = mm_malloc_array((size_t) pool->nmet * 2, sizeof(int));
-	if (W->met_first == NULL || W->met_to == NULL || W->mark == NULL ||
-		ids == NULL || ends == NULL)
+	npairs = ends != NULL ? mm_met_pair_tickets(pool, ends, NULL) : -1;
+	if (W->met_first == NULL || W->met_to == NULL || W->mark == NULL || npairs < 0)
 	{
-		mm_free(ids);
 		mm_free(ends);
 		return false;
 	}
-	for (int i = 0; i < n; i++)
-	{
-		ids[i].id = pool->tickets[i].id;
-		ids[i].idx = i;
-	}
-	qsort(ids, n, sizeof(IdEntry), id_cmp);
-	/* the pairs of two waiting tickets, as index pairs; then a counting sort */
-	for (int p = 0; p < pool->nmet; p++)
-	{
-		int			a = id_index(ids, n, pool->met[p].a);
-		int			b = id_index(ids, n, pool->met[p].b);
-
-		if (a < 0 || b < 0 || a == b)
-			continue;
-		ends[nends++] = a;
-		ends[nends++] = b;
-		W->met_first[a + 1]++;
-		W->met_first[b + 1]++;
-	}
+	/* a counting sort of the pairs' ends by ticket */
+	for (int e = 0; e < 2 * npairs; e++)
+		W->met_first[ends[e] + 1]++;
 	for (int i = 0; i < n; i++)
 		W->met_first[i + 1] += W->met_first[i];
 	/* mark (all 0 now) serves as each ticket's fill cursor, then is reset */
 	for (int i = 0; i < n; i++)
 		W->mark[i] = W->met_first[i];
-	for (int e = 0; e < nends; e += 2)
+	for (int e = 0; e < 2 * npairs; e += 2)
 	{
 		W->met_to[W->mark[ends[e]]++] = ends[e + 1];
 		W->met_to[W->mark[ends[e + 1]]++] = ends[e];
 	}
 	memset(W->mark, 0, sizeof(int) * (size_t) n);
-	mm_free(ids);
 	mm_free(ends);
 	return true;
 }
