@@ -102,7 +102,7 @@
 
 /*
  * The measured rate falls, in steps of this factor, as the silence since
- * the latest arrival lengthens (rate_at).
+ * the latest arrival lengthens (falls_of).
  */
 #define AUTO_RATE_STEP		1.1
 
@@ -240,61 +240,84 @@ auto_constants(const MMConfig *cfg, double *base, double *growth, double *curve)
  * until the latest (cfg->rate_last), so that a silence after a burst
  * loosens the thresholds the burst tightened; without it, players who
  * arrived together at a rate measured in thousands per second would wait
- * until max_wait for partners that close.  The span counts in steps: the
- * measured span s0 times AUTO_RATE_STEP^j, the j-th step coming at
- * rate_last + s0 (AUTO_RATE_STEP^j - 1), so the rate holds between two
- * steps and eligible instants stay exact; the next step's instant goes to
- * *next (INFINITY when the rate no longer falls: it is as measured, or
- * below AUTO_LOAD_FLOOR players per max_wait).  Steady traffic rarely sees
- * a step: the first comes after a silence of a tenth of the measured span
- * (about five mean gaps).
+ * until max_wait for partners that close.  The span counts in steps, the
+ * falls of the rate: the measured span s0 times AUTO_RATE_STEP^j, the j-th
+ * coming at rate_last + s0 (AUTO_RATE_STEP^j - 1), so the rate holds
+ * between two falls and eligible instants stay exact.  The rate falls no
+ * further once below AUTO_LOAD_FLOOR players per max_wait, nor at all
+ * without measured gaps.  Steady traffic rarely sees a fall: the first
+ * comes after a silence of a tenth of the measured span (about five mean
+ * gaps).
  */
-static double
-rate_at(const MMConfig *cfg, double now, double *next)
+typedef struct AutoFalls
 {
-	double		rate = cfg->arrival_rate;
-	double		load = rate * cfg->max_wait;
-	double		span0;
-	int			jmax;
-	int			lo,
-				hi;
+	double		rate;			/* as measured */
+	double		last;			/* cfg->rate_last */
+	double		span0;			/* the measured span */
+	int			jmax;			/* the last fall; 0: none */
+} AutoFalls;
 
-	*next = INFINITY;
-	if (!(rate > 0) || cfg->rate_gaps < 1 || !isfinite(cfg->rate_last) ||
+static void
+falls_of(const MMConfig *cfg, AutoFalls *fl)
+{
+	double		load = cfg->arrival_rate * cfg->max_wait;
+
+	fl->rate = cfg->arrival_rate;
+	fl->last = cfg->rate_last;
+	fl->span0 = 0.0;
+	fl->jmax = 0;
+	if (!(fl->rate > 0) || cfg->rate_gaps < 1 || !isfinite(fl->last) ||
 		!(load >= AUTO_LOAD_FLOOR))
-		return rate;
-	span0 = cfg->rate_gaps / rate;
-	/* after jmax falls the rate is below the floor: it falls no further */
-	jmax = (int) fmin(floor(log(load / AUTO_LOAD_FLOOR) / log(AUTO_RATE_STEP)) + 1, 1e5);
-	/*
-	 * The falls passed: the last j in [0, jmax] whose instant is not after
-	 * now (the instants rise with j; on a clock whose ulps exceed the first
-	 * spans several are equal, and all of them count).
-	 */
-	lo = 0;
-	hi = now >= cfg->rate_last ? jmax : 0;
+		return;
+	fl->span0 = cfg->rate_gaps / fl->rate;
+	/* after jmax falls the rate is below the floor */
+	fl->jmax = (int) fmin(floor(log(load / AUTO_LOAD_FLOOR) / log(AUTO_RATE_STEP)) + 1, 1e5);
+}
+
+/* The instant of fall j (1 .. jmax); INFINITY after the last. */
+static double
+fall_at(const AutoFalls *fl, int j)
+{
+	if (j > fl->jmax)
+		return INFINITY;
+	return fl->last + fl->span0 * (pow(AUTO_RATE_STEP, j) - 1);
+}
+
+/* The rate after j falls. */
+static double
+rate_after(const AutoFalls *fl, int j)
+{
+	return fl->rate / pow(AUTO_RATE_STEP, j);
+}
+
+/*
+ * The falls passed at now: the last j in [0, jmax] whose instant is not
+ * after now (the instants rise with j; on a clock whose ulps exceed the
+ * first spans several are equal, and all of them count).
+ */
+static int
+falls_by(const AutoFalls *fl, double now)
+{
+	int			lo = 0;
+	int			hi = now >= fl->last ? fl->jmax : 0;
+
 	while (lo < hi)
 	{
 		int			mid = lo + (hi - lo + 1) / 2;
 
-		if (cfg->rate_last + span0 * (pow(AUTO_RATE_STEP, mid) - 1) <= now)
+		if (fall_at(fl, mid) <= now)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
-	if (lo < jmax)
-		*next = cfg->rate_last + span0 * (pow(AUTO_RATE_STEP, lo + 1) - 1);
-	return rate / pow(AUTO_RATE_STEP, lo);
+	return lo;
 }
 
-/*
- * cfg with the rate of rate_at at now, in *local when it differs; the
- * instant the rate next falls goes to *next.
- */
+/* cfg with the rate after j falls, in *local when it differs. */
 static const MMConfig *
-config_at(const MMConfig *cfg, double now, MMConfig *local, double *next)
+config_after(const MMConfig *cfg, const AutoFalls *fl, int j, MMConfig *local)
 {
-	double		rate = rate_at(cfg, now, next);
+	double		rate = rate_after(fl, j);
 
 	if (rate == cfg->arrival_rate)
 		return cfg;
@@ -483,6 +506,17 @@ auto_close(AutoCtx *c)
 	c->taken = NULL;
 }
 
+/* What the values take from cfg (its rate): S and the constants. */
+static void
+auto_values(AutoCtx *c, const MMConfig *cfg)
+{
+	c->cfg = cfg;
+	c->scale = auto_scale(cfg, c->dims);
+	auto_constants(cfg, &c->base, &c->growth, &c->curve);
+	if (c->pair_rating && cfg->automatic.curve <= 0)
+		c->curve = AUTO_CURVE_MYOPIC;
+}
+
 /* Sort the pool by rating and link the positions. */
 static MMStatus
 auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
@@ -495,11 +529,8 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 	c->k = mm_config_k(cfg);
 	c->dims = cfg->criteria.n + 1;
 	mm_criteria_factors(cfg, c->f);
-	c->scale = auto_scale(cfg, c->dims);
-	auto_constants(cfg, &c->base, &c->growth, &c->curve);
 	c->pair_rating = c->k == 2 && c->dims == 1;
-	if (c->pair_rating && cfg->automatic.curve <= 0)
-		c->curve = AUTO_CURVE_MYOPIC;
+	auto_values(c, cfg);
 	c->rmin = 0.0;
 	c->rmax = 1.0;
 	c->dmin = c->dmax = 1.0;
@@ -1243,6 +1274,73 @@ mm_auto_check(const MMConfig *cfg)
 	return MM_OK;
 }
 
+/*
+ * The earliest instant of the tickets still waiting, a timeout or a
+ * candidate's, under the rate after j falls (c->cfg's but for the rate),
+ * no later than from.
+ */
+static double
+eligible_after(AutoCtx *c, const AutoFalls *fl, int j, double from)
+{
+	const MMConfig *cfg = c->cfg;
+	MMConfig	local;
+	double		best = from;
+
+	auto_values(c, config_after(cfg, fl, j, &local));
+	(void) collect(c, -INFINITY, NULL, &best);	/* without a list it cannot fail */
+	auto_values(c, cfg);
+	return best;
+}
+
+/*
+ * The next deadline of the tickets a step leaves (at least k of them)
+ * when nothing of theirs comes under the rate after j0 falls before fall
+ * j0 + 1.  As the rate falls, S rises (and for k > 2 the values' growth
+ * with it), so every candidate's instant only comes earlier: E(j), the
+ * earliest instant (eligible_after) under the rate after j falls, falls
+ * with j as the falls' instants rise.  The step acts in the span of the
+ * first fall j whose E(j) comes before fall j + 1, at the later of the
+ * two; that j is found by doubling and halving, a collect per try,
+ * rather than by a step at every fall (some 200 after a burst).  from:
+ * the horizon, or INFINITY.
+ */
+static double
+falls_deadline(AutoCtx *c, const AutoFalls *fl, int j0, double from)
+{
+	int			lo = j0 + 1;
+	int			hi = lo;
+	int			width = 1;
+	double		e;
+
+	/*
+	 * Each try needs E(j) only when it comes before fall j + 1, which
+	 * bounds its pass; fall jmax's span runs on without end, so its E(j)
+	 * always comes before.
+	 */
+	while ((e = eligible_after(c, fl, hi, fmin(from, fall_at(fl, hi + 1)))) >= fall_at(fl, hi + 1) &&
+		   hi < fl->jmax)
+	{
+		lo = hi + 1;
+		hi = hi + width < fl->jmax ? hi + width : fl->jmax;
+		width *= 2;
+	}
+	/* the first j in [lo, hi] whose E(j) comes before fall j + 1 (hi's does) */
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		double		em = eligible_after(c, fl, mid, fmin(from, fall_at(fl, mid + 1)));
+
+		if (em < fall_at(fl, mid + 1))
+		{
+			hi = mid;
+			e = em;
+		}
+		else
+			lo = mid + 1;
+	}
+	return fmax(fall_at(fl, hi), e);
+}
+
 /* One step of auto at time now. */
 MMStatus
 mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
@@ -1253,10 +1351,13 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	MMStatus	st;
 	int			changed;
 	MMConfig	local;
-	double		rate_falls;
+	AutoFalls	fl;
+	int			j0;
 
 	(void) prev;
-	cfg = config_at(cfg, now, &local, &rate_falls);
+	falls_of(cfg, &fl);
+	j0 = falls_by(&fl, now);
+	cfg = config_after(cfg, &fl, j0, &local);
 	st = auto_open(&c, cfg, pool);
 	if (st != MM_OK)
 		return st;
@@ -1274,7 +1375,10 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	 * deadline is mm_auto_deadline's for them.
 	 */
 	if (st == MM_OK)
-		res->deadline = c.left > 0 ? fmin(c.deadline, c.left >= 2 ? rate_falls : INFINITY) : INFINITY;
+		res->deadline = c.left == 0 ? INFINITY
+			: c.left >= c.k && c.deadline >= fall_at(&fl, j0 + 1)
+			? falls_deadline(&c, &fl, j0, pool->horizon != 0 ? pool->horizon : INFINITY)
+			: c.deadline;
 	mm_free(cands.v);
 	auto_close(&c);
 	return st;
@@ -1290,20 +1394,23 @@ mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 	AutoCtx		c;
 	double		best = mm_timeout_deadline(cfg, pool);
 	MMConfig	local;
-	double		rate_falls;
+	AutoFalls	fl;
+	int			j0;
 
 	/*
 	 * The rate of the last step holds until it next falls, which matters
-	 * only where a group can form (alone, a ticket just waits for its
+	 * only where a group can form (fewer than k tickets just wait for a
 	 * timeout: with many filter values a fall instant for each value's
 	 * last player would be a step over every sub-pool).
 	 */
-	cfg = config_at(cfg, pool->stepped_at, &local, &rate_falls);
-	if (pool->ntickets >= 2 && rate_falls < best)
-		best = rate_falls;
+	falls_of(cfg, &fl);
+	j0 = falls_by(&fl, pool->stepped_at);
+	cfg = config_after(cfg, &fl, j0, &local);
 	if (auto_open(&c, cfg, pool) != MM_OK)
 		return best;			/* no memory: the step will tell */
 	collect(&c, -INFINITY, NULL, &best);
+	if (pool->ntickets >= c.k && best >= fall_at(&fl, j0 + 1))
+		best = falls_deadline(&c, &fl, j0, INFINITY);
 	auto_close(&c);
 	return best;
 }
