@@ -4,10 +4,12 @@
  *		mm_simulate over a Poisson stream, k = 2, rate 10/s, max_wait 5 s,
  *		uniform ratings, for each algorithm.
  *
- * Usage: core_speed [ARRIVALS [ALGORITHM [burst]]]     prints a Markdown
- * table (of every algorithm, or of the one named: greedy, periodic,
- * multi_queue, difference_wait or auto; "all" for every one).  With burst,
- * every player arrives at the same instant.
+ * Usage: core_speed [ARRIVALS [ALGORITHM [burst | keys K]]]     prints a
+ * Markdown table (of every algorithm, or of the one named: greedy,
+ * periodic, multi_queue, difference_wait or auto; "all" for every one).
+ * With burst, every player arrives at the same instant.  With keys K, an
+ * equal filter of K values: value v's ARRIVALS / K players all arrive at
+ * v ms, and max_wait is 60 s.
  */
 #include "../src/core/mm_core.h"
 #include "bench_random.h"
@@ -36,6 +38,9 @@ main(int argc, char **argv)
 	uint64_t	state = 1;
 	double		t = 0.0;
 	int			burst = argc > 3 && strcmp(argv[3], "burst") == 0;
+	int			nkeys = argc > 4 && strcmp(argv[3], "keys") == 0 ? atoi(argv[4]) : 0;
+	int32_t    *key = nkeys > 0 ? malloc(sizeof(int32_t) * (size_t) n) : NULL;
+	MMStreamData data = {.key = key};
 	const MMAlgorithm algs[] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
 	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_AUTO};
 	const char *names[] = {"greedy", "periodic (batch 8)", "multi_queue (r = 6)",
@@ -47,6 +52,16 @@ main(int argc, char **argv)
 		a[i].id = i + 1;
 		a[i].rating = (next_random(&state) >> 11) * (1.0 / 9007199254740992.0);
 		a[i].arrival = burst ? 0.0 : t;
+		if (key != NULL)
+		{
+			key[i] = (int32_t) ((int64_t) i * nkeys / n);
+			a[i].arrival = key[i] * 0.001;
+		}
+	}
+	if (argc > 4 && nkeys <= 0)
+	{
+		fprintf(stderr, "keys: a number of values above 0\n");
+		return 1;
 	}
 	printf("| algorithm | arrivals | seconds (best of 3) | arrivals per second | cost per game |\n");
 	printf("|---|---:|---:|---:|---:|\n");
@@ -62,7 +77,7 @@ main(int argc, char **argv)
 		double		best = INFINITY;
 
 		mm_config_init(&c, alg);
-		mm_config_set_max_wait(&c, 5.0);
+		mm_config_set_max_wait(&c, key != NULL ? 60.0 : 5.0);
 		if (alg == MM_ALGO_PERIODIC)
 			c.periodic.batch = 8;
 		if (alg == MM_ALGO_MULTI_QUEUE)
@@ -73,7 +88,7 @@ main(int argc, char **argv)
 		{
 			double		t0 = now_seconds();
 
-			if (mm_simulate(&c, a, NULL, n, NULL, &s) != MM_OK)
+			if (mm_simulate(&c, a, key != NULL ? &data : NULL, n, NULL, &s) != MM_OK)
 			{
 				fprintf(stderr, "simulation failed\n");
 				return 1;
@@ -85,5 +100,6 @@ main(int argc, char **argv)
 			   s.cost / s.games);
 	}
 	free(a);
+	free(key);
 	return 0;
 }

@@ -190,6 +190,7 @@ mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	p.gkey = mm_malloc_array((size_t) (pool->ngroups > 0 ? pool->ngroups : 1), sizeof(int32_t));
 	p.gmixed = mm_malloc_array((size_t) (pool->ngroups > 0 ? pool->ngroups : 1), sizeof(bool));
 	p.sub = *pool;
+	p.sub.key_due = NULL;
 	p.sub.tickets = mm_malloc_array((size_t) n, sizeof(MMTicket));
 	p.sub.groups = mm_malloc_array((size_t) n, sizeof(MMGroup));
 	p.sub.ngroups_cap = n;
@@ -230,16 +231,29 @@ mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	for (int q = 0; q < p.nparts && st == MM_OK; q++)
 	{
 		const int  *idx = p.order + p.starts[q];
+		int32_t		k = key_of(pool, idx[0]);
+		double	   *due = pool->key_due != NULL && k < pool->nkey_due ? &pool->key_due[k] : NULL;
+		bool		skip = due != NULL && *due > now;	/* nothing in it acts before then */
 
+		if (skip && !(*due >= deadline))
+			deadline = isnan(deadline) ? NAN : *due;
+		/* without groups to renumber, a sub-pool skipped needs nothing more */
+		if (skip && pool->ngroups == 0)
+			continue;
 		load_part(pool, &p, q);
 		p.sres.nmatches = 0;
 		p.sres.nexpired = 0;
 		p.sres.deadline = NAN;
-		st = part_step(mm_key_config(cfg, &p.sub, &local), &p.sub, prev, now, &p.sres);
-		if (st != MM_OK)
-			break;
-		if (!(p.sres.deadline >= deadline))
-			deadline = isnan(deadline) ? NAN : p.sres.deadline;	/* NAN stays */
+		if (!skip)
+		{
+			st = part_step(mm_key_config(cfg, &p.sub, &local), &p.sub, prev, now, &p.sres);
+			if (st != MM_OK)
+				break;
+			if (due != NULL)
+				*due = p.sres.deadline;
+			if (!(p.sres.deadline >= deadline))
+				deadline = isnan(deadline) ? NAN : p.sres.deadline;	/* NAN stays */
+		}
 
 		/* what the step decided, in pool indices */
 		for (int j = 0; j < p.sres.nmatches; j++)

@@ -590,6 +590,17 @@ typedef struct MMPool
 	 * deadline is exact.
 	 */
 	double		horizon;
+	/*
+	 * mm_simulate with equal filters: key_due[k] (nkey_due entries) is the
+	 * deadline that key k's sub-pool found at its last step, NAN when
+	 * unknown.  A keyed step skips a sub-pool whose entry lies after now
+	 * (nothing in it can act before then) and records each step's.  The
+	 * owner sets an entry to NAN whenever anything but that key's own step
+	 * changes its sub-pool or what its step reads (an arrival, the
+	 * configuration).  NULL: every sub-pool steps.
+	 */
+	double	   *key_due;
+	int			nkey_due;
 } MMPool;
 
 /* Whether the players of pool rows a and b may not meet (block lists). */

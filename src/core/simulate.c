@@ -86,6 +86,7 @@ typedef struct Sim
 	int32_t    *key_last;		/* per key: its latest arrival so far, -1 none */
 	int32_t    *key_prev;		/* per arrival: its key's arrival before it, -1 none */
 	int			measured;		/* arrivals the key rates count */
+	bool		due_all;		/* an arrival voids every key's pool.key_due */
 
 	/* auto: the latest arrivals' ratings, ascending (cfg.recent) */
 	double		recent[MM_DENSITY_ARRIVALS];
@@ -255,6 +256,39 @@ sim_key_rates(Sim *s, const int32_t *key, int n)
 	s->pool.nkey_rates = maxkey + 1;
 	s->pool.key_rate_last = s->key_rate_last;
 	s->pool.key_rate_gaps = s->key_rate_gaps;
+	return MM_OK;
+}
+
+/*
+ * Equal filters: pool.key_due, so that a step between arrivals runs only
+ * the sub-pools due (filters.c).  Not with what changes a sub-pool
+ * between its own steps or hands a step its previous time: intersect
+ * filters and relaxing ones (keys given as tickets wait), block lists,
+ * backfill, cluster's auto shift, optimize.  With auto an arrival
+ * changes every key's recent ratings, otherwise only its own key's pool.
+ */
+static MMStatus
+sim_key_due(Sim *s, const int32_t *key, int n)
+{
+	int32_t		maxkey = -1;
+
+	if (key == NULL || n == 0 || s->pool.cand != NULL || s->pool.block != NULL ||
+		s->leaves_after != NULL || s->cfg.algorithm == MM_ALGO_OPTIMIZE ||
+		(s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.cluster.shift_auto))
+		return MM_OK;
+	for (int i = 0; i < n; i++)
+	{
+		if (key[i] < 0)
+			return MM_ERR_ARGUMENT;
+		maxkey = key[i] > maxkey ? key[i] : maxkey;
+	}
+	s->pool.key_due = mm_malloc_array((size_t) maxkey + 1, sizeof(double));
+	if (s->pool.key_due == NULL)
+		return MM_ERR_NOMEM;
+	s->pool.nkey_due = maxkey + 1;
+	for (int32_t k = 0; k <= maxkey; k++)
+		s->pool.key_due[k] = NAN;
+	s->due_all = s->cfg.algorithm == MM_ALGO_AUTO;
 	return MM_OK;
 }
 
@@ -709,6 +743,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	st = sim_reserve(&s, SIM_INITIAL_CAP);
 	if (st == MM_OK)
 		st = sim_key_rates(&s, s.pool.key, n);
+	if (st == MM_OK)
+		st = sim_key_due(&s, s.pool.key, n);
 
 	while (st == MM_OK && i < n)
 	{
@@ -735,7 +771,11 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 			tk->party = party != NULL ? party[i] : -1;
 			tk->attr = nregions > 0 ? i : -1;
 			tk->crow = i;
+			if (s.pool.key_due != NULL && !s.due_all)
+				s.pool.key_due[s.pool.key[i]] = NAN;
 		}
+		for (int k = 0; s.due_all && k < s.pool.nkey_due; k++)
+			s.pool.key_due[k] = NAN;
 		s.seen = j;
 		st = sim_step(&s, t);
 		last = t;
@@ -760,6 +800,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	mm_free(s.pool.cand_count);
 	mm_free(s.pool.block_key);
 	mm_free(s.pool.held);
+	mm_free(s.pool.key_due);
 	mm_free(s.match_key);
 	mm_free(s.key_rate);
 	mm_free(s.key_rate_last);

@@ -122,7 +122,9 @@ test_filters_auto_sample(void)
  * whose decisions depend only on its own pool, and in auto, which
  * measures each key's own arrival rate (MMPool.key_rate); auto in 2v2,
  * where it does not use the recent ratings, which stay the queue's
- * (filters_auto_sample).
+ * (filters_auto_sample).  A quarter of the players arrive together with
+ * the one before; between arrivals the simulation steps only the keys
+ * due (MMPool.key_due).
  */
 void
 test_filters_equivalence(void)
@@ -144,7 +146,8 @@ test_filters_equivalence(void)
 	srand(11);
 	for (int i = 0; i < N; i++)
 	{
-		t += (rand() % 1000) / 3000.0;
+		/* a quarter arrive with the one before: bursts */
+		t += rand() % 4 == 0 ? 0.0 : (rand() % 1000) / 3000.0;
 		arr[i].id = i;
 		arr[i].rating = (rand() % 10001) / 10000.0;
 		arr[i].arrival = t;
