@@ -814,7 +814,8 @@ typedef struct MMStreamData
 								 * required when cfg->criteria.n > 0 */
 	const int32_t *party;		/* premade number (>= 0), -1 solo; members of a party
 								 * arrive at the same time, at the party's rating
-								 * (optimize: any time, each at its own) */
+								 * (optimize: any time, each at its own), at most
+								 * team_size of them */
 	const float *ping;			/* optimize: nregions pings in ms per arrival
 								 * (0 to 1e9, NAN unknown), as MMPool.ping */
 	int			nregions;

@@ -645,6 +645,47 @@ sim_drain(Sim *s, double t, double *last)
 	}
 }
 
+static int
+party_cmp(const void *a, const void *b)
+{
+	int32_t		x = *(const int32_t *) a;
+	int32_t		y = *(const int32_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Whether every party of the stream fits a team (MM_OK), as enqueue_party
+ * and the SQL simulate require: a larger one could never play, and steps
+ * would dissolve the matches it is put in over and over.
+ */
+static MMStatus
+sim_check_parties(const MMConfig *cfg, const int32_t *party, int n)
+{
+	int32_t    *ids;
+	int			m = 0;
+	MMStatus	st = MM_OK;
+
+	if (party == NULL || n == 0)
+		return MM_OK;
+	ids = mm_malloc_array((size_t) n, sizeof(int32_t));
+	if (ids == NULL)
+		return MM_ERR_NOMEM;
+	for (int i = 0; i < n; i++)
+		if (party[i] >= 0)
+			ids[m++] = party[i];
+	qsort(ids, m, sizeof(int32_t), party_cmp);
+	for (int i = 0, run = 1; i < m && st == MM_OK; i++, run++)
+	{
+		if (i == 0 || ids[i] != ids[i - 1])
+			run = 1;
+		if (run > cfg->team_size)
+			st = MM_ERR_ARGUMENT;
+	}
+	mm_free(ids);
+	return st;
+}
+
 /* Simulate the queue over n arrivals; see mm_core.h. */
 MMStatus
 mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
@@ -668,6 +709,9 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	/* each step checks the criteria, parties and pings of its pool */
 	if (nregions < 0)
 		return MM_ERR_ARGUMENT;
+	st = sim_check_parties(cfg, party, n);
+	if (st != MM_OK)
+		return st;
 
 	s.cfg = *cfg;
 	/* auto's recent ratings are the stream's own, from its first arrival */

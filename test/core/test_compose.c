@@ -556,12 +556,46 @@ test_compose_config(void)
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
 }
 
-/* mm_simulate keeps parties whole too: one match number and team per party. */
+/*
+ * mm_simulate keeps parties whole too: one match number and team per
+ * party.  It refuses a party larger than a team, as enqueue_party does:
+ * such a party never plays, and difference_wait could put it into a
+ * group of players rated alike again and again, each group finalising a
+ * few picoseconds after the last (a step at each) as compose dissolved
+ * its match, so that a simulation of 66 players did not end.
+ */
 void
 test_compose_sim(void)
 {
 	static Stream s;
 	static MMOutcome out[CN];
+
+	{
+		MMConfig	cfg;
+		MMStreamData data;
+		MMSimSummary sum;
+		MMArrival	a[6];
+		int32_t		party[6] = {-1, 0, 0, -1, -1, -1};
+
+		mm_config_init(&cfg, MM_ALGO_DIFFERENCE_WAIT);
+		cfg.teams = 4;
+		mm_config_set_max_wait(&cfg, 30.0);
+		for (int i = 0; i < 6; i++)
+		{
+			a[i].id = i + 1;
+			a[i].rating = 0.5 + 1e-13 * i;
+			a[i].arrival = i < 3 ? 0.1 : 0.2;
+		}
+		memset(&data, 0, sizeof(data));
+		data.party = party;
+		CHECK_INT(mm_simulate(&cfg, a, &data, 6, out, &sum), MM_ERR_ARGUMENT);
+		/* a party of one fits */
+		party[2] = 1;
+		CHECK_INT(mm_simulate(&cfg, a, &data, 6, out, &sum), MM_OK);
+		CHECK_INT((int) sum.players, 6);
+		for (int i = 0; i < 6; i++)
+			CHECK(out[i].match_no > 0);	/* every one plays (computer players at max_wait) */
+	}
 
 	for (int a = 0; a < 7; a++)
 	{
