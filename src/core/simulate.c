@@ -645,15 +645,6 @@ sim_drain(Sim *s, double t, double *last)
 	}
 }
 
-static int
-party_cmp(const void *a, const void *b)
-{
-	int32_t		x = *(const int32_t *) a;
-	int32_t		y = *(const int32_t *) b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * Whether every party of the stream fits a team (MM_OK), as enqueue_party
  * and the SQL simulate require: a larger one could never play, and steps
@@ -662,19 +653,19 @@ party_cmp(const void *a, const void *b)
 static MMStatus
 sim_check_parties(const MMConfig *cfg, const int32_t *party, int n)
 {
-	int32_t    *ids;
+	int		   *ids;
 	int			m = 0;
 	MMStatus	st = MM_OK;
 
 	if (party == NULL || n == 0)
 		return MM_OK;
-	ids = mm_malloc_array((size_t) n, sizeof(int32_t));
+	ids = mm_malloc_array((size_t) n, sizeof(int));
 	if (ids == NULL)
 		return MM_ERR_NOMEM;
 	for (int i = 0; i < n; i++)
 		if (party[i] >= 0)
 			ids[m++] = party[i];
-	qsort(ids, m, sizeof(int32_t), party_cmp);
+	qsort(ids, m, sizeof(int), mm_int_cmp);
 	for (int i = 0, run = 1; i < m && st == MM_OK; i++, run++)
 	{
 		if (i == 0 || ids[i] != ids[i - 1])
