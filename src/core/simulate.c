@@ -86,7 +86,6 @@ typedef struct Sim
 	int32_t    *key_last;		/* per key: its latest arrival so far, -1 none */
 	int32_t    *key_prev;		/* per arrival: its key's arrival before it, -1 none */
 	int			measured;		/* arrivals the key rates count */
-	bool		due_all;		/* an arrival voids every key's pool.key_due */
 
 	/* auto: the latest arrivals' ratings, ascending (cfg.recent) */
 	double		recent[MM_DENSITY_ARRIVALS];
@@ -212,6 +211,20 @@ sim_measure(Sim *s)
 	return MM_OK;
 }
 
+/* The largest of the n keys (n > 0) into *maxkey; MM_ERR_ARGUMENT for a negative one. */
+static MMStatus
+sim_max_key(const int32_t *key, int n, int32_t *maxkey)
+{
+	*maxkey = -1;
+	for (int i = 0; i < n; i++)
+	{
+		if (key[i] < 0)
+			return MM_ERR_ARGUMENT;
+		*maxkey = key[i] > *maxkey ? key[i] : *maxkey;
+	}
+	return MM_OK;
+}
+
 /*
  * With equal filters and auto, the per-key rates: key_rate and the chains
  * of each key's arrivals.  MM_OK without them.
@@ -219,7 +232,7 @@ sim_measure(Sim *s)
 static MMStatus
 sim_key_rates(Sim *s, const int32_t *key, int n)
 {
-	int32_t		maxkey = -1;
+	int32_t		maxkey;
 
 	if (key == NULL || s->cfg.algorithm != MM_ALGO_AUTO || n == 0)
 		return MM_OK;
@@ -230,12 +243,8 @@ sim_key_rates(Sim *s, const int32_t *key, int n)
 	 */
 	if (s->pool.cand != NULL)
 		return MM_OK;
-	for (int i = 0; i < n; i++)
-	{
-		if (key[i] < 0)
-			return MM_ERR_ARGUMENT;
-		maxkey = key[i] > maxkey ? key[i] : maxkey;
-	}
+	if (sim_max_key(key, n, &maxkey) != MM_OK)
+		return MM_ERR_ARGUMENT;
 	s->key = key;
 	s->key_rate = mm_malloc_array((size_t) maxkey + 1, sizeof(double));
 	s->key_last = mm_malloc_array((size_t) maxkey + 1, sizeof(int32_t));
@@ -270,25 +279,20 @@ sim_key_rates(Sim *s, const int32_t *key, int n)
 static MMStatus
 sim_key_due(Sim *s, const int32_t *key, int n)
 {
-	int32_t		maxkey = -1;
+	int32_t		maxkey;
 
 	if (key == NULL || n == 0 || s->pool.cand != NULL || s->pool.block != NULL ||
 		s->leaves_after != NULL || s->cfg.algorithm == MM_ALGO_OPTIMIZE ||
 		(s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.cluster.shift_auto))
 		return MM_OK;
-	for (int i = 0; i < n; i++)
-	{
-		if (key[i] < 0)
-			return MM_ERR_ARGUMENT;
-		maxkey = key[i] > maxkey ? key[i] : maxkey;
-	}
+	if (sim_max_key(key, n, &maxkey) != MM_OK)
+		return MM_ERR_ARGUMENT;
 	s->pool.key_due = mm_malloc_array((size_t) maxkey + 1, sizeof(double));
 	if (s->pool.key_due == NULL)
 		return MM_ERR_NOMEM;
 	s->pool.nkey_due = maxkey + 1;
 	for (int32_t k = 0; k <= maxkey; k++)
 		s->pool.key_due[k] = NAN;
-	s->due_all = s->cfg.algorithm == MM_ALGO_AUTO;
 	return MM_OK;
 }
 
@@ -806,10 +810,11 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 			tk->party = party != NULL ? party[i] : -1;
 			tk->attr = nregions > 0 ? i : -1;
 			tk->crow = i;
-			if (s.pool.key_due != NULL && !s.due_all)
+			if (s.pool.key_due != NULL)
 				s.pool.key_due[s.pool.key[i]] = NAN;
 		}
-		for (int k = 0; s.due_all && k < s.pool.nkey_due; k++)
+		/* auto: the arrivals changed every key's recent ratings */
+		for (int k = 0; s.cfg.algorithm == MM_ALGO_AUTO && k < s.pool.nkey_due; k++)
 			s.pool.key_due[k] = NAN;
 		s.seen = j;
 		st = sim_step(&s, t);
