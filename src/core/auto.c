@@ -274,20 +274,30 @@ falls_of(const MMConfig *cfg, AutoFalls *fl)
 	fl->jmax = (int) fmin(floor(log(load / AUTO_LOAD_FLOOR) / log(AUTO_RATE_STEP)) + 1, 1e5);
 }
 
+/*
+ * AUTO_RATE_STEP^j; without pow for the falls most steps see (0 and 1),
+ * where pow's answer is exact.
+ */
+static double
+step_power(int j)
+{
+	return j == 0 ? 1.0 : j == 1 ? AUTO_RATE_STEP : pow(AUTO_RATE_STEP, j);
+}
+
 /* The instant of fall j (1 .. jmax); INFINITY after the last. */
 static double
 fall_at(const AutoFalls *fl, int j)
 {
 	if (j > fl->jmax)
 		return INFINITY;
-	return fl->last + fl->span0 * (pow(AUTO_RATE_STEP, j) - 1);
+	return fl->last + fl->span0 * (step_power(j) - 1);
 }
 
 /* The rate after j falls. */
 static double
 rate_after(const AutoFalls *fl, int j)
 {
-	return fl->rate / pow(AUTO_RATE_STEP, j);
+	return fl->rate / step_power(j);
 }
 
 /*
@@ -301,6 +311,9 @@ falls_by(const AutoFalls *fl, double now)
 	int			lo = 0;
 	int			hi = now >= fl->last ? fl->jmax : 0;
 
+	/* steady traffic: before the first fall */
+	if (hi > 0 && fall_at(fl, 1) > now)
+		return 0;
 	while (lo < hi)
 	{
 		int			mid = lo + (hi - lo + 1) / 2;
@@ -1123,11 +1136,11 @@ commit(AutoCtx *c, const AutoCand *cand, MMResult *res)
 
 /*
  * Commit the eligible candidates, cheapest first, and again over the
- * tickets left until none is eligible; returns whether any was.
+ * tickets left until a pass commits none: that pass saw the tickets that
+ * stay, and c->deadline is their next deadline.
  */
 static MMStatus
-commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res,
-				int *changed)
+commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res)
 {
 	for (;;)
 	{
@@ -1159,11 +1172,11 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res,
 			if (!avail)
 				continue;
 			/*
-			 * a group of consecutive tickets must still be the same group,
-			 * and a pair looking one arrival ahead still due with the
-			 * neighbours that the commits before it left
+			 * after a commit of this pass, a group of consecutive tickets
+			 * must still be the same group, and a pair looking one arrival
+			 * ahead still due with the neighbours that the commit left
 			 */
-			if (cands[j].second < 0 || use_myopic(c))
+			if (done && (cands[j].second < 0 || use_myopic(c)))
 			{
 				AutoCand	again;
 
@@ -1178,7 +1191,6 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res,
 		}
 		if (!done)
 			return MM_OK;
-		*changed = 1;
 	}
 }
 
@@ -1349,7 +1361,7 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	AutoCtx		c;
 	AutoCands	cands = {NULL, 0, 0};
 	MMStatus	st;
-	int			changed;
+	int			timed_out;
 	MMConfig	local;
 	AutoFalls	fl;
 	int			j0;
@@ -1363,11 +1375,11 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		return st;
 	do
 	{
-		changed = 0;
-		st = commit_eligible(&c, now, &cands, res, &changed);
+		timed_out = 0;
+		st = commit_eligible(&c, now, &cands, res);
 		if (st == MM_OK)
-			settle_timeouts(&c, now, res, &changed);
-	} while (st == MM_OK && changed && c.left > 0);
+			settle_timeouts(&c, now, res, &timed_out);
+	} while (st == MM_OK && timed_out && c.left > 0);
 
 	/*
 	 * The loop ends after a pass that committed nothing and timeouts that
