@@ -681,6 +681,30 @@ sim_check_parties(const MMConfig *cfg, const int32_t *party, int n)
 	return st;
 }
 
+/*
+ * The rows a step would check (check_pool in step.c), once for the whole
+ * stream: each party -1 or a party's number, and with criteria a row of
+ * values in [0, 1] for every arrival.  The steps of mm_step_checked then
+ * check only the waits.
+ */
+static MMStatus
+sim_check_rows(const MMConfig *cfg, const double *criteria, const int32_t *party, int n)
+{
+	size_t		nvalues = (size_t) n * (size_t) cfg->criteria.n;
+
+	if (n == 0)
+		return MM_OK;
+	for (int i = 0; party != NULL && i < n; i++)
+		if (party[i] < -1)
+			return MM_ERR_ARGUMENT;
+	if (cfg->criteria.n > 0 && criteria == NULL)
+		return MM_ERR_ARGUMENT;
+	for (size_t j = 0; j < nvalues; j++)
+		if (!(criteria[j] >= 0.0 && criteria[j] <= 1.0))
+			return MM_ERR_ARGUMENT;
+	return MM_OK;
+}
+
 /* Simulate the queue over n arrivals; see mm_core.h. */
 MMStatus
 mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
@@ -701,10 +725,12 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		return MM_ERR_ARGUMENT;
 	if (mm_check_arrivals(arrivals, n) != MM_OK)
 		return MM_ERR_ARGUMENT;
-	/* each step checks the criteria, parties and pings of its pool */
+	/* the rows once; each step checks the pings of its pool */
 	if (nregions < 0)
 		return MM_ERR_ARGUMENT;
-	st = sim_check_parties(cfg, party, n);
+	st = sim_check_rows(cfg, criteria, party, n);
+	if (st == MM_OK)
+		st = sim_check_parties(cfg, party, n);
 	if (st != MM_OK)
 		return st;
 

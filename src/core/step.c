@@ -304,27 +304,36 @@ exclude_part_deadline(const MMConfig *cfg, const MMPool *pool)
 	return mm_exclude_deadline(cfg, pool, pool_deadline);
 }
 
-/* Run the configured algorithm on the pool at time now. */
-MMStatus
-mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
+/*
+ * What a step of mm_simulate checks (mm_step_checked): the result arrays,
+ * and the waits at now of the first and last tickets, between which, the
+ * tickets being in arrival order, every other wait lies.
+ */
+static MMStatus
+check_waits(const MMPool *pool, const MMResult *res, double now)
 {
-	if (result != NULL)
-	{
-		result->nmatches = 0;
-		result->nexpired = 0;
-		result->deadline = NAN;
-	}
-	if (mm_config_check(cfg) != MM_OK)
+	int			n = pool->ntickets;
+
+	if (n < 0)
 		return MM_ERR_ARGUMENT;
-	return mm_step_checked(cfg, pool, now, result);
+	if (n == 0)
+		return MM_OK;
+	if (pool->tickets == NULL || res->matches == NULL ||
+		res->members == NULL || res->teams == NULL || res->expired == NULL)
+		return MM_ERR_ARGUMENT;
+	if (!isfinite(now - pool->tickets[0].arrival) ||
+		!isfinite(now - pool->tickets[n - 1].arrival))
+		return MM_ERR_ARGUMENT;
+	return MM_OK;
 }
 
 /*
- * mm_step for a caller that has checked cfg with mm_config_check and does
- * not change it between steps (a simulation runs a step per arrival).
+ * A step at now, cfg checked with mm_config_check; the pool's rows too
+ * when rows_checked (mm_step_checked).
  */
-MMStatus
-mm_step_checked(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
+static MMStatus
+step_at(const MMConfig *cfg, MMPool *pool, double now, MMResult *result,
+		bool rows_checked)
 {
 	MMStatus	st;
 	double		prev;
@@ -342,7 +351,7 @@ mm_step_checked(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 		(pool->key != pool->cand_key || pool->nkeys != pool->ncand_rows ||
 		 mm_filter_assign(pool, now) != MM_OK))
 		return MM_ERR_ARGUMENT;
-	st = check_pool(cfg, pool, result, now);
+	st = rows_checked ? check_waits(pool, result, now) : check_pool(cfg, pool, result, now);
 	if (st != MM_OK)
 		return st;
 	prev = pool->stepped_at;
@@ -372,6 +381,28 @@ mm_step_checked(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	if (st != MM_OK || pool->block != NULL || pool->cand != NULL)
 		result->deadline = NAN;
 	return st;
+}
+
+/* Run the configured algorithm on the pool at time now. */
+MMStatus
+mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
+{
+	if (result != NULL)
+	{
+		result->nmatches = 0;
+		result->nexpired = 0;
+		result->deadline = NAN;
+	}
+	if (mm_config_check(cfg) != MM_OK)
+		return MM_ERR_ARGUMENT;
+	return step_at(cfg, pool, now, result, false);
+}
+
+/* mm_step for mm_simulate; see mm_internal.h. */
+MMStatus
+mm_step_checked(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
+{
+	return step_at(cfg, pool, now, result, true);
 }
 
 /*

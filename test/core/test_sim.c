@@ -800,3 +800,37 @@ test_sim_optimize_stream_data(void)
 	ping[1] = -5;
 	CHECK_INT(mm_simulate(&cfg, b, &pdata, 4, o, &s), MM_ERR_ARGUMENT);
 }
+
+/*
+ * mm_simulate checks its rows once, before the first step, and each step
+ * only the waits at its instant: what a step used to refuse is still
+ * refused, whichever arrival holds it.
+ */
+void
+test_sim_rows_once(void)
+{
+	MMConfig	cfg = sim_cfg(MM_ALGO_GREEDY, 2, 1, 1e308, MM_TIMEOUT_BOTS);
+	/* finite arrivals whose gap is not: the second step's waits overflow */
+	MMArrival	far[2] = {{0, 0.5, -1e308}, {1, 0.5, 1e308}};
+	MMArrival	a[3] = {{0, 0.2, 0.0}, {1, 0.3, 1.0}, {2, 0.4, 2.0}};
+	double		c[3] = {0.1, 0.2, 0.3};
+	MMStreamData data = {c, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
+	MMOutcome	o[3];
+	MMSimSummary s;
+
+	CHECK_INT(mm_simulate(&cfg, far, NULL, 1, o, &s), MM_OK);
+	CHECK_INT(mm_simulate(&cfg, far, NULL, 2, o, &s), MM_ERR_ARGUMENT);
+
+	cfg = sim_cfg(MM_ALGO_GREEDY, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+	cfg.criteria.n = 1;
+	CHECK_INT(mm_simulate(&cfg, a, &data, 3, o, &s), MM_OK);
+	CHECK_INT(s.games, 2);
+	/* the last arrival's value: refused although the first steps are fine */
+	c[2] = NAN;
+	CHECK_INT(mm_simulate(&cfg, a, &data, 3, o, &s), MM_ERR_ARGUMENT);
+	c[2] = -0.1;
+	CHECK_INT(mm_simulate(&cfg, a, &data, 3, o, &s), MM_ERR_ARGUMENT);
+	/* no arrivals: nothing to check, not even the missing criteria */
+	CHECK_INT(mm_simulate(&cfg, a, NULL, 0, o, &s), MM_OK);
+	CHECK_INT(s.games, 0);
+}

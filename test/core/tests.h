@@ -87,6 +87,7 @@ extern void test_sim_multi_queue_cost(void);
 extern void test_sim_criteria_one_range(void);
 extern void test_sim_criteria_cost(void);
 extern void test_sim_optimize_stream_data(void);
+extern void test_sim_rows_once(void);
 
 /* test_criteria.c */
 extern void test_criteria_cost(void);
