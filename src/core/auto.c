@@ -142,6 +142,8 @@ typedef struct AutoCtx
 	MMDensity  *unmade;			/* cfg->density not made yet: counts lookups */
 	int		   *rank;			/* with recent: per position, its rating's rank among them, or -1 */
 	double		deadline;		/* the next deadline after the last pass of a step */
+	bool		polls;			/* collect polls mm_interrupt (a step's passes) */
+	bool		interrupted;	/* and mm_interrupt asked to stop */
 } AutoCtx;
 
 /* A candidate group: its first position and, for pairs, the partner's. */
@@ -981,7 +983,9 @@ cand_fill(const AutoCtx *c, int first, int second, AutoCand *cand)
  * Collect the candidates eligible at or before limit into out (emptied
  * first), when out is not NULL; and when best is not NULL, lower *best to
  * the next deadline of the tickets still waiting: the oldest one's timeout,
- * or the earliest instant any candidate is eligible.
+ * or the earliest instant any candidate is eligible.  With c->polls, a
+ * pass polls mm_interrupt per ticket and stops with MM_ERR_INTERRUPTED
+ * (c->interrupted) when asked.
  */
 static MMStatus
 collect(AutoCtx *c, double limit, AutoCands *out, double *best)
@@ -1000,6 +1004,11 @@ collect(AutoCtx *c, double limit, AutoCands *out, double *best)
 
 	for (int p = c->first; p >= 0; p = c->next[p])
 	{
+		if (c->polls && mm_interrupted())
+		{
+			c->interrupted = true;
+			return MM_ERR_INTERRUPTED;
+		}
 		if (c->k > 2)
 		{
 			AutoCand	cand;
@@ -1146,6 +1155,7 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res)
 	{
 		AutoCand   *cands;
 		int			done = 0;
+		MMStatus	st;
 
 		if (mm_interrupted())
 			return MM_ERR_INTERRUPTED;
@@ -1154,8 +1164,9 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res)
 		 * or that none comes before the horizon
 		 */
 		c->deadline = c->pool->horizon != 0 ? c->pool->horizon : INFINITY;
-		if (collect(c, now, l, &c->deadline) != MM_OK)
-			return MM_ERR_NOMEM;
+		st = collect(c, now, l, &c->deadline);
+		if (st != MM_OK)
+			return st;
 		if (l->n == 0)
 			return MM_OK;
 		cands = l->v;
@@ -1298,8 +1309,17 @@ eligible_after(AutoCtx *c, const AutoFalls *fl, int j, double from)
 	MMConfig	local;
 	double		best = from;
 
+	if (c->interrupted)
+		return -INFINITY;
 	auto_values(c, config_after(cfg, fl, j, &local));
-	(void) collect(c, -INFINITY, NULL, &best);	/* without a list it cannot fail */
+
+	/*
+	 * Without a list, collect stops only when interrupted: then an instant
+	 * before every fall, so that the search ends at once, early rather than
+	 * late (the step reports the interruption).
+	 */
+	if (collect(c, -INFINITY, NULL, &best) != MM_OK)
+		best = -INFINITY;
 	auto_values(c, cfg);
 	return best;
 }
@@ -1373,6 +1393,7 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	st = auto_open(&c, cfg, pool);
 	if (st != MM_OK)
 		return st;
+	c.polls = true;
 	do
 	{
 		timed_out = 0;
@@ -1391,6 +1412,8 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 			: c.left >= c.k && c.deadline >= fall_at(&fl, j0 + 1)
 			? falls_deadline(&c, &fl, j0, pool->horizon != 0 ? pool->horizon : INFINITY)
 			: c.deadline;
+	if (st == MM_OK && c.interrupted)
+		st = MM_ERR_INTERRUPTED;
 	mm_free(cands.v);
 	auto_close(&c);
 	return st;

@@ -905,3 +905,92 @@ test_auto_quality(void)
 	CHECK(s.max_wait <= 5.0);
 	free(a);
 }
+
+static int	falls_hook_calls;
+static int	falls_hook_fires_at;	/* 0: never */
+
+static int
+falls_hook(void)
+{
+	falls_hook_calls++;
+	return falls_hook_fires_at > 0 && falls_hook_calls >= falls_hook_fires_at;
+}
+
+/*
+ * The search over the falls of the rate polls mm_interrupt as the step's
+ * own passes do: 2,000 players a few thousandths apart, left by a burst
+ * (a billion per second), none due before the rate falls far; the step
+ * passes over them once, then a dozen times or so for the falls.
+ */
+void
+test_auto_falls_interrupt(void)
+{
+	int			n = 2000;
+	MMConfig	cfg;
+	MMPool		pool;
+	MMResult	res;
+	MMTicket   *t = calloc(n, sizeof(MMTicket));
+	MMMatch    *matches = calloc(n, sizeof(MMMatch));
+	int		   *members = calloc(n, sizeof(int));
+	int		   *teams = calloc(n, sizeof(int));
+	int		   *expired = calloc(n, sizeof(int));
+	int			counted;
+
+	CHECK(t != NULL && matches != NULL && members != NULL && teams != NULL && expired != NULL);
+	mm_config_init(&cfg, MM_ALGO_AUTO);
+	mm_config_set_max_wait(&cfg, 60.0);
+	cfg.arrival_rate = MM_RATE_MAX;
+	cfg.rate_last = 0.0;
+	cfg.rate_gaps = 49;
+	for (int i = 0; i < n; i++)
+	{
+		t[i].id = i + 1;
+		t[i].rating = (i + 0.5) / n;
+		t[i].arrival = 0.0;
+		t[i].group = -1;
+		t[i].party = -1;
+		t[i].attr = -1;
+		t[i].crow = i;
+	}
+	memset(&pool, 0, sizeof(pool));
+	pool.tickets = t;
+	pool.ntickets = n;
+	pool.stepped_at = -INFINITY;
+	memset(&res, 0, sizeof(res));
+	res.matches = matches;
+	res.members = members;
+	res.teams = teams;
+	res.expired = expired;
+
+	/* nothing due now; the deadline is a fall well before the timeouts */
+	CHECK_INT(mm_step(&cfg, &pool, 0.0, &res), MM_OK);
+	CHECK_INT(res.nmatches, 0);
+	CHECK(res.deadline > 0.0 && res.deadline < 60.0);
+
+	/* the falls' passes poll: far more calls than the first pass makes */
+	mm_interrupt = falls_hook;
+	falls_hook_calls = 0;
+	falls_hook_fires_at = 0;
+	CHECK_INT(mm_step(&cfg, &pool, 0.0, &res), MM_OK);
+	counted = falls_hook_calls;
+	printf("     %d calls of mm_interrupt in a step\n", counted);
+	CHECK(counted > 4 * (n / MM_POLL_EVERY + 1));
+
+	/* asked to stop after the first pass: the step stops, deciding nothing */
+	falls_hook_calls = 0;
+	falls_hook_fires_at = 2 * (n / MM_POLL_EVERY + 1);
+	CHECK_INT(mm_step(&cfg, &pool, 0.0, &res), MM_ERR_INTERRUPTED);
+	CHECK_INT(res.nmatches, 0);
+	CHECK(falls_hook_calls < counted);
+	mm_interrupt = NULL;
+
+	/* and steps on as before once nobody asks */
+	CHECK_INT(mm_step(&cfg, &pool, 0.0, &res), MM_OK);
+	CHECK_INT(res.nmatches, 0);
+	CHECK(res.deadline > 0.0 && res.deadline < 60.0);
+	free(t);
+	free(matches);
+	free(members);
+	free(teams);
+	free(expired);
+}

@@ -43,6 +43,7 @@ static const MMTestCase tests[] = {
 	{"auto_rate", test_auto_rate},
 	{"auto_instant", test_auto_instant},
 	{"auto_rate_falls", test_auto_rate_falls},
+	{"auto_falls_interrupt", test_auto_falls_interrupt},
 	{"auto_density", test_auto_density},
 	{"auto_recheck", test_auto_recheck},
 	{"auto_recent_config", test_auto_recent_config},

@@ -65,6 +65,7 @@ extern void test_smaller_config(void);
 extern void test_auto_rate(void);
 extern void test_auto_instant(void);
 extern void test_auto_rate_falls(void);
+extern void test_auto_falls_interrupt(void);
 extern void test_auto_density(void);
 extern void test_auto_recheck(void);
 extern void test_auto_recent_config(void);
