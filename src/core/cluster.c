@@ -32,6 +32,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* The most passes of one step (mm_cluster_step). */
+#define CLUSTER_MAX_PASSES 64
+
 /* The decay factor after tau seconds. */
 double
 mm_cluster_decay(const MMConfig *cfg, double tau)
@@ -207,18 +210,19 @@ join_cluster(Clusters *C, int i, double y, MMResult *res)
 }
 
 /*
- * Timed-out tickets, oldest first: with bots, the open cluster holding one
- * plays, completed with computer players; else they expire.
+ * Timed-out tickets still waiting (not gone), oldest first: with bots, the
+ * open cluster holding one plays, completed with computer players; else
+ * they expire.
  */
 static void
 settle_timeouts(Clusters *C, const MMConfig *cfg, const MMPool *pool,
-				double now, MMResult *res)
+				const char *gone, double now, MMResult *res)
 {
 	for (int i = 0; i < pool->ntickets && mm_timed_out(&pool->tickets[i], now, cfg->max_wait); i++)
 	{
 		int			c = C->cluster_of[i];
 
-		if (C->size[c] == C->k || C->size[c] == 0)
+		if (gone[i] || C->size[c] == C->k || C->size[c] == 0)
 			continue;			/* matched, or already played with bots */
 		if (cfg->on_timeout == MM_TIMEOUT_BOTS)
 		{
@@ -230,13 +234,67 @@ settle_timeouts(Clusters *C, const MMConfig *cfg, const MMPool *pool,
 	}
 }
 
+/*
+ * One pass: the clusters of the tickets still waiting (not gone), each
+ * joining in arrival order at its decayed position around their mean.
+ */
+static MMStatus
+cluster_pass(Clusters *C, const MMConfig *cfg, const MMPool *pool,
+			 const char *gone, double now, MMResult *res)
+{
+	int			n = pool->ntickets;
+	int			waiting = 0;
+	double		mean = 0;
+
+	C->n = 0;
+	for (int b = 0; b < C->nbuckets; b++)
+		C->head[b] = -1;
+	for (int i = 0; i < n; i++)
+		if (!gone[i])
+		{
+			mean += pool->tickets[i].rating;
+			waiting++;
+		}
+	if (waiting == 0)
+		return MM_OK;
+	mean /= waiting;
+	for (int i = 0; i < n; i++)
+	{
+		if (mm_interrupted())
+			return MM_ERR_INTERRUPTED;
+		if (!gone[i])
+			join_cluster(C, i, decayed(cfg, pool, &pool->tickets[i], mean, now), res);
+	}
+	return MM_OK;
+}
+
+/* Mark gone the tickets of the matches and expiries from (m, e) on; whether any. */
+static bool
+mark_gone(const MMResult *res, int m, int e, char *gone)
+{
+	for (int j = m; j < res->nmatches; j++)
+		for (int i = 0; i < res->matches[j].nmembers; i++)
+			gone[res->members[res->matches[j].first + i]] = 1;
+	for (int j = e; j < res->nexpired; j++)
+		gone[res->expired[j]] = 1;
+	return m < res->nmatches || e < res->nexpired;
+}
+
+/*
+ * A step passes until its clusters are settled: the tickets that leave
+ * (matched, or timed out) move the mean the others decay toward, so the
+ * step passes again over those still waiting until a pass and its
+ * timeouts take nobody (at most CLUSTER_MAX_PASSES).  Another step before
+ * the next recheck instant, arrival or timeout then finds what this one
+ * left, whenever it runs.
+ */
 MMStatus
 mm_cluster_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 				MMResult *res)
 {
 	int			n = pool->ntickets;
 	Clusters	C;
-	double		mean = 0;
+	char	   *gone;
 	MMStatus	st = MM_OK;
 
 	(void) prev;
@@ -254,29 +312,29 @@ mm_cluster_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	C.head = mm_malloc(sizeof(int) * (size_t) C.nbuckets);
 	C.cluster_of = mm_malloc(sizeof(int) * (size_t) n);
 	C.buf = mm_malloc(sizeof(int) * (size_t) C.k);
+	gone = mm_calloc((size_t) n, 1);
 	if (C.sum == NULL || C.size == NULL || C.bucket_of == NULL || C.bnext == NULL ||
 		C.bprev == NULL || C.first == NULL || C.next_member == NULL ||
-		C.head == NULL || C.cluster_of == NULL || C.buf == NULL)
+		C.head == NULL || C.cluster_of == NULL || C.buf == NULL || gone == NULL)
 	{
 		st = MM_ERR_NOMEM;
 		goto done;
 	}
-	for (int b = 0; b < C.nbuckets; b++)
-		C.head[b] = -1;
-	for (int i = 0; i < n; i++)
-		mean += pool->tickets[i].rating;
-	mean /= n;
-
-	for (int i = 0; i < n; i++)
+	for (int pass = 1;; pass++)
 	{
-		if (mm_interrupted())
-		{
-			st = MM_ERR_INTERRUPTED;
-			goto done;
-		}
-		join_cluster(&C, i, decayed(cfg, pool, &pool->tickets[i], mean, now), res);
+		int			m = res->nmatches;
+		int			e = res->nexpired;
+
+		st = cluster_pass(&C, cfg, pool, gone, now, res);
+		if (st != MM_OK)
+			break;
+		if (mark_gone(res, m, e, gone) && pass < CLUSTER_MAX_PASSES)
+			continue;
+		/* the last pass's clusters: their timed-out tickets */
+		settle_timeouts(&C, cfg, pool, gone, now, res);
+		if (!mark_gone(res, m, e, gone) || pass >= CLUSTER_MAX_PASSES)
+			break;
 	}
-	settle_timeouts(&C, cfg, pool, now, res);
 
 done:
 	mm_free(C.sum);
@@ -289,5 +347,6 @@ done:
 	mm_free(C.head);
 	mm_free(C.cluster_of);
 	mm_free(C.buf);
+	mm_free(gone);
 	return st;
 }

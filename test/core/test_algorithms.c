@@ -1425,6 +1425,25 @@ test_cluster_groups(void)
 	q.cfg.on_timeout = MM_TIMEOUT_EXPIRE;
 	CHECK_STR(tq_step(&q, 12.0), "x0.8");
 
+	/*
+	 * The matches a step makes move the mean the others decay toward: the
+	 * step passes again over those left, so that another step before the
+	 * next recheck instant finds nothing (a single pass left {0.23,0.65}
+	 * to the next step, whenever it came).
+	 */
+	cfg = cluster_cfg(2, 30.0, 5.0, 1.0, 0.1, 0.0);
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.65, 2.5);
+	tq_add(&q, 0.37, 5.75);
+	tq_add(&q, 0.65, 9.0);
+	tq_add(&q, 0.23, 12.75);
+	tq_add(&q, 0.07, 17.0);
+	tq_add(&q, 0.65, 17.25);
+	CHECK_STR(tq_step(&q, 17.35), "{0.37,0.65} {0.23,0.65}");
+	CHECK_STR(tq_step(&q, 17.35), "");
+	CHECK_STR(tq_step(&q, 17.9), "");
+	CHECK_NEAR(mm_next_deadline(&q.cfg, &q.pool), 18.0, 1e-9);
+
 	cfg.cluster.threshold = 0;
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
 	cfg.cluster.threshold = 0.05;

@@ -119,7 +119,9 @@ test_filters_auto_sample(void)
 /*
  * A stream of three keys simulated at once decides, ticket by ticket,
  * what each key's stream simulated alone decides, in every algorithm
- * whose decisions depend only on its own pool, and in auto, which
+ * whose decisions depend only on its own pool (cluster with a fixed
+ * shift: its steps settle, so extra steps for other keys change
+ * nothing), and in auto, which
  * measures each key's own arrival rate (MMPool.key_rate); auto in 2v2,
  * where it does not use the recent ratings, which stay the queue's
  * (filters_auto_sample).  A quarter of the players arrive together with
@@ -133,8 +135,8 @@ test_filters_equivalence(void)
 	{
 		N = 900
 	};
-	MMAlgorithm algos[6] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
-	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_WINDOW, MM_ALGO_AUTO};
+	MMAlgorithm algos[7] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
+	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_WINDOW, MM_ALGO_AUTO, MM_ALGO_CLUSTER};
 	MMArrival  *arr = calloc(N, sizeof(MMArrival));
 	MMArrival  *part = calloc(N, sizeof(MMArrival));
 	int32_t    *key = calloc(N, sizeof(int32_t));
@@ -153,7 +155,7 @@ test_filters_equivalence(void)
 		arr[i].arrival = t;
 		key[i] = rand() % 3;
 	}
-	for (int a = 0; a < 6; a++)
+	for (int a = 0; a < 7; a++)
 	{
 		MMConfig	cfg;
 		MMStreamData data = {0};
@@ -167,6 +169,9 @@ test_filters_equivalence(void)
 		cfg.periodic.batch = 8;
 		cfg.multi_queue.ranges = 4;
 		cfg.difference_wait.wait_factor = 1.0;
+		/* cluster: its own fixed shift (the automatic one is the queue's mean wait) */
+		cfg.cluster.shift_auto = 0;
+		cfg.cluster.shift = 0.5;
 		data.key = key;
 		CHECK_INT(mm_simulate(&cfg, arr, &data, N, all, &sum), MM_OK);
 		for (int k = 0; k < 3; k++)
@@ -189,6 +194,8 @@ test_filters_equivalence(void)
 					(one[j].match_no == 0) != (all[where[j]].match_no == 0))
 					differ++;
 		}
+		if (differ != 0)
+			printf("     algorithm %d: %d players decided otherwise\n", (int) algos[a], differ);
 		CHECK_INT(differ, 0);
 		CHECK_NEAR(sum.cost, cost, 1e-9 * (1 + cost));
 		/* and no match mixes keys */
@@ -315,8 +322,8 @@ test_filters_intersect_sim(void)
 	{
 		N = 600
 	};
-	MMAlgorithm algos[6] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
-	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_WINDOW, MM_ALGO_AUTO};
+	MMAlgorithm algos[7] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
+	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_WINDOW, MM_ALGO_AUTO, MM_ALGO_CLUSTER};
 	MMArrival  *arr = calloc(N, sizeof(MMArrival));
 	int32_t    *key = calloc(N, sizeof(int32_t));
 	int32_t    *start = calloc(N + 1, sizeof(int32_t));
