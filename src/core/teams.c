@@ -370,22 +370,27 @@ mm_teams_split(const MMConfig *cfg, int nmembers, const double *ratings,
 		if (!isfinite(ratings[i]))
 			return MM_ERR_ARGUMENT;
 
+	if (team_size == 1)
+	{
+		/* one player a team: its number is its place in rating order, ties in input order */
+		for (int i = 0; i < nmembers; i++)
+		{
+			int			before = 0;
+
+			for (int j = 0; j < nmembers; j++)
+				if (ratings[j] < ratings[i] || (ratings[j] == ratings[i] && j < i))
+					before++;
+			teams_out[i] = before + 1;
+		}
+		return MM_OK;
+	}
+
 	/* search order: descending rating, ties by input order (stable) */
 	order_by_rating(nmembers, ratings, order);
 	for (int i = 0; i < nmembers; i++)
 		val[i] = ratings[order[i]];
 
-	if (team_size == 1)
-	{
-		for (int t = 0; t < nteams; t++)
-			sum[t] = 0.0;
-		for (int i = 0; i < nmembers; i++)
-		{
-			assign[i] = i;
-			sum[i] = val[i];
-		}
-	}
-	else if (k <= MM_TEAMS_EXACT_MAX)
+	if (k <= MM_TEAMS_EXACT_MAX)
 		split_exact(nteams, team_size, nmembers, val, assign, sum);
 	else if (split_greedy(nteams, team_size, nmembers, val, assign, sum,
 						  count) != MM_OK)

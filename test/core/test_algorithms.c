@@ -514,6 +514,16 @@ test_split_teams(void)
 	CHECK_INT(mm_split_teams(&cfg, 2, r1s, t), MM_OK);
 	CHECK_INT(t[0], 2);
 	CHECK_INT(t[1], 1);
+	/* equal ratings (0 and -0 too) keep their input order */
+	{
+		double		ties[4] = {0.5, 0.5, 0.0, 0.5};
+		double		zeros[2] = {0.0, -0.0};
+
+		CHECK_INT(mm_split_teams(&cfg, 4, ties, t), MM_OK);
+		CHECK(t[0] == 2 && t[1] == 3 && t[2] == 1 && t[3] == 4);
+		CHECK_INT(mm_split_teams(&cfg, 2, zeros, t), MM_OK);
+		CHECK(t[0] == 1 && t[1] == 2);
+	}
 
 	CHECK_INT(mm_split_teams(&cfg, 0, r1s, t), MM_ERR_ARGUMENT);
 	CHECK_INT(mm_split_teams(&cfg, 5, r1s, t), MM_ERR_ARGUMENT);
