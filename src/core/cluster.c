@@ -285,8 +285,10 @@ mark_gone(const MMResult *res, int m, int e, char *gone)
  * (matched, or timed out) move the mean the others decay toward, so the
  * step passes again over those still waiting until a pass and its
  * timeouts take nobody (at most CLUSTER_MAX_PASSES).  Another step before
- * the next recheck instant, arrival or timeout then finds what this one
- * left, whenever it runs.
+ * the next recheck instant, arrival or timeout then finds nothing,
+ * whenever it runs, unless this one stopped at the bound, which only a
+ * pool built so that each pass frees a single match reaches (unit test
+ * cluster_pass_cap): the next step then goes on with the rest.
  */
 MMStatus
 mm_cluster_step(const MMConfig *cfg, MMPool *pool, double prev, double now,

@@ -1518,3 +1518,105 @@ test_window_rematch(void)
 		}
 	}
 }
+
+/*
+ * A step passes at most 64 times: a pool built so that each pass frees
+ * exactly one match (a chain of L old tickets, each sliding within the
+ * threshold of its own group of k - 1 newcomers only once the matches
+ * before it have left and moved the mean; filler groups of k - 1, 3
+ * thresholds apart, hold the mean steady) makes 64 matches in a step
+ * and leaves the rest of the chain to the next step.
+ */
+void
+test_cluster_pass_cap(void)
+{
+	enum
+	{
+		L = 66, K = 4, NS = 1000
+	};
+	const double th = 1e-4,
+				T = 287,
+				steep = 0.01,
+				mid = 500;
+	int			n = L + L * (K - 1) + NS * (K - 1);
+	MMConfig	cfg = cluster_cfg(2, 1000.0, mid, steep, th, 0.0);
+	double		sig = mm_cluster_decay(&cfg, T);
+	double		x[L],
+				f[L],
+				m[L];
+	MMTicket   *tk = calloc(n, sizeof(MMTicket));
+	MMMatch    *matches = calloc(n, sizeof(MMMatch));
+	int		   *members = calloc(n, sizeof(int));
+	int		   *teams = calloc(n, sizeof(int));
+	int		   *expired = calloc(n, sizeof(int));
+	MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
+	MMPool		pool;
+	int			q = 0;
+
+	CHECK(tk != NULL && matches != NULL && members != NULL && teams != NULL && expired != NULL);
+	cfg.team_size = K / 2;
+	/* the old tickets' ratings, and their groups' first guess */
+	for (int i = 0; i < L; i++)
+	{
+		x[i] = 0.5 - (0.09 - i * (0.085 / L)) / sig;
+		f[i] = 0.5 * (1 - sig) + sig * x[i];
+	}
+	/* the means of the passes, and each group just within reach at its pass's mean */
+	for (int it = 0; it < 8; it++)
+	{
+		for (int p = 0; p < L; p++)
+		{
+			double		s = 0;
+			int			w = 0;
+
+			for (int i = p; i < L; i++, w++)
+				s += x[i];
+			for (int i = p; i < L; i++)
+				for (int j = 0; j < K - 1; j++, w++)
+					s += f[i];
+			for (int g = 0; g < NS; g++)
+				for (int j = 0; j < K - 1; j++, w++)
+					s += g % 2 == 0 ? 0.1 + (g / 2) * 3 * th : 0.9 - (g / 2) * 3 * th;
+			m[p] = s / w;
+		}
+		for (int i = 0; i < L; i++)
+		{
+			double		d = i > 0 ? (m[i] - m[i - 1]) * (1 - sig) : th;
+
+			f[i] = m[i] + (x[i] - m[i]) * sig + th - d / 2;
+		}
+	}
+	for (int i = 0; i < L; i++, q++)
+		tk[q] = (MMTicket) {.id = q + 1, .rating = x[i], .arrival = 0};
+	for (int i = 0; i < L; i++)
+		for (int j = 0; j < K - 1; j++, q++)
+			tk[q] = (MMTicket) {.id = q + 1, .rating = f[i], .arrival = T};
+	for (int g = 0; g < NS; g++)
+		for (int j = 0; j < K - 1; j++, q++)
+			tk[q] = (MMTicket) {.id = q + 1, .rating = g % 2 == 0 ? 0.1 + (g / 2) * 3 * th : 0.9 - (g / 2) * 3 * th, .arrival = T};
+	for (int i = 0; i < n; i++)
+	{
+		tk[i].group = -1;
+		tk[i].party = -1;
+		tk[i].attr = -1;
+		tk[i].crow = i;
+	}
+	memset(&pool, 0, sizeof(pool));
+	pool.tickets = tk;
+	pool.ntickets = n;
+	pool.stepped_at = -INFINITY;
+
+	CHECK_INT(mm_step(&cfg, &pool, T, &res), MM_OK);
+	CHECK_INT(res.nmatches, 64);
+	mm_pool_compact(&pool, &res);
+	CHECK_INT(mm_step(&cfg, &pool, T, &res), MM_OK);
+	CHECK_INT(res.nmatches, L - 64);
+	mm_pool_compact(&pool, &res);
+	CHECK_INT(mm_step(&cfg, &pool, T, &res), MM_OK);
+	CHECK_INT(res.nmatches, 0);
+	free(tk);
+	free(matches);
+	free(members);
+	free(teams);
+	free(expired);
+}

@@ -38,6 +38,7 @@ static const MMTestCase tests[] = {
 	{"window_rematch", test_window_rematch},
 	{"cluster_decay", test_cluster_decay},
 	{"cluster_groups", test_cluster_groups},
+	{"cluster_pass_cap", test_cluster_pass_cap},
 	{"pool_compact", test_pool_compact},
 	{"step_invalid", test_step_invalid},
 	{"auto_rate", test_auto_rate},

@@ -804,7 +804,8 @@ test_sim_optimize_stream_data(void)
 /*
  * mm_simulate checks its rows once, before the first step, and each step
  * only the waits at its instant: what a step used to refuse is still
- * refused, whichever arrival holds it.
+ * refused, whichever arrival holds it, and so is a row that backfill
+ * takes on arrival, which no step saw.
  */
 void
 test_sim_rows_once(void)
@@ -833,4 +834,32 @@ test_sim_rows_once(void)
 	/* no arrivals: nothing to check, not even the missing criteria */
 	CHECK_INT(mm_simulate(&cfg, a, NULL, 0, o, &s), MM_OK);
 	CHECK_INT(s.games, 0);
+
+	/*
+	 * A row is refused even when backfill takes its ticket at its arrival,
+	 * before any step sees it: 2 fills the place 0 leaves at 1 s.
+	 */
+	{
+		MMArrival	b[3] = {{0, 0.5, 0.0}, {1, 0.5, 0.0}, {2, 0.5, 2.0}};
+		double		leaves[3] = {1.0, NAN, NAN};
+		int32_t		party[3] = {-1, -1, -1};
+		double		cb[3] = {0.5, 0.5, 0.5};
+		MMStreamData bd;
+
+		memset(&bd, 0, sizeof(bd));
+		bd.leaves_after = leaves;
+		bd.party = party;
+		cfg = sim_cfg(MM_ALGO_GREEDY, 2, 1, 30.0, MM_TIMEOUT_BOTS);
+		CHECK_INT(mm_simulate(&cfg, b, &bd, 3, o, &s), MM_OK);
+		CHECK_INT(o[2].match_no, o[1].match_no);
+		CHECK_NEAR(o[2].matched_at, 2.0, 0);
+		party[2] = -5;
+		CHECK_INT(mm_simulate(&cfg, b, &bd, 3, o, &s), MM_ERR_ARGUMENT);
+		party[2] = -1;
+		cfg.criteria.n = 1;
+		bd.criteria = cb;
+		CHECK_INT(mm_simulate(&cfg, b, &bd, 3, o, &s), MM_OK);
+		cb[2] = NAN;
+		CHECK_INT(mm_simulate(&cfg, b, &bd, 3, o, &s), MM_ERR_ARGUMENT);
+	}
 }

@@ -20,6 +20,7 @@ extern void test_window_deadline_skips(void);
 extern void test_window_rematch(void);
 extern void test_cluster_decay(void);
 extern void test_cluster_groups(void);
+extern void test_cluster_pass_cap(void);
 extern void test_greedy_timeout(void);
 extern void test_periodic_batch(void);
 extern void test_periodic_timeout(void);
