@@ -854,7 +854,9 @@ typedef struct MMStreamData
  * each arrival and at each deadline (mm_next_deadline) in between, exactly
  * as a step would live.  data (may be NULL) gives the arrivals' further
  * criteria, parties and pings.  outcomes (n entries, may be NULL) and
- * summary (may be NULL) are filled.
+ * summary (may be NULL) are filled.  A stream with a party below -1, a
+ * party larger than a team or a criterion outside [0, 1] on any row is
+ * refused (MM_ERR_ARGUMENT) before the first step.
  */
 extern MMStatus mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 							const MMStreamData *data, int n,
