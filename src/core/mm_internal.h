@@ -215,9 +215,9 @@ extern const MMConfig *mm_key_config(const MMConfig *cfg, const MMPool *pool,
 /*
  * mm_step for mm_simulate, which checked the configuration with
  * mm_config_check and the rows of its stream once (mm_check_arrivals,
- * sim_check_rows), so that a step checks only what its instant can break:
- * that every ticket's wait is finite.  The pool's tickets must be the
- * stream's, in its order.
+ * sim_check_criteria, sim_check_parties), so that a step checks only
+ * what its instant can break: that every ticket's wait is finite.  The
+ * pool's tickets must be the stream's, in its order.
  */
 extern MMStatus mm_step_checked(const MMConfig *cfg, MMPool *pool, double now,
 								MMResult *result);

@@ -650,9 +650,10 @@ sim_drain(Sim *s, double t, double *last)
 }
 
 /*
- * Whether every party of the stream fits a team (MM_OK), as enqueue_party
- * and the SQL simulate require: a larger one could never play, and steps
- * would dissolve the matches it is put in over and over.
+ * Whether every party of the stream is -1 (none) or a number, and fits a
+ * team (MM_OK), as enqueue_party and the SQL simulate require: a larger
+ * one could never play, and steps would dissolve the matches it is put in
+ * over and over.
  */
 static MMStatus
 sim_check_parties(const MMConfig *cfg, const int32_t *party, int n)
@@ -666,9 +667,11 @@ sim_check_parties(const MMConfig *cfg, const int32_t *party, int n)
 	ids = mm_malloc_array((size_t) n, sizeof(int));
 	if (ids == NULL)
 		return MM_ERR_NOMEM;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n && st == MM_OK; i++)
 		if (party[i] >= 0)
 			ids[m++] = party[i];
+		else if (party[i] < -1)
+			st = MM_ERR_ARGUMENT;	/* -1: no party */
 	qsort(ids, m, sizeof(int), mm_int_cmp);
 	for (int i = 0, run = 1; i < m && st == MM_OK; i++, run++)
 	{
@@ -682,21 +685,17 @@ sim_check_parties(const MMConfig *cfg, const int32_t *party, int n)
 }
 
 /*
- * The rows a step would check (check_pool in step.c), once for the whole
- * stream: each party -1 or a party's number, and with criteria a row of
- * values in [0, 1] for every arrival.  The steps of mm_step_checked then
- * check only the waits.
+ * With criteria, a row of values in [0, 1] for every arrival, checked once
+ * for the whole stream as a step's check_pool would (step.c): the steps of
+ * mm_step_checked check only the waits.
  */
 static MMStatus
-sim_check_rows(const MMConfig *cfg, const double *criteria, const int32_t *party, int n)
+sim_check_criteria(const MMConfig *cfg, const double *criteria, int n)
 {
 	size_t		nvalues = (size_t) n * (size_t) cfg->criteria.n;
 
 	if (n == 0)
 		return MM_OK;
-	for (int i = 0; party != NULL && i < n; i++)
-		if (party[i] < -1)
-			return MM_ERR_ARGUMENT;
 	if (cfg->criteria.n > 0 && criteria == NULL)
 		return MM_ERR_ARGUMENT;
 	for (size_t j = 0; j < nvalues; j++)
@@ -728,7 +727,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	/* the rows once; each step checks the pings of its pool */
 	if (nregions < 0)
 		return MM_ERR_ARGUMENT;
-	st = sim_check_rows(cfg, criteria, party, n);
+	st = sim_check_criteria(cfg, criteria, n);
 	if (st == MM_OK)
 		st = sim_check_parties(cfg, party, n);
 	if (st != MM_OK)

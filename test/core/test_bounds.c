@@ -12,6 +12,7 @@
 
 #include "../../src/core/mm_core.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -605,4 +606,156 @@ test_optimize_round_max_burst(void)
 	}
 	free(a);
 	free(o);
+}
+
+/*
+ * auto's search over the falls of the rate polls mm_interrupt as a step's
+ * own passes do: 2,000 players spread evenly, left by a burst (a billion
+ * per second), none due before the rate falls far; the step passes over
+ * them once, then a dozen times or so for the falls.
+ */
+void
+test_interrupt_auto_falls(void)
+{
+	int			n = 2000;
+	BigPool		b;
+	MMConfig	cfg;
+	long		counted;
+
+	CHECK(big_pool(&b, n, 1.0, 1));
+	for (int i = 0; i < n; i++)
+	{
+		b.pool.tickets[i].rating = (i + 0.5) / n;
+		b.pool.tickets[i].arrival = 0.0;
+	}
+	mm_config_init(&cfg, MM_ALGO_AUTO);
+	mm_config_set_max_wait(&cfg, 60.0);
+	cfg.arrival_rate = MM_RATE_MAX;
+	cfg.rate_last = 0.0;
+	cfg.rate_gaps = 49;
+
+	/* nothing due now; the deadline is a fall well before the timeouts */
+	mm_interrupt = NULL;
+	CHECK_INT(mm_step(&cfg, &b.pool, 0.0, &b.res), MM_OK);
+	CHECK_INT(b.res.nmatches, 0);
+	CHECK(b.res.deadline > 0.0 && b.res.deadline < 60.0);
+
+	/*
+	 * the falls' passes poll: far more calls than the first pass makes (a
+	 * poll per ticket, the hook asked at every 64th, MM_POLL_EVERY)
+	 */
+	arm(LONG_MAX);
+	CHECK_INT(mm_step(&cfg, &b.pool, 0.0, &b.res), MM_OK);
+	counted = hook_calls;
+	CHECK(counted > 4 * (n / 64 + 1));
+
+	/* asked to stop after the first pass: the step stops, deciding nothing */
+	arm(2 * (n / 64 + 1));
+	CHECK_INT(mm_step(&cfg, &b.pool, 0.0, &b.res), MM_ERR_INTERRUPTED);
+	CHECK_INT(b.res.nmatches, 0);
+	CHECK(hook_calls < counted);
+	mm_interrupt = NULL;
+
+	/* and steps on as before once nobody asks */
+	CHECK_INT(mm_step(&cfg, &b.pool, 0.0, &b.res), MM_OK);
+	CHECK_INT(b.res.nmatches, 0);
+	CHECK(b.res.deadline > 0.0 && b.res.deadline < 60.0);
+	big_free(&b);
+}
+
+/*
+ * A cluster step passes at most 64 times: a pool built so that each pass
+ * frees exactly one match (a chain of L old tickets, each sliding within
+ * the threshold of its own group of k - 1 newcomers only once the matches
+ * before it have left and moved the mean; filler groups of k - 1, 3
+ * thresholds apart, hold the mean steady) makes 64 matches in a step and
+ * leaves the rest of the chain to the next step.
+ */
+void
+test_cluster_pass_cap(void)
+{
+	enum
+	{
+		L = 66, K = 4, NS = 1000
+	};
+	const double th = 1e-4,
+				T = 287;
+	int			n = L + L * (K - 1) + NS * (K - 1);
+	MMConfig	cfg;
+	BigPool		b;
+	double		sig,
+				x[L],
+				f[L],
+				m[L];
+	int			q = 0;
+
+	mm_config_init(&cfg, MM_ALGO_CLUSTER);
+	mm_config_set_max_wait(&cfg, 1000.0);
+	cfg.team_size = K / 2;
+	cfg.cluster.midpoint = 500;
+	cfg.cluster.steepness = 0.01;
+	cfg.cluster.threshold = th;
+	cfg.cluster.shift = 0;
+	cfg.cluster.shift_auto = 0;
+	cfg.recheck = 1.0;
+	sig = mm_cluster_decay(&cfg, T);
+	/* the old tickets' ratings, and their groups' first guess */
+	for (int i = 0; i < L; i++)
+	{
+		x[i] = 0.5 - (0.09 - i * (0.085 / L)) / sig;
+		f[i] = 0.5 * (1 - sig) + sig * x[i];
+	}
+	/* the means of the passes, and each group just within reach at its pass's mean */
+	for (int it = 0; it < 8; it++)
+	{
+		for (int p = 0; p < L; p++)
+		{
+			double		s = 0;
+			int			w = 0;
+
+			for (int i = p; i < L; i++, w++)
+				s += x[i];
+			for (int i = p; i < L; i++)
+				for (int j = 0; j < K - 1; j++, w++)
+					s += f[i];
+			for (int g = 0; g < NS; g++)
+				for (int j = 0; j < K - 1; j++, w++)
+					s += g % 2 == 0 ? 0.1 + (g / 2) * 3 * th : 0.9 - (g / 2) * 3 * th;
+			m[p] = s / w;
+		}
+		for (int i = 0; i < L; i++)
+		{
+			double		d = i > 0 ? (m[i] - m[i - 1]) * (1 - sig) : th;
+
+			f[i] = m[i] + (x[i] - m[i]) * sig + th - d / 2;
+		}
+	}
+	CHECK(big_pool(&b, n, 1.0, 1));
+	for (int i = 0; i < L; i++, q++)
+	{
+		b.pool.tickets[q].rating = x[i];
+		b.pool.tickets[q].arrival = 0;
+	}
+	for (int i = 0; i < L; i++)
+		for (int j = 0; j < K - 1; j++, q++)
+		{
+			b.pool.tickets[q].rating = f[i];
+			b.pool.tickets[q].arrival = T;
+		}
+	for (int g = 0; g < NS; g++)
+		for (int j = 0; j < K - 1; j++, q++)
+		{
+			b.pool.tickets[q].rating = g % 2 == 0 ? 0.1 + (g / 2) * 3 * th : 0.9 - (g / 2) * 3 * th;
+			b.pool.tickets[q].arrival = T;
+		}
+
+	CHECK_INT(mm_step(&cfg, &b.pool, T, &b.res), MM_OK);
+	CHECK_INT(b.res.nmatches, 64);
+	mm_pool_compact(&b.pool, &b.res);
+	CHECK_INT(mm_step(&cfg, &b.pool, T, &b.res), MM_OK);
+	CHECK_INT(b.res.nmatches, L - 64);
+	mm_pool_compact(&b.pool, &b.res);
+	CHECK_INT(mm_step(&cfg, &b.pool, T, &b.res), MM_OK);
+	CHECK_INT(b.res.nmatches, 0);
+	big_free(&b);
 }
