@@ -1001,7 +1001,7 @@ mm_compose_active(const MMConfig *cfg, const MMPool *pool)
 {
 	if (cfg->roles.n > 0)
 		return true;
-	if (cfg->algorithm == MM_ALGO_OPTIMIZE)
+	if (cfg->algorithm == MM_ALGO_OPTIMIZE || pool->solo)
 		return false;
 	for (int i = 0; i < pool->ntickets; i++)
 		if (pool->tickets[i].party >= 0)

@@ -104,6 +104,14 @@ patient_choice(const MMConfig *cfg, const MMPool *pool, double now,
 	return MM_OK;
 }
 
+/* Idle: fewer than k wait, and the oldest has not timed out. */
+bool
+mm_greedy_idle(const MMConfig *cfg, const MMPool *pool, double now)
+{
+	return pool->ntickets < mm_config_k(cfg) &&
+		!mm_timed_out(&pool->tickets[0], now, cfg->max_wait);
+}
+
 /*
  * greedy (4.1): the k oldest play together; timeouts per mm_timeout_rest.
  * With team_policy patient (Wu), k players that cannot be split into
@@ -121,6 +129,8 @@ mm_greedy_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	int			nrem;
 
 	(void) prev;
+	if (n == 0 || mm_greedy_idle(cfg, pool, now))
+		return MM_OK;			/* nothing to do */
 	if (cfg->greedy.team_policy != MM_TEAMS_PATIENT)
 	{
 		for (; n - i >= k; i += k)

@@ -601,6 +601,12 @@ typedef struct MMPool
 	 */
 	double	   *key_due;
 	int			nkey_due;
+	/*
+	 * Set by a caller that knows every ticket's party is -1 (mm_simulate
+	 * of a stream without parties): a step then does not look through the
+	 * pool for one.  false: it looks.
+	 */
+	bool		solo;
 } MMPool;
 
 /* Whether the players of pool rows a and b may not meet (block lists). */

@@ -163,6 +163,22 @@ typedef MMStatus (*MMStepFn) (const MMConfig *cfg, MMPool *pool, double prev,
 typedef double (*MMDeadlineFn) (const MMConfig *cfg, const MMPool *pool);
 
 /*
+ * Whether the algorithm's step at now on pool (at least one ticket) would
+ * decide nothing, by the test its step begins with: the step itself
+ * returns at once when this holds.
+ */
+typedef bool (*MMIdleFn) (const MMConfig *cfg, const MMPool *pool, double now);
+
+/*
+ * Whether a whole step (mm_step) at now would decide nothing and change
+ * nothing but pool->stepped_at: a pool of one key, without parties
+ * (pool->solo), roles, block lists or smaller matches, whose algorithm's
+ * idle test holds (greedy, periodic, multi_queue).  mm_simulate skips such
+ * steps at arrivals.
+ */
+extern bool mm_step_idle(const MMConfig *cfg, const MMPool *pool, double now);
+
+/*
  * Equal filters (filters.c).  A step of one key's sub-pool: the
  * algorithm's step, then what mm_step adds (smaller matches, teams,
  * costs).
@@ -260,10 +276,13 @@ extern double mm_recheck_deadline(const MMConfig *cfg, const MMPool *pool);
 
 extern MMStatus mm_greedy_step(const MMConfig *cfg, MMPool *pool,
 							   double prev, double now, MMResult *result);
+extern bool mm_greedy_idle(const MMConfig *cfg, const MMPool *pool, double now);
 extern MMStatus mm_periodic_step(const MMConfig *cfg, MMPool *pool,
 								 double prev, double now, MMResult *result);
+extern bool mm_periodic_idle(const MMConfig *cfg, const MMPool *pool, double now);
 extern MMStatus mm_multi_queue_step(const MMConfig *cfg, MMPool *pool,
 									double prev, double now, MMResult *result);
+extern bool mm_multi_queue_idle(const MMConfig *cfg, const MMPool *pool, double now);
 
 extern MMStatus mm_difference_wait_step(const MMConfig *cfg, MMPool *pool,
 										double prev, double now,

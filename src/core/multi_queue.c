@@ -156,21 +156,25 @@ typedef struct MQState
 /*
  * One block for all scratch (int64_t-sized pieces first).  With few
  * ranges a counting sort (stable, so arrival order within a range)
- * replaces qsort: a step runs for every arrival.
+ * replaces qsort: a step runs for every arrival.  The block is stack
+ * (stack_size bytes) when it fits, as it does for the small pools of most
+ * steps.
  */
 static MMStatus
-mq_alloc(MQState *q)
+mq_alloc(MQState *q, void *stack, size_t stack_size)
 {
 	int			n = q->n;
 	int			k = q->k;
+	size_t		size;
 
 	q->counting = q->r <= 4 * (int64_t) n + 64;
-	q->block = mm_malloc(sizeof(RangedIndex) * (size_t) n +
-					  (q->dims > 1 ? sizeof(RingCell) * (size_t) n : 0) +
-					  sizeof(FullQueue) * (size_t) (n / k + 1) +
-					  sizeof(int64_t) * (size_t) n +
-					  sizeof(int) * 3 * (size_t) n + (size_t) n +
-					  (q->counting ? sizeof(int) * (size_t) (q->r + 1) : 0));
+	size = sizeof(RangedIndex) * (size_t) n +
+		(q->dims > 1 ? sizeof(RingCell) * (size_t) n : 0) +
+		sizeof(FullQueue) * (size_t) (n / k + 1) +
+		sizeof(int64_t) * (size_t) n +
+		sizeof(int) * 3 * (size_t) n + (size_t) n +
+		(q->counting ? sizeof(int) * (size_t) (q->r + 1) : 0);
+	q->block = size <= stack_size ? stack : mm_malloc(size);
 	if (q->block == NULL)
 		return MM_ERR_NOMEM;
 	q->ord = (RangedIndex *) q->block;
@@ -286,7 +290,8 @@ match_full_queues(MQState *q, MMResult *res)
 		}
 		b = e;
 	}
-	qsort(q->full, nfull, sizeof(FullQueue), fullqueue_cmp);
+	if (nfull > 1)
+		qsort(q->full, nfull, sizeof(FullQueue), fullqueue_cmp);
 	for (int f = 0; f < nfull; f++)
 	{
 		for (int j = 0; j < k; j++)
@@ -414,6 +419,9 @@ settle_timeouts(MQState *q, const MMConfig *cfg, const MMPool *pool,
 	return MM_OK;
 }
 
+/* A step's scratch on the stack, in 8-byte words (mq_alloc). */
+#define MQ_STACK_WORDS 256
+
 /* Most ranges of one criterion that any_range_full counts on the stack. */
 #define MQ_QUICK_RANGES 256
 
@@ -425,11 +433,13 @@ settle_timeouts(MQState *q, const MMConfig *cfg, const MMPool *pool,
 static bool
 any_range_full(const MMPool *pool, int r, int k)
 {
-	int			count[MQ_QUICK_RANGES] = {0};
+	int			count[MQ_QUICK_RANGES];
 
+	memset(count, 0, sizeof(int) * (size_t) r);
 	for (int i = 0; i < pool->ntickets; i++)
 	{
-		int			c = (int) floor(pool->tickets[i].rating * (double) r);
+		/* the floor of a rating times r, which is not negative */
+		int			c = (int) (pool->tickets[i].rating * (double) r);
 
 		if (c > r - 1)
 			c = r - 1;
@@ -437,6 +447,32 @@ any_range_full(const MMPool *pool, int r, int k)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Idle: nobody timed out, and either fewer than k wait or (one criterion,
+ * at most MQ_QUICK_RANGES ranges) no range holds k.  When not idle, the
+ * ranges of each criterion are in rd.
+ */
+static bool
+idle_ranges(const MMConfig *cfg, const MMPool *pool, double now, int *rd)
+{
+	int			k = mm_config_k(cfg);
+	bool		timed_out = mm_timed_out(&pool->tickets[0], now, cfg->max_wait);
+
+	if (!timed_out && pool->ntickets < k)
+		return true;			/* no range can be full */
+	mm_criteria_ranges(cfg, rd);
+	return !timed_out && cfg->criteria.n == 0 && rd[0] <= MQ_QUICK_RANGES &&
+		!any_range_full(pool, rd[0], k);
+}
+
+bool
+mm_multi_queue_idle(const MMConfig *cfg, const MMPool *pool, double now)
+{
+	int			rd[MM_MAX_CRITERIA];
+
+	return idle_ranges(cfg, pool, now, rd);
 }
 
 /*
@@ -454,35 +490,32 @@ mm_multi_queue_step(const MMConfig *cfg, MMPool *pool, double prev,
 {
 	MQState		q;
 	MMStatus	st;
+	int			rd[MM_MAX_CRITERIA];
+	int64_t		stack[MQ_STACK_WORDS];	/* int64_t: aligned for every piece */
 
 	(void) prev;
-	if (pool->ntickets < mm_config_k(cfg) &&
-		!mm_timed_out(&pool->tickets[0], now, cfg->max_wait))
-		return MM_OK;			/* no queue can be full, nobody timed out */
-
+	if (pool->ntickets == 0 || idle_ranges(cfg, pool, now, rd))
+		return MM_OK;			/* the usual step: an arrival completes nothing */
 	memset(&q, 0, sizeof(q));
+	memcpy(q.rd, rd, sizeof(int) * (size_t) (cfg->criteria.n + 1));
 	q.k = mm_config_k(cfg);
 	q.n = pool->ntickets;
 	q.dims = cfg->criteria.n + 1;
-	mm_criteria_ranges(cfg, q.rd);
-	if (q.dims == 1 && q.rd[0] <= MQ_QUICK_RANGES &&
-		!mm_timed_out(&pool->tickets[0], now, cfg->max_wait) &&
-		!any_range_full(pool, q.rd[0], q.k))
-		return MM_OK;			/* the usual step: an arrival completes nothing */
 	q.r = 1;
 	for (int d = 0; d < q.dims; d++)
 	{
 		q.stride[d] = q.r;
 		q.r *= q.rd[d];
 	}
-	if (mq_alloc(&q) != MM_OK)
+	if (mq_alloc(&q, stack, sizeof(stack)) != MM_OK)
 		return MM_ERR_NOMEM;
 
 	sort_by_range(&q, cfg, pool);
 	match_full_queues(&q, res);
 	st = settle_timeouts(&q, cfg, pool, now, res);
 
-	mm_free(q.block);
+	if (q.block != (void *) stack)
+		mm_free(q.block);
 	return st;
 }
 

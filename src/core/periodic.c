@@ -8,6 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* Pools up to this size sort their batches in a buffer on the stack. */
+#define PERIODIC_STACK 64
+
 /* A ticket index with the key it is sorted by. */
 typedef struct KeyedIndex
 {
@@ -65,6 +68,21 @@ match_by_rating(const MMPool *pool, MMResult *res, int start, int cnt, int k,
 	}
 }
 
+/* The batch size: the configured one, or eq. 6's. */
+static int
+batch_of(const MMConfig *cfg)
+{
+	return cfg->periodic.batch > 0 ? cfg->periodic.batch : mm_auto_batch(cfg);
+}
+
+/* Idle: no full batch, and the oldest has not timed out. */
+bool
+mm_periodic_idle(const MMConfig *cfg, const MMPool *pool, double now)
+{
+	return pool->ntickets < batch_of(cfg) &&
+		!mm_timed_out(&pool->tickets[0], now, cfg->max_wait);
+}
+
 /*
  * periodic (4.2): every full batch of the n oldest is sorted by rating and
  * cut into games of k.  When the oldest remaining ticket times out the
@@ -77,15 +95,17 @@ mm_periodic_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 {
 	int			k = mm_config_k(cfg);
 	int			n = pool->ntickets;
-	int			nb = cfg->periodic.batch > 0 ? cfg->periodic.batch : mm_auto_batch(cfg);
+	int			nb = batch_of(cfg);
 	int			i = 0;
-	KeyedIndex *buf;
+	KeyedIndex	small[PERIODIC_STACK];
+	KeyedIndex *buf = small;
 
 	(void) prev;
-	if (n < nb && !mm_timed_out(&pool->tickets[0], now, cfg->max_wait))
+	if (n == 0 || mm_periodic_idle(cfg, pool, now))
 		return MM_OK;			/* nothing to do: the usual case */
 
-	buf = mm_malloc(sizeof(KeyedIndex) * (size_t) n);
+	if (n > PERIODIC_STACK)
+		buf = mm_malloc(sizeof(KeyedIndex) * (size_t) n);
 	if (buf == NULL)
 		return MM_ERR_NOMEM;
 	for (; n - i >= nb; i += nb)
@@ -98,7 +118,8 @@ mm_periodic_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		match_by_rating(pool, res, i, g, k, buf);
 		mm_timeout_rest(cfg, pool, now, res, i + g);
 	}
-	mm_free(buf);
+	if (buf != small)
+		mm_free(buf);
 	return MM_OK;
 }
 

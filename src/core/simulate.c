@@ -518,13 +518,20 @@ sim_backfill(Sim *s, double now)
 	return MM_OK;
 }
 
+/* Whether mm_interrupt, asked every 4096 steps, stops the simulation. */
+static bool
+sim_interrupted(Sim *s)
+{
+	return mm_interrupt != NULL && (++s->steps & 4095) == 0 && mm_interrupt();
+}
+
 /* Run one step at now, record what it decided and drop those tickets. */
 static MMStatus
 sim_step(Sim *s, double now)
 {
 	MMStatus	st;
 
-	if (mm_interrupt != NULL && (++s->steps & 4095) == 0 && mm_interrupt())
+	if (sim_interrupted(s))
 		return MM_ERR_INTERRUPTED;
 
 	/* cluster's "auto" shift: the mean wait before a match so far */
@@ -734,6 +741,9 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		return st;
 
 	s.cfg = *cfg;
+	s.pool.solo = true;
+	for (int j = 0; party != NULL && j < n && s.pool.solo; j++)
+		s.pool.solo = party[j] < 0;
 	/* auto's recent ratings are the stream's own, from its first arrival */
 	s.cfg.recent = NULL;
 	s.cfg.nrecent = 0;
@@ -842,7 +852,14 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		for (int k = 0; s.cfg.algorithm == MM_ALGO_AUTO && k < s.pool.nkey_due; k++)
 			s.pool.key_due[k] = NAN;
 		s.seen = j;
-		st = sim_step(&s, t);
+		if (s.leaves_after == NULL && mm_step_idle(&s.cfg, &s.pool, t))
+		{
+			/* the step would decide nothing (most arrivals of periodic) */
+			s.pool.stepped_at = t;
+			st = sim_interrupted(&s) ? MM_ERR_INTERRUPTED : MM_OK;
+		}
+		else
+			st = sim_step(&s, t);
 		last = t;
 	}
 	if (st == MM_OK)

@@ -28,17 +28,18 @@ typedef struct MMAlgorithmEntry
 	MMCheckFn	check;			/* its own parameters, beyond the shared ones; or NULL */
 	MMStepFn	step;			/* decide one step */
 	MMDeadlineFn next_deadline; /* the next time a step without arrivals acts */
+	MMIdleFn	idle;			/* whether a step now decides nothing; or NULL */
 } MMAlgorithmEntry;
 
 static const MMAlgorithmEntry algorithms[] = {
-	[MM_ALGO_GREEDY] = {NULL, mm_greedy_step, mm_timeout_deadline},
-	[MM_ALGO_PERIODIC] = {NULL, mm_periodic_step, mm_timeout_deadline},
-	[MM_ALGO_MULTI_QUEUE] = {NULL, mm_multi_queue_step, mm_timeout_deadline},
-	[MM_ALGO_DIFFERENCE_WAIT] = {NULL, mm_difference_wait_step, mm_difference_wait_deadline},
-	[MM_ALGO_WINDOW] = {mm_window_check, mm_window_step, mm_window_deadline},
-	[MM_ALGO_CLUSTER] = {mm_cluster_check, mm_cluster_step, mm_recheck_deadline},
-	[MM_ALGO_OPTIMIZE] = {mm_optimize_check, mm_optimize_step, mm_optimize_deadline},
-	[MM_ALGO_AUTO] = {mm_auto_check, mm_auto_step, mm_auto_deadline},
+	[MM_ALGO_GREEDY] = {NULL, mm_greedy_step, mm_timeout_deadline, mm_greedy_idle},
+	[MM_ALGO_PERIODIC] = {NULL, mm_periodic_step, mm_timeout_deadline, mm_periodic_idle},
+	[MM_ALGO_MULTI_QUEUE] = {NULL, mm_multi_queue_step, mm_timeout_deadline, mm_multi_queue_idle},
+	[MM_ALGO_DIFFERENCE_WAIT] = {NULL, mm_difference_wait_step, mm_difference_wait_deadline, NULL},
+	[MM_ALGO_WINDOW] = {mm_window_check, mm_window_step, mm_window_deadline, NULL},
+	[MM_ALGO_CLUSTER] = {mm_cluster_check, mm_cluster_step, mm_recheck_deadline, NULL},
+	[MM_ALGO_OPTIMIZE] = {mm_optimize_check, mm_optimize_step, mm_optimize_deadline, NULL},
+	[MM_ALGO_AUTO] = {mm_auto_check, mm_auto_step, mm_auto_deadline, NULL},
 };
 
 #define NUM_ALGORITHMS ((int) (sizeof(algorithms) / sizeof(algorithms[0])))
@@ -398,6 +399,20 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	return step_at(cfg, pool, now, result, false);
 }
 
+/* See mm_internal.h; cfg checked with mm_config_check. */
+bool
+mm_step_idle(const MMConfig *cfg, const MMPool *pool, double now)
+{
+	MMIdleFn	idle = algorithms[cfg->algorithm].idle;
+
+	return idle != NULL && pool->ntickets > 0 && pool->solo &&
+		pool->key == NULL && pool->cand == NULL && pool->block == NULL &&
+		cfg->roles.n == 0 && !mm_smaller_active(cfg) && isfinite(now) &&
+		isfinite(now - pool->tickets[0].arrival) &&
+		isfinite(now - pool->tickets[pool->ntickets - 1].arrival) &&
+		idle(cfg, pool, now);
+}
+
 /* mm_step for mm_simulate; see mm_internal.h. */
 MMStatus
 mm_step_checked(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
@@ -470,6 +485,8 @@ mm_pool_compact(MMPool *pool, const MMResult *result)
 	if (pool == NULL || result == NULL || pool->ntickets <= 0 ||
 		pool->tickets == NULL)
 		return;
+	if (result->nmatches == 0 && result->nexpired == 0)
+		return;					/* most steps of a simulation */
 	n = pool->ntickets;
 
 	/* mark in place: the marked tickets are about to disappear anyway */

@@ -68,6 +68,7 @@ static const MMTestCase tests[] = {
 	{"sim_criteria_cost", test_sim_criteria_cost},
 	{"sim_optimize_stream_data", test_sim_optimize_stream_data},
 	{"sim_rows_once", test_sim_rows_once},
+	{"sim_idle_steps", test_sim_idle_steps},
 	{"step_fuzz", test_step_fuzz},
 	{"optimal_brute", test_optimal_brute},
 	{"optimal_window_dp", test_optimal_window_dp},

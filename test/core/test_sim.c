@@ -7,7 +7,7 @@
  */
 #include "mm_test.h"
 #include "tests.h"
-#include "../../src/core/mm_core.h"
+#include "../../src/core/mm_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -861,5 +861,191 @@ test_sim_rows_once(void)
 		CHECK_INT(mm_simulate(&cfg, b, &bd, 3, o, &s), MM_OK);
 		cb[2] = NAN;
 		CHECK_INT(mm_simulate(&cfg, b, &bd, 3, o, &s), MM_ERR_ARGUMENT);
+	}
+}
+
+/*
+ * One step of test_sim_idle_steps' hand loop at now, recorded as
+ * mm_simulate records it (games numbered in order, teams, the instant),
+ * the decided tickets dropped.  Counts into *idle (when not NULL) the
+ * steps mm_step_idle named, into *busy those of them that decided
+ * something; returns 1 for a failed step.
+ */
+static int
+hand_step(const MMConfig *cfg, MMPool *pool, MMResult *res, double now,
+		  MMOutcome *out, int64_t *games, int *idle, int *busy)
+{
+	bool		was_idle = mm_step_idle(cfg, pool, now);
+
+	if (mm_step(cfg, pool, now, res) != MM_OK)
+		return 1;
+	if (was_idle && idle != NULL)
+		(*idle)++;
+	if (was_idle && (res->nmatches > 0 || res->nexpired > 0))
+		(*busy)++;
+	for (int j = 0; j < res->nmatches; j++)
+	{
+		const MMMatch *m = &res->matches[j];
+
+		(*games)++;
+		for (int x = 0; x < m->nmembers; x++)
+		{
+			MMOutcome  *o = &out[pool->tickets[res->members[m->first + x]].id];
+
+			o->match_no = *games;
+			o->team = res->teams[m->first + x];
+			o->matched_at = now;
+		}
+	}
+	for (int j = 0; j < res->nexpired; j++)
+	{
+		MMOutcome  *o = &out[pool->tickets[res->expired[j]].id];
+
+		o->match_no = 0;
+		o->team = 0;
+		o->matched_at = now;
+	}
+	mm_pool_compact(pool, res);
+	return 0;
+}
+
+/*
+ * Steps that decide nothing: mm_simulate skips the steps at arrivals that
+ * mm_step_idle says would decide nothing (greedy, periodic, multi_queue
+ * without parties, keys or smaller matches).  Driven by hand, a step at
+ * every arrival and every deadline as a live queue would run, every step
+ * mm_step_idle named decides nothing, and mm_simulate's outcomes are the
+ * hand loop's; a stream with ties and gaps longer than max_wait.
+ */
+void
+test_sim_idle_steps(void)
+{
+	enum
+	{
+		N = 3000
+	};
+	static MMTicket tickets[N];
+	static MMMatch matches[N];
+	static int	members[N];
+	static int	teams[N];
+	static int	expired[N];
+	static MMOutcome hand[N];
+	static MMOutcome sim[N];
+	static double crit[N];
+	static const int shapes[][2] = {{2, 1}, {2, 2}, {3, 1}};
+	MMArrival  *a = make_stream(N, 4.0, 99);
+
+	if (a == NULL)
+	{
+		CHECK(!"out of memory");
+		return;
+	}
+	for (int i = 0; i < N; i++)
+		crit[i] = a[(i * 7) % N].rating;
+	/* ties (arrivals on a 0.1 s grid) and a few silences past max_wait */
+	for (int i = 0; i < N; i++)
+		a[i].arrival = floor(a[i].arrival * 10.0) / 10.0 + (i >= N / 2 ? 30.0 : 0.0) +
+			(i >= 3 * N / 4 ? 60.0 : 0.0);
+	for (int c = 0; c < 16; c++)
+	{
+		MMAlgorithm algo = c < 4 ? MM_ALGO_GREEDY : c < 10 ? MM_ALGO_PERIODIC : MM_ALGO_MULTI_QUEUE;
+		/* greedy's patient policy (c = 2, 3) splits teams of two */
+		int			sh = c == 2 || c == 3 ? 1 : c % 3;
+		MMConfig	cfg = sim_cfg(algo, shapes[sh][0], shapes[sh][1], 3.0,
+								  (MMTimeout) (c % 2));
+		MMPool		pool = {.tickets = tickets};
+		MMResult	res = {.matches = matches, .members = members, .teams = teams, .expired = expired};
+		MMSimSummary s;
+		int64_t		games = 0;
+		int			idle = 0;
+		int			busy_idle = 0;
+		int			diff = 0;
+
+		if (c >= 2 && c < 4)
+			cfg.greedy.team_policy = MM_TEAMS_PATIENT;
+		cfg.periodic.batch = c == 9 ? 0 : 2 * mm_config_k(&cfg);
+		cfg.multi_queue.ranges = c == 15 ? 0 : 4;
+		cfg.arrival_rate = 4.0;	/* the automatic batch and ranges */
+		if (c == 14)
+		{
+			/* multi_queue's cells of two criteria: idle only while fewer than k wait */
+			cfg.criteria.n = 1;
+			cfg.criteria.weight[0] = 0.5;
+			pool.criteria = crit;
+			pool.ncrows = N;
+		}
+		pool.solo = true;
+		if (mm_config_check(&cfg) != MM_OK)
+		{
+			CHECK(!"a valid configuration");
+			continue;
+		}
+		for (int i = 0; i < N && diff == 0;)
+		{
+			double		t = a[i].arrival;
+			double		d;
+
+			/* the deadlines before the arrival, then the arrival */
+			while (diff == 0 && pool.ntickets > 0 && (d = mm_next_deadline(&cfg, &pool)) < t)
+				diff += hand_step(&cfg, &pool, &res, d, hand, &games, NULL, &busy_idle);
+			for (; i < N && a[i].arrival == t; i++)
+			{
+				MMTicket   *tk = &tickets[pool.ntickets++];
+
+				tk->id = i;
+				tk->rating = a[i].rating;
+				tk->arrival = a[i].arrival;
+				tk->group = -1;
+				tk->party = -1;
+				tk->attr = -1;
+				tk->crow = i;
+			}
+			diff += hand_step(&cfg, &pool, &res, t, hand, &games, &idle, &busy_idle);
+		}
+		while (diff == 0 && pool.ntickets > 0)
+			diff += hand_step(&cfg, &pool, &res, mm_next_deadline(&cfg, &pool), hand,
+							  &games, NULL, &busy_idle);
+
+		CHECK_INT(mm_simulate(&cfg, a, &(MMStreamData) {.criteria = crit}, N, sim, &s), MM_OK);
+		for (int i = 0; i < N; i++)
+			if (sim[i].match_no != hand[i].match_no || sim[i].team != hand[i].team ||
+				sim[i].matched_at != hand[i].matched_at)
+				diff++;
+		CHECK_INT(diff, 0);
+		CHECK_INT(busy_idle, 0);
+		CHECK_INT(s.games, games);
+		/* most arrivals complete nothing; with two criteria, those before k wait */
+		CHECK(c == 14 ? idle > 0 : idle > N / 4);
+	}
+	free(a);
+
+	/* what a step might still do with one ticket waiting keeps it from being skipped */
+	{
+		MMConfig	cfg = sim_cfg(MM_ALGO_PERIODIC, 2, 2, 3.0, MM_TIMEOUT_BOTS);
+		MMTicket	one = {.id = 0, .rating = 0.5, .arrival = 1.0, .group = -1, .party = -1};
+		int32_t		key = 0;
+		uint8_t		roles = 1;
+		MMPool		pool = {.tickets = &one, .ntickets = 1, .solo = true};
+
+		cfg.periodic.batch = 4;
+		CHECK(mm_step_idle(&cfg, &pool, 2.0));
+		CHECK(!mm_step_idle(&cfg, &pool, 4.0));	/* timed out */
+		CHECK(!mm_step_idle(&cfg, &pool, INFINITY));
+		pool.solo = false;		/* a party may wait */
+		CHECK(!mm_step_idle(&cfg, &pool, 2.0));
+		pool.solo = true;
+		pool.key = &key;		/* equal filters */
+		pool.nkeys = 1;
+		CHECK(!mm_step_idle(&cfg, &pool, 2.0));
+		pool.key = NULL;
+		cfg.min_players = 2;	/* smaller matches */
+		CHECK(!mm_step_idle(&cfg, &pool, 2.0));
+		cfg.min_players = 0;
+		cfg.roles.n = 1;		/* roles */
+		pool.roles = &roles;
+		CHECK(!mm_step_idle(&cfg, &pool, 2.0));
+		cfg.roles.n = 0;
+		cfg.algorithm = MM_ALGO_DIFFERENCE_WAIT;	/* no idle test */
+		CHECK(!mm_step_idle(&cfg, &pool, 2.0));
 	}
 }
