@@ -173,10 +173,12 @@ typedef bool (*MMIdleFn) (const MMConfig *cfg, const MMPool *pool, double now);
  * Whether a whole step (mm_step) at now would decide nothing and change
  * nothing but pool->stepped_at: a pool of one key, without parties
  * (pool->solo), roles, block lists or smaller matches, whose algorithm's
- * idle test holds (greedy, periodic, multi_queue).  mm_simulate skips such
+ * idle test holds (greedy, periodic, multi_queue); then *deadline is what
+ * mm_next_deadline would give after the step.  mm_simulate skips such
  * steps at arrivals.
  */
-extern bool mm_step_idle(const MMConfig *cfg, const MMPool *pool, double now);
+extern bool mm_step_idle(const MMConfig *cfg, const MMPool *pool, double now,
+						 double *deadline);
 
 /*
  * Equal filters (filters.c).  A step of one key's sub-pool: the

@@ -852,10 +852,13 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		for (int k = 0; s.cfg.algorithm == MM_ALGO_AUTO && k < s.pool.nkey_due; k++)
 			s.pool.key_due[k] = NAN;
 		s.seen = j;
-		if (s.leaves_after == NULL && mm_step_idle(&s.cfg, &s.pool, t))
+		if (s.leaves_after == NULL && mm_step_idle(&s.cfg, &s.pool, t, &s.res.deadline))
 		{
 			/* the step would decide nothing (most arrivals of periodic) */
 			s.pool.stepped_at = t;
+			s.res.nmatches = 0;
+			s.res.nexpired = 0;
+			s.stepped = true;
 			st = sim_interrupted(&s) ? MM_ERR_INTERRUPTED : MM_OK;
 		}
 		else

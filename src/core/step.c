@@ -401,16 +401,20 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 
 /* See mm_internal.h; cfg checked with mm_config_check. */
 bool
-mm_step_idle(const MMConfig *cfg, const MMPool *pool, double now)
+mm_step_idle(const MMConfig *cfg, const MMPool *pool, double now, double *deadline)
 {
-	MMIdleFn	idle = algorithms[cfg->algorithm].idle;
+	const MMAlgorithmEntry *a = &algorithms[cfg->algorithm];
 
-	return idle != NULL && pool->ntickets > 0 && pool->solo &&
-		pool->key == NULL && pool->cand == NULL && pool->block == NULL &&
-		cfg->roles.n == 0 && !mm_smaller_active(cfg) && isfinite(now) &&
-		isfinite(now - pool->tickets[0].arrival) &&
-		isfinite(now - pool->tickets[pool->ntickets - 1].arrival) &&
-		idle(cfg, pool, now);
+	if (a->idle == NULL || pool->ntickets <= 0 || !pool->solo ||
+		pool->key != NULL || pool->cand != NULL || pool->block != NULL ||
+		cfg->roles.n != 0 || mm_smaller_active(cfg) || !isfinite(now) ||
+		!isfinite(now - pool->tickets[0].arrival) ||
+		!isfinite(now - pool->tickets[pool->ntickets - 1].arrival) ||
+		!a->idle(cfg, pool, now))
+		return false;
+	/* mm_next_deadline's on such a pool: no keys, filters to relax or parties */
+	*deadline = a->next_deadline(cfg, pool);
+	return true;
 }
 
 /* mm_step for mm_simulate; see mm_internal.h. */

@@ -875,13 +875,16 @@ static int
 hand_step(const MMConfig *cfg, MMPool *pool, MMResult *res, double now,
 		  MMOutcome *out, int64_t *games, int *idle, int *busy)
 {
-	bool		was_idle = mm_step_idle(cfg, pool, now);
+	double		deadline = NAN;
+	bool		was_idle = mm_step_idle(cfg, pool, now, &deadline);
 
 	if (mm_step(cfg, pool, now, res) != MM_OK)
 		return 1;
 	if (was_idle && idle != NULL)
 		(*idle)++;
-	if (was_idle && (res->nmatches > 0 || res->nexpired > 0))
+	/* nothing decided, and the deadline it named is the step's */
+	if (was_idle && (res->nmatches > 0 || res->nexpired > 0 ||
+					 deadline != mm_next_deadline(cfg, pool)))
 		(*busy)++;
 	for (int j = 0; j < res->nmatches; j++)
 	{
@@ -1026,26 +1029,28 @@ test_sim_idle_steps(void)
 		int32_t		key = 0;
 		uint8_t		roles = 1;
 		MMPool		pool = {.tickets = &one, .ntickets = 1, .solo = true};
+		double		d = NAN;
 
 		cfg.periodic.batch = 4;
-		CHECK(mm_step_idle(&cfg, &pool, 2.0));
-		CHECK(!mm_step_idle(&cfg, &pool, 4.0));	/* timed out */
-		CHECK(!mm_step_idle(&cfg, &pool, INFINITY));
+		CHECK(mm_step_idle(&cfg, &pool, 2.0, &d));
+		CHECK_NEAR(d, 4.0, 0);	/* its timeout */
+		CHECK(!mm_step_idle(&cfg, &pool, 4.0, &d));	/* timed out */
+		CHECK(!mm_step_idle(&cfg, &pool, INFINITY, &d));
 		pool.solo = false;		/* a party may wait */
-		CHECK(!mm_step_idle(&cfg, &pool, 2.0));
+		CHECK(!mm_step_idle(&cfg, &pool, 2.0, &d));
 		pool.solo = true;
 		pool.key = &key;		/* equal filters */
 		pool.nkeys = 1;
-		CHECK(!mm_step_idle(&cfg, &pool, 2.0));
+		CHECK(!mm_step_idle(&cfg, &pool, 2.0, &d));
 		pool.key = NULL;
 		cfg.min_players = 2;	/* smaller matches */
-		CHECK(!mm_step_idle(&cfg, &pool, 2.0));
+		CHECK(!mm_step_idle(&cfg, &pool, 2.0, &d));
 		cfg.min_players = 0;
 		cfg.roles.n = 1;		/* roles */
 		pool.roles = &roles;
-		CHECK(!mm_step_idle(&cfg, &pool, 2.0));
+		CHECK(!mm_step_idle(&cfg, &pool, 2.0, &d));
 		cfg.roles.n = 0;
 		cfg.algorithm = MM_ALGO_DIFFERENCE_WAIT;	/* no idle test */
-		CHECK(!mm_step_idle(&cfg, &pool, 2.0));
+		CHECK(!mm_step_idle(&cfg, &pool, 2.0, &d));
 	}
 }
