@@ -660,15 +660,16 @@ sim_drain(Sim *s, double t, double *last)
  * Whether every party of the stream is -1 (none) or a number, and fits a
  * team (MM_OK), as enqueue_party and the SQL simulate require: a larger
  * one could never play, and steps would dissolve the matches it is put in
- * over and over.
+ * over and over.  *solo: whether the stream has no party at all.
  */
 static MMStatus
-sim_check_parties(const MMConfig *cfg, const int32_t *party, int n)
+sim_check_parties(const MMConfig *cfg, const int32_t *party, int n, bool *solo)
 {
 	int		   *ids;
 	int			m = 0;
 	MMStatus	st = MM_OK;
 
+	*solo = true;
 	if (party == NULL || n == 0)
 		return MM_OK;
 	ids = mm_malloc_array((size_t) n, sizeof(int));
@@ -688,6 +689,7 @@ sim_check_parties(const MMConfig *cfg, const int32_t *party, int n)
 			st = MM_ERR_ARGUMENT;
 	}
 	mm_free(ids);
+	*solo = m == 0;
 	return st;
 }
 
@@ -736,14 +738,11 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		return MM_ERR_ARGUMENT;
 	st = sim_check_criteria(cfg, criteria, n);
 	if (st == MM_OK)
-		st = sim_check_parties(cfg, party, n);
+		st = sim_check_parties(cfg, party, n, &s.pool.solo);
 	if (st != MM_OK)
 		return st;
 
 	s.cfg = *cfg;
-	s.pool.solo = true;
-	for (int j = 0; party != NULL && j < n && s.pool.solo; j++)
-		s.pool.solo = party[j] < 0;
 	/* auto's recent ratings are the stream's own, from its first arrival */
 	s.cfg.recent = NULL;
 	s.cfg.nrecent = 0;

@@ -306,10 +306,18 @@ exclude_part_deadline(const MMConfig *cfg, const MMPool *pool)
 }
 
 /*
- * What a step of mm_simulate checks (mm_step_checked): the result arrays,
- * and the waits at now of the first and last tickets, between which, the
- * tickets being in arrival order, every other wait lies.
+ * Whether the waits at now of a pool's tickets (at least one) are finite:
+ * those of its first and last, between which, the tickets being in
+ * arrival order, every other wait lies.
  */
+static bool
+waits_finite(const MMPool *pool, double now)
+{
+	return isfinite(now - pool->tickets[0].arrival) &&
+		isfinite(now - pool->tickets[pool->ntickets - 1].arrival);
+}
+
+/* What a step of mm_simulate checks (mm_step_checked): the result arrays and the waits. */
 static MMStatus
 check_waits(const MMPool *pool, const MMResult *res, double now)
 {
@@ -322,10 +330,7 @@ check_waits(const MMPool *pool, const MMResult *res, double now)
 	if (pool->tickets == NULL || res->matches == NULL ||
 		res->members == NULL || res->teams == NULL || res->expired == NULL)
 		return MM_ERR_ARGUMENT;
-	if (!isfinite(now - pool->tickets[0].arrival) ||
-		!isfinite(now - pool->tickets[n - 1].arrival))
-		return MM_ERR_ARGUMENT;
-	return MM_OK;
+	return waits_finite(pool, now) ? MM_OK : MM_ERR_ARGUMENT;
 }
 
 /*
@@ -407,10 +412,8 @@ mm_step_idle(const MMConfig *cfg, const MMPool *pool, double now, double *deadli
 
 	if (a->idle == NULL || pool->ntickets <= 0 || !pool->solo ||
 		pool->key != NULL || pool->cand != NULL || pool->block != NULL ||
-		cfg->roles.n != 0 || mm_smaller_active(cfg) || !isfinite(now) ||
-		!isfinite(now - pool->tickets[0].arrival) ||
-		!isfinite(now - pool->tickets[pool->ntickets - 1].arrival) ||
-		!a->idle(cfg, pool, now))
+		cfg->roles.n != 0 || mm_smaller_active(cfg) ||
+		!waits_finite(pool, now) || !a->idle(cfg, pool, now))
 		return false;
 	/* mm_next_deadline's on such a pool: no keys, filters to relax or parties */
 	*deadline = a->next_deadline(cfg, pool);
