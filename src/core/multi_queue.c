@@ -422,8 +422,18 @@ settle_timeouts(MQState *q, const MMConfig *cfg, const MMPool *pool,
 /* A step's scratch on the stack, in 8-byte words (mq_alloc). */
 #define MQ_STACK_WORDS 256
 
-/* Most ranges of one criterion that any_range_full counts on the stack. */
+/* Most ranges of one criterion that any_range_full and quick_full_queue count on the stack. */
 #define MQ_QUICK_RANGES 256
+
+/* The range of a rating among r (the floor of rating times r, at most r - 1). */
+static inline int
+quick_range(double rating, int r)
+{
+	/* a rating is not negative */
+	int			c = (int) (rating * (double) r);
+
+	return c > r - 1 ? r - 1 : c;
+}
 
 /*
  * Whether some range of the rating (one criterion, r ranges, at most
@@ -437,42 +447,79 @@ any_range_full(const MMPool *pool, int r, int k)
 
 	memset(count, 0, sizeof(int) * (size_t) r);
 	for (int i = 0; i < pool->ntickets; i++)
-	{
-		/* the floor of a rating times r, which is not negative */
-		int			c = (int) (pool->tickets[i].rating * (double) r);
-
-		if (c > r - 1)
-			c = r - 1;
-		if (++count[c] >= k)
+		if (++count[quick_range(pool->tickets[i].rating, r)] >= k)
 			return true;
+	return false;
+}
+
+/*
+ * The usual step that is not idle, without sorting: one criterion of at
+ * most MQ_QUICK_RANGES ranges, nobody timed out (so phase 2 has nothing to
+ * do), and at most one game to form, in one range.  Phase 1 then makes
+ * that range's k oldest tickets one game.  Returns false, having added
+ * nothing, when more than one game is due: the general step forms them.
+ */
+static bool
+quick_full_queue(const MMPool *pool, int r, int k, MMResult *res)
+{
+	int			count[MQ_QUICK_RANGES];
+	int			take[MM_MAX_K];
+	int			full = -1;
+	int			ntake = 0;
+
+	memset(count, 0, sizeof(int) * (size_t) r);
+	for (int i = 0; i < pool->ntickets; i++)
+	{
+		int			c = quick_range(pool->tickets[i].rating, r);
+
+		if (++count[c] == k)
+		{
+			if (full >= 0)
+				return false;	/* a second full range */
+			full = c;
+		}
+		else if (count[c] == 2 * k)
+			return false;		/* two games in one range */
 	}
+	if (full < 0)
+		return true;			/* idle */
+	for (int i = 0; ntake < k; i++)
+		if (quick_range(pool->tickets[i].rating, r) == full)
+			take[ntake++] = i;
+	mm_add_match(res, take, k, k);
+	return true;
+}
+
+/*
+ * Whether a step has nothing to do because nobody timed out and fewer
+ * than k wait.  Otherwise the ranges of each criterion are in rd, and
+ * quick says whether the ranges can be counted without sorting (one
+ * criterion, at most MQ_QUICK_RANGES ranges, nobody timed out).
+ */
+static bool
+too_few(const MMConfig *cfg, const MMPool *pool, double now, int *rd, bool *quick)
+{
+	bool		timed_out = mm_timed_out(&pool->tickets[0], now, cfg->max_wait);
+
+	if (!timed_out && pool->ntickets < mm_config_k(cfg))
+		return true;			/* no range can be full */
+	mm_criteria_ranges(cfg, rd);
+	*quick = !timed_out && cfg->criteria.n == 0 && rd[0] <= MQ_QUICK_RANGES;
 	return false;
 }
 
 /*
  * Idle: nobody timed out, and either fewer than k wait or (one criterion,
- * at most MQ_QUICK_RANGES ranges) no range holds k.  When not idle, the
- * ranges of each criterion are in rd.
+ * at most MQ_QUICK_RANGES ranges) no range holds k.
  */
-static bool
-idle_ranges(const MMConfig *cfg, const MMPool *pool, double now, int *rd)
-{
-	int			k = mm_config_k(cfg);
-	bool		timed_out = mm_timed_out(&pool->tickets[0], now, cfg->max_wait);
-
-	if (!timed_out && pool->ntickets < k)
-		return true;			/* no range can be full */
-	mm_criteria_ranges(cfg, rd);
-	return !timed_out && cfg->criteria.n == 0 && rd[0] <= MQ_QUICK_RANGES &&
-		!any_range_full(pool, rd[0], k);
-}
-
 bool
 mm_multi_queue_idle(const MMConfig *cfg, const MMPool *pool, double now)
 {
 	int			rd[MM_MAX_CRITERIA];
+	bool		quick;
 
-	return idle_ranges(cfg, pool, now, rd);
+	return too_few(cfg, pool, now, rd, &quick) ||
+		(quick && !any_range_full(pool, rd[0], mm_config_k(cfg)));
 }
 
 /*
@@ -491,11 +538,14 @@ mm_multi_queue_step(const MMConfig *cfg, MMPool *pool, double prev,
 	MQState		q;
 	MMStatus	st;
 	int			rd[MM_MAX_CRITERIA];
+	bool		quick;
 	int64_t		stack[MQ_STACK_WORDS];	/* int64_t: aligned for every piece */
 
 	(void) prev;
-	if (pool->ntickets == 0 || idle_ranges(cfg, pool, now, rd))
-		return MM_OK;			/* the usual step: an arrival completes nothing */
+	if (pool->ntickets == 0 || too_few(cfg, pool, now, rd, &quick))
+		return MM_OK;
+	if (quick && quick_full_queue(pool, rd[0], mm_config_k(cfg), res))
+		return MM_OK;			/* the usual step: one game, or none */
 	memset(&q, 0, sizeof(q));
 	memcpy(q.rd, rd, sizeof(int) * (size_t) (cfg->criteria.n + 1));
 	q.k = mm_config_k(cfg);
@@ -551,8 +601,8 @@ multi_queue_cost(int k, int dims, const double *r, const double *f,
  * arrival rate, gets 1 range.  Ranges are capped at 1e9 each and their
  * product at MM_MAX_CELLS.
  */
-void
-mm_criteria_ranges(const MMConfig *cfg, int *ranges)
+static void
+free_ranges(const MMConfig *cfg, int *ranges)
 {
 	int			dims = cfg->criteria.n + 1;
 	int			k = mm_config_k(cfg);
@@ -623,6 +673,16 @@ mm_criteria_ranges(const MMConfig *cfg, int *ranges)
 				ranges[freed[j]] = (int) r[freed[j]];
 		}
 	}
+}
+
+/* multi_queue's ranges per criterion: free_ranges, but a step's usual case directly. */
+void
+mm_criteria_ranges(const MMConfig *cfg, int *ranges)
+{
+	if (cfg->criteria.n == 0 && cfg->multi_queue.ranges > 0)
+		ranges[0] = cfg->multi_queue.ranges;	/* as configured, every step */
+	else
+		free_ranges(cfg, ranges);
 }
 
 /*

@@ -684,6 +684,89 @@ test_multi_queue(void)
 	CHECK_INT(q.pool.ntickets, 0);
 }
 
+/*
+ * multi_queue's phase 1 against a model of it, nobody timed out: per
+ * range, the tickets in arrival order make games of k, listed in the
+ * order of the ticket that completed each.  Pools with no full range,
+ * one game (the step's usual case), two full ranges, and two or more
+ * games in one range; ratings on the ranges' edges.
+ */
+void
+test_multi_queue_phase1(void)
+{
+	uint64_t	seed = 7;
+
+	for (int run = 0; run < 4000; run++)
+	{
+		int			k = 2 + (int) (test_rand(&seed) * 3);
+		int			r = 1 + (int) (test_rand(&seed) * 9);
+		int			n = (int) (test_rand(&seed) * (run % 2 ? 4 * k : 24));
+		MMConfig	cfg = make_cfg(MM_ALGO_MULTI_QUEUE, k, 1, 100.0, MM_TIMEOUT_EXPIRE);
+		TestQueue	q;
+		int			range[TQ_MAX];
+		int			last[TQ_MAX];	/* game -> the ticket completing it */
+		int			game[TQ_MAX];	/* ticket -> its game, or -1 */
+		int			ngames = 0;
+
+		cfg.multi_queue.ranges = r;
+		tq_init(&q, &cfg);
+		for (int i = 0; i < n; i++)
+		{
+			/* a tenth of the ratings on an edge: 0, 1 or j / r */
+			double		v = test_rand(&seed) < 0.1 ?
+				(int) (test_rand(&seed) * (r + 1)) / (double) r : test_rand(&seed);
+
+			tq_add(&q, v, i * 0.5);
+			range[i] = v * r >= r - 1 ? r - 1 : (int) floor(v * r);
+		}
+
+		/* the model: a range's tickets, once it has k more, are a game */
+		for (int c = 0; c < r; c++)
+		{
+			int			members[TQ_MAX];
+			int			m = 0;
+
+			for (int i = 0; i < n; i++)
+				if (range[i] == c)
+					members[m++] = i;
+			for (int i = 0; i < m; i++)
+				game[members[i]] = -1;
+			for (int g = 0; g + k <= m; g += k)
+			{
+				for (int i = g; i < g + k; i++)
+					game[members[i]] = ngames;
+				last[ngames++] = members[g + k - 1];
+			}
+		}
+
+		CHECK_INT(mm_step(&cfg, &q.pool, n * 0.5, &q.res), MM_OK);
+		CHECK_INT(q.res.nexpired, 0);
+		CHECK_INT(q.res.nmatches, ngames);
+		if (q.res.nmatches != ngames)
+			continue;
+		for (int j = 0; j < ngames; j++)
+		{
+			const MMMatch *m = &q.res.matches[j];
+			int			g;
+
+			CHECK_INT(m->nmembers, k);
+			CHECK_INT(m->bots, 0);
+			if (m->nmembers != k)
+				break;
+			/* games in the order of their last member; members by arrival */
+			g = game[q.res.members[m->first]];
+			CHECK(g >= 0);
+			if (g < 0)
+				break;
+			for (int i = 0; i < k; i++)
+				CHECK_INT(game[q.res.members[m->first + i]], g);
+			CHECK_INT(q.res.members[m->first + k - 1], last[g]);
+			if (j > 0)
+				CHECK(last[g] > q.res.members[q.res.matches[j - 1].first + k - 1]);
+		}
+	}
+}
+
 /* difference_wait, k = 2: the foundation's example. */
 void
 test_diffwait_pairs(void)

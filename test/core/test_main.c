@@ -25,6 +25,7 @@ static const MMTestCase tests[] = {
 	{"split_exact", test_split_exact},
 	{"split_large", test_split_large},
 	{"multi_queue", test_multi_queue},
+	{"multi_queue_phase1", test_multi_queue_phase1},
 	{"diffwait_pairs", test_diffwait_pairs},
 	{"diffwait_newcomer_first", test_diffwait_newcomer_first},
 	{"diffwait_due_rounding", test_diffwait_due_rounding},

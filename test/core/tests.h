@@ -28,6 +28,7 @@ extern void test_split_teams(void);
 extern void test_split_exact(void);
 extern void test_split_large(void);
 extern void test_multi_queue(void);
+extern void test_multi_queue_phase1(void);
 extern void test_diffwait_pairs(void);
 extern void test_diffwait_newcomer_first(void);
 extern void test_diffwait_due_rounding(void);
