@@ -170,15 +170,24 @@ typedef double (*MMDeadlineFn) (const MMConfig *cfg, const MMPool *pool);
 typedef bool (*MMIdleFn) (const MMConfig *cfg, const MMPool *pool, double now);
 
 /*
- * Whether a whole step (mm_step) at now would decide nothing and change
- * nothing but pool->stepped_at: a pool of one key, without parties
- * (pool->solo), roles, block lists or smaller matches, whose algorithm's
- * idle test holds (greedy, periodic, multi_queue); then *deadline is what
+ * Whether a pool is plain: one key, without parties (pool->solo),
+ * intersect filters, block lists, roles or smaller matches.  None of
+ * these changes during a simulation, which asks once.
+ */
+extern bool mm_pool_plain(const MMConfig *cfg, const MMPool *pool);
+
+/*
+ * On a plain pool: whether a whole step (mm_step) at now would decide
+ * nothing and change nothing but pool->stepped_at, as the algorithm's idle
+ * test tells (greedy, periodic, multi_queue); then *deadline is what
  * mm_next_deadline would give after the step.  mm_simulate skips such
  * steps at arrivals.
  */
 extern bool mm_step_idle(const MMConfig *cfg, const MMPool *pool, double now,
 						 double *deadline);
+
+/* On a plain pool: mm_next_deadline, without its other cases. */
+extern double mm_plain_deadline(const MMConfig *cfg, const MMPool *pool);
 
 /*
  * Equal filters (filters.c).  A step of one key's sub-pool: the

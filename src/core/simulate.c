@@ -62,6 +62,7 @@ typedef struct Sim
 	MMPool		pool;
 	MMResult	res;
 	bool		stepped;		/* the pool is as the last step left it */
+	bool		plain;			/* mm_pool_plain, for every step */
 	int			cap;			/* room of every array below */
 	bool	   *taken;			/* backfill's marks on the pool */
 
@@ -623,6 +624,7 @@ sim_drain(Sim *s, double t, double *last)
 		 * that none comes before the next arrival, t), or not
 		 */
 		d = s->stepped && !isnan(s->res.deadline) ? s->res.deadline
+			: s->plain ? mm_plain_deadline(&s->cfg, &s->pool)
 			: mm_next_deadline(&s->cfg, &s->pool);
 		/* after the last arrival, backfill matters while tickets wait */
 		if (s->leaves_after != NULL && s->pool.ntickets > 0)
@@ -806,6 +808,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	s.pool.nregions = nregions > 0 ? nregions : 0;
 	s.outcomes = outcomes;
 	s.leaves_after = data != NULL && cfg->algorithm != MM_ALGO_OPTIMIZE ? data->leaves_after : NULL;
+	s.plain = mm_pool_plain(&s.cfg, &s.pool);
 	s.sum.players = n;
 	for (int j = 0; outcomes != NULL && j < n; j++)
 	{
@@ -851,7 +854,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		for (int k = 0; s.cfg.algorithm == MM_ALGO_AUTO && k < s.pool.nkey_due; k++)
 			s.pool.key_due[k] = NAN;
 		s.seen = j;
-		if (s.leaves_after == NULL && mm_step_idle(&s.cfg, &s.pool, t, &s.res.deadline))
+		if (s.plain && s.leaves_after == NULL && mm_step_idle(&s.cfg, &s.pool, t, &s.res.deadline))
 		{
 			/* the step would decide nothing (most arrivals of periodic) */
 			s.pool.stepped_at = t;

@@ -404,19 +404,35 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	return step_at(cfg, pool, now, result, false);
 }
 
+/* See mm_internal.h. */
+bool
+mm_pool_plain(const MMConfig *cfg, const MMPool *pool)
+{
+	return pool->solo && pool->key == NULL && pool->cand == NULL &&
+		pool->block == NULL && cfg->roles.n == 0 && !mm_smaller_active(cfg);
+}
+
+/*
+ * See mm_internal.h; cfg checked with mm_config_check.  On a plain pool
+ * mm_next_deadline is the algorithm's: no keys, filters to relax,
+ * block lists or parties.
+ */
+double
+mm_plain_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	return pool->ntickets > 0 ? algorithms[cfg->algorithm].next_deadline(cfg, pool) : INFINITY;
+}
+
 /* See mm_internal.h; cfg checked with mm_config_check. */
 bool
 mm_step_idle(const MMConfig *cfg, const MMPool *pool, double now, double *deadline)
 {
 	const MMAlgorithmEntry *a = &algorithms[cfg->algorithm];
 
-	if (a->idle == NULL || pool->ntickets <= 0 || !pool->solo ||
-		pool->key != NULL || pool->cand != NULL || pool->block != NULL ||
-		cfg->roles.n != 0 || mm_smaller_active(cfg) ||
+	if (a->idle == NULL || pool->ntickets <= 0 ||
 		!waits_finite(pool, now) || !a->idle(cfg, pool, now))
 		return false;
-	/* mm_next_deadline's on such a pool: no keys, filters to relax or parties */
-	*deadline = a->next_deadline(cfg, pool);
+	*deadline = mm_plain_deadline(cfg, pool);
 	return true;
 }
 

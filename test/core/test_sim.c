@@ -869,14 +869,15 @@ test_sim_rows_once(void)
  * mm_simulate records it (games numbered in order, teams, the instant),
  * the decided tickets dropped.  Counts into *idle (when not NULL) the
  * steps mm_step_idle named, into *busy those of them that decided
- * something; returns 1 for a failed step.
+ * something and the steps after which mm_plain_deadline is not
+ * mm_next_deadline; returns 1 for a failed step.
  */
 static int
 hand_step(const MMConfig *cfg, MMPool *pool, MMResult *res, double now,
 		  MMOutcome *out, int64_t *games, int *idle, int *busy)
 {
 	double		deadline = NAN;
-	bool		was_idle = mm_step_idle(cfg, pool, now, &deadline);
+	bool		was_idle = mm_pool_plain(cfg, pool) && mm_step_idle(cfg, pool, now, &deadline);
 
 	if (mm_step(cfg, pool, now, res) != MM_OK)
 		return 1;
@@ -909,6 +910,9 @@ hand_step(const MMConfig *cfg, MMPool *pool, MMResult *res, double now,
 		o->matched_at = now;
 	}
 	mm_pool_compact(pool, res);
+	/* after any step, the plain pool's deadline is mm_next_deadline's */
+	if (mm_plain_deadline(cfg, pool) != mm_next_deadline(cfg, pool))
+		(*busy)++;
 	return 0;
 }
 
@@ -1036,20 +1040,23 @@ test_sim_idle_steps(void)
 		CHECK_NEAR(d, 4.0, 0);	/* its timeout */
 		CHECK(!mm_step_idle(&cfg, &pool, 4.0, &d));	/* timed out */
 		CHECK(!mm_step_idle(&cfg, &pool, INFINITY, &d));
+		CHECK(mm_pool_plain(&cfg, &pool));
+		CHECK_NEAR(mm_plain_deadline(&cfg, &pool), 4.0, 0);
 		pool.solo = false;		/* a party may wait */
-		CHECK(!mm_step_idle(&cfg, &pool, 2.0, &d));
+		CHECK(!mm_pool_plain(&cfg, &pool));
 		pool.solo = true;
 		pool.key = &key;		/* equal filters */
 		pool.nkeys = 1;
-		CHECK(!mm_step_idle(&cfg, &pool, 2.0, &d));
+		CHECK(!mm_pool_plain(&cfg, &pool));
 		pool.key = NULL;
 		cfg.min_players = 2;	/* smaller matches */
-		CHECK(!mm_step_idle(&cfg, &pool, 2.0, &d));
+		CHECK(!mm_pool_plain(&cfg, &pool));
 		cfg.min_players = 0;
 		cfg.roles.n = 1;		/* roles */
 		pool.roles = &roles;
-		CHECK(!mm_step_idle(&cfg, &pool, 2.0, &d));
+		CHECK(!mm_pool_plain(&cfg, &pool));
 		cfg.roles.n = 0;
+		CHECK(mm_pool_plain(&cfg, &pool));
 		cfg.algorithm = MM_ALGO_DIFFERENCE_WAIT;	/* no idle test */
 		CHECK(!mm_step_idle(&cfg, &pool, 2.0, &d));
 	}
