@@ -444,7 +444,8 @@ typedef struct MMTicket
 	int64_t		id;
 	double		rating;			/* normalised to [0, 1] */
 	double		arrival;		/* seconds */
-	int32_t		group;			/* difference_wait: index into MMPool.groups, or -1 */
+	int32_t		group;			/* difference_wait: index into MMPool.groups, or -1;
+								 * INT32_MIN is reserved (mm_pool_compact's mark) */
 	int32_t		party;			/* premade number (>= 0) shared by its members, -1 solo:
 								 * a party plays whole, in one team (compose.c; optimize
 								 * forms its units itself) */
