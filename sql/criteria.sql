@@ -82,6 +82,9 @@ SELECT matchmaker.enqueue('mq', 'v', 300, '{}');
 SELECT matchmaker.enqueue('mq', 'v', 300, '{"latency": "low"}');
 SELECT matchmaker.enqueue('mq', 'v', 300, '{"latency": 300.5}');
 SELECT matchmaker.enqueue('mq', 'v', 300, '{"latency": -1}');
+-- beyond float8: said so, not printed as Infinity
+SELECT matchmaker.enqueue('mq', 'v', 300, '{"latency": 1e400}');
+SELECT matchmaker.enqueue('mq', 'v', 300, '{"latency": -1e400}');
 SELECT count(*) AS tickets_of_v FROM matchmaker.tickets WHERE player = 'v';
 SELECT matchmaker.enqueue('mq', 'v', 300, '{"latency": 300}') > 0 AS enqueued;
 

@@ -105,6 +105,15 @@ mm_criteria_report(const MMQueue *queue, int d, MMCriterionProblem problem,
 	const char *lo = mm_float_text(queue->criteria.lo[d]);
 	const char *hi = mm_float_text(queue->criteria.hi[d]);
 
+	if (problem == MM_CRITERION_OUTSIDE && isinf(got))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("%s attribute \"%s\" is outside the range of queue \"%s\"",
+						whose, key, queue->name),
+				 errdetail("The value is %s, beyond any float8; the queue's criterion \"%s\" takes numbers from %s to %s.",
+						   got > 0 ? "above 1.8e308" : "below -1.8e308", key, lo, hi),
+				 errhint("Widen the criterion's min and max with matchmaker.alter_queue(name => '%s', params => ...).",
+						 queue->name)));
 	if (problem == MM_CRITERION_OUTSIDE)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
