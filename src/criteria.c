@@ -105,20 +105,18 @@ mm_criteria_report(const MMQueue *queue, int d, MMCriterionProblem problem,
 	const char *lo = mm_float_text(queue->criteria.lo[d]);
 	const char *hi = mm_float_text(queue->criteria.hi[d]);
 
-	if (problem == MM_CRITERION_OUTSIDE && isinf(got))
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("%s attribute \"%s\" is outside the range of queue \"%s\"",
-						whose, key, queue->name),
-				 errdetail("The value is %s, beyond any float8; the queue's criterion \"%s\" takes numbers from %s to %s.",
-						   got > 0 ? "above 1.8e308" : "below -1.8e308", key, lo, hi),
-				 errhint("Widen the criterion's min and max with matchmaker.alter_queue(name => '%s', params => ...).",
-						 queue->name)));
+	/* a number beyond float8 (1e400) arrives as an infinity: say so, not "Infinity" */
 	if (problem == MM_CRITERION_OUTSIDE)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 isinf(got) ?
+				 errmsg("%s attribute \"%s\" is outside the range of queue \"%s\"",
+						whose, key, queue->name) :
 				 errmsg("%s attribute \"%s\" %s is outside the range of queue \"%s\"",
 						whose, key, mm_float_text(got), queue->name),
+				 isinf(got) ?
+				 errdetail("The value is %s, beyond any float8; the queue's criterion \"%s\" takes numbers from %s to %s.",
+						   got > 0 ? "above 1.8e308" : "below -1.8e308", key, lo, hi) :
 				 errdetail("The queue's criterion \"%s\" takes numbers from %s to %s.", key, lo, hi),
 				 errhint("Widen the criterion's min and max with matchmaker.alter_queue(name => '%s', params => ...).",
 						 queue->name)));
