@@ -109,6 +109,20 @@
 /* The fewest players per max_wait the rate counts as (players_per_max_wait). */
 #define AUTO_LOAD_FLOOR		1e-3
 
+/*
+ * k = 2: what a pass (pair_pass) keeps per position of the rating order,
+ * in AutoCtx's block.
+ */
+typedef struct AutoMerge
+{
+	int		   *next;			/* the links the pass started with */
+	int		   *prev;
+	int		   *scan;			/* the next partner to look at, or -1 */
+	int		   *seen;			/* how many partners it looked at */
+	int		   *pending;		/* how many of its pairs the heap holds */
+	double		oldest;			/* the oldest arrival of the pass's tickets */
+} AutoMerge;
+
 /* What one step or one deadline computation works with. */
 typedef struct AutoCtx
 {
@@ -141,6 +155,7 @@ typedef struct AutoCtx
 	const MMDensity *dens;		/* cfg->density once made, or NULL */
 	MMDensity  *unmade;			/* cfg->density not made yet: counts lookups */
 	int		   *rank;			/* with recent: per position, its rating's rank among them, or -1 */
+	AutoMerge	merge;			/* k = 2: pair_pass's */
 	double		deadline;		/* the next deadline after the last pass of a step */
 	bool		polls;			/* collect polls mm_interrupt (a step's passes) */
 	bool		interrupted;	/* and mm_interrupt asked to stop */
@@ -537,6 +552,7 @@ static MMStatus
 auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 {
 	int			n = pool->ntickets;
+	int			ints;
 
 	memset(c, 0, sizeof(AutoCtx));
 	c->cfg = cfg;
@@ -578,10 +594,14 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 	}
 	c->n = n;
 
-	/* one block: the sort's keys (used here only), order, pos, next, prev, rank, taken */
-	if ((size_t) n > SIZE_MAX / (sizeof(AutoKey) + 5 * sizeof(int) + 1))
+	/*
+	 * one block: the sort's keys (used here only), order, pos, next, prev,
+	 * rank, for pairs the five arrays of merge, and taken
+	 */
+	ints = c->k == 2 ? 10 : 5;
+	if ((size_t) n > SIZE_MAX / (sizeof(AutoKey) + ints * sizeof(int) + 1))
 		return MM_ERR_NOMEM;
-	c->block = mm_malloc((size_t) n * (sizeof(AutoKey) + 5 * sizeof(int) + 1));
+	c->block = mm_malloc((size_t) n * (sizeof(AutoKey) + ints * sizeof(int) + 1));
 	if (c->block == NULL)
 		return MM_ERR_NOMEM;
 	c->order = (int *) ((AutoKey *) c->block + n);
@@ -589,7 +609,15 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 	c->next = c->pos + n;
 	c->prev = c->next + n;
 	c->rank = c->prev + n;
-	c->taken = (char *) (c->rank + n);
+	if (c->k == 2)
+	{
+		c->merge.next = c->rank + n;
+		c->merge.prev = c->merge.next + n;
+		c->merge.scan = c->merge.prev + n;
+		c->merge.seen = c->merge.scan + n;
+		c->merge.pending = c->merge.seen + n;
+	}
+	c->taken = (char *) (c->order + (size_t) ints * n);
 	memset(c->taken, 0, (size_t) n);
 	if (c->recent != NULL)
 		for (int p = 0; p < n; p++)
@@ -881,9 +909,11 @@ rank_of(const AutoCtx *c, int p)
  * leaves lo behind).  With evenly spread ratings, no neighbours and away
  * from the ends (A = 7 f g^2 / 4), a pair of newcomers is due at once when
  * f g <= (8 f / 7)^(1/2) S, 1.51 S for f = 2, near the values' 2 base S.
+ * The waiting neighbours are read from the links next and prev (c's own,
+ * or those a pass started with: pair_merge).
  */
 static double
-myopic_at(const AutoCtx *c, int lo, int hi)
+myopic_at(const AutoCtx *c, const int *next, const int *prev, int lo, int hi)
 {
 	const MMTicket *tk = c->pool->tickets;
 	double		rl = rating_of(c, lo),
@@ -900,11 +930,11 @@ myopic_at(const AutoCtx *c, int lo, int hi)
 				w[2];
 	int			k;
 
-	if ((k = c->prev[lo]) >= 0 && (rl - rating_of(c, k)) / 2 < hL)
+	if ((k = prev[lo]) >= 0 && (rl - rating_of(c, k)) / 2 < hL)
 		hL = (rl - rating_of(c, k)) / 2;
 	if (rl - c->rmin < hL)
 		hL = rl - c->rmin;
-	if ((k = c->next[hi]) >= 0 && (rating_of(c, k) - rh) / 2 < hR)
+	if ((k = next[hi]) >= 0 && (rating_of(c, k) - rh) / 2 < hR)
 		hR = (rating_of(c, k) - rh) / 2;
 	if (c->rmax - rh < hR)
 		hR = c->rmax - rh;
@@ -960,6 +990,24 @@ use_myopic(const AutoCtx *c)
 	return c->pair_rating && c->f[0] > 0;
 }
 
+/*
+ * The instant the pair (first, second) with cost cost is due, its
+ * neighbours read from the links next and prev.
+ */
+static double
+pair_at(const AutoCtx *c, const int *next, const int *prev, int first, int second,
+		double cost)
+{
+	double		arr[2];
+
+	if (use_myopic(c))
+		return first < second ? myopic_at(c, next, prev, first, second) :
+			myopic_at(c, next, prev, second, first);
+	arr[0] = c->pool->tickets[c->order[first]].arrival;
+	arr[1] = c->pool->tickets[c->order[second]].arrival;
+	return eligible_at(c, cost, arr, 2);
+}
+
 /* Fill cand with the candidate (first, second) and its instant. */
 static void
 cand_fill(const AutoCtx *c, int first, int second, AutoCand *cand)
@@ -968,15 +1016,17 @@ cand_fill(const AutoCtx *c, int first, int second, AutoCand *cand)
 	double		arr[MM_MAX_K];
 	int			m = cand_members(c, first, second, idx);
 
-	for (int i = 0; i < m; i++)
-		arr[i] = c->pool->tickets[idx[i]].arrival;
 	cand->first = first;
 	cand->second = second;
 	cand->cost = group_cost(c, idx, m);
-	if (second >= 0 && use_myopic(c))
-		cand->at = first < second ? myopic_at(c, first, second) : myopic_at(c, second, first);
-	else
-		cand->at = eligible_at(c, cand->cost, arr, m);
+	if (second >= 0)
+	{
+		cand->at = pair_at(c, c->next, c->prev, first, second, cand->cost);
+		return;
+	}
+	for (int i = 0; i < m; i++)
+		arr[i] = c->pool->tickets[idx[i]].arrival;
+	cand->at = eligible_at(c, cand->cost, arr, m);
 }
 
 /*
@@ -1144,6 +1194,216 @@ commit(AutoCtx *c, const AutoCand *cand, MMResult *res)
 }
 
 /*
+ * Commit cand, a candidate of the pass, when its members all still wait
+ * and, after an earlier commit of the pass (done), it is still what it was
+ * when the pass found it: a group of consecutive tickets must still be the
+ * same group, and a pair looking one arrival ahead still due with the
+ * neighbours the commits left.  Returns whether it committed.
+ */
+static int
+pass_commit(AutoCtx *c, double now, AutoCand *cand, int done, MMResult *res)
+{
+	int			idx[MM_MAX_K];
+	int			m = cand_members(c, cand->first, cand->second, idx);
+
+	if (m != c->k)
+		return 0;
+	/* positions link past taken tickets only after they are unlinked */
+	for (int i = 0; i < m; i++)
+		if (c->taken[idx[i]])
+			return 0;
+	if (done && (cand->second < 0 || use_myopic(c)))
+	{
+		AutoCand	again;
+
+		cand_fill(c, cand->first, cand->second, &again);
+		if (again.at > now)
+			return 0;
+	}
+	if (c->k == 2 && c->left == 3)
+		spare_lonely(c, now, cand);
+	commit(c, cand, res);
+	return 1;
+}
+
+/*
+ * A pass for k > 2 (and for pairs with mm_auto_collect_all): collect the
+ * eligible candidates, then try them cheapest first (pass_commit).
+ */
+static MMStatus
+group_pass(AutoCtx *c, double now, AutoCands *l, MMResult *res, int *done)
+{
+	MMStatus	st = collect(c, now, l, &c->deadline);
+
+	if (st != MM_OK)
+		return st;
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(AutoCand), cand_cmp);
+	for (int j = 0; j < l->n; j++)
+		if (pass_commit(c, now, &l->v[j], *done, res))
+			*done = 1;
+	return MM_OK;
+}
+
+/* Restore the heap h by cand_cmp below index i (the least at the root). */
+static void
+heap_down(AutoCand *h, int n, int i)
+{
+	AutoCand	x = h[i];
+
+	for (;;)
+	{
+		int			j = 2 * i + 1;
+
+		if (j >= n)
+			break;
+		if (j + 1 < n && cand_cmp(&h[j + 1], &h[j]) < 0)
+			j++;
+		if (cand_cmp(&h[j], &x) >= 0)
+			break;
+		h[i] = h[j];
+		i = j;
+	}
+	h[i] = x;
+}
+
+/* Add cand to the heap l. */
+static MMStatus
+heap_push(AutoCands *l, const AutoCand *cand)
+{
+	int			i;
+
+	if (cands_push(l, cand) != MM_OK)
+		return MM_ERR_NOMEM;
+	for (i = l->n - 1; i > 0 && cand_cmp(cand, &l->v[(i - 1) / 2]) < 0; i = (i - 1) / 2)
+		l->v[i] = l->v[(i - 1) / 2];
+	l->v[i] = *cand;
+	return MM_OK;
+}
+
+/*
+ * pair_pass: put on the heap l position p's next run of candidate pairs
+ * that holds an eligible one (at or before now), lowering c->deadline to
+ * each instant found, as collect would; nothing once p's partners run
+ * out.  The partners are collect's (the next AUTO_SCAN in the links the
+ * pass started with, until the gap alone puts them past the deadline
+ * found so far), their instants computed with those links.  A run is the
+ * partners of one cost when the rating is the only criterion (the cost
+ * then grows with the partner's position) and every partner otherwise, so
+ * each later run of p costs more than all that p put on the heap before.
+ */
+static inline MMStatus
+pair_run(AutoCtx *c, double now, AutoCands *l, int p)
+{
+	const MMTicket *tk = c->pool->tickets;
+	AutoMerge  *mg = &c->merge;
+	double		bound[2] = {tk[c->order[p]].arrival, mg->oldest};
+
+	while (mg->scan[p] >= 0 && mg->pending[p] == 0)
+	{
+		bool		started = false;
+		double		run = 0.0;
+		int			q;
+
+		while ((q = mg->scan[p]) >= 0)
+		{
+			AutoCand	cand;
+			int			idx[2] = {c->order[p], c->order[q]};
+			double		gap = tk[idx[1]].rating - tk[idx[0]].rating;
+			double		x = c->deadline > now ? c->deadline : now;
+
+			/* no partner this far is eligible before one that came first */
+			if (mg->seen[p] == AUTO_SCAN ||
+				(c->f[0] > 0 &&
+				 (use_myopic(c) ? myopic_bound(c, gap, bound) :
+				  eligible_at(c, c->f[0] * gap, bound, 2)) > x))
+			{
+				mg->scan[p] = -1;
+				break;
+			}
+			/* group_cost's, to the bit, where the rating alone counts */
+			cand.cost = c->pair_rating ? c->f[0] * gap : group_cost(c, idx, 2);
+			if (started && c->pair_rating && cand.cost != run)
+				break;			/* q starts p's next run */
+			started = true;
+			run = cand.cost;
+			cand.first = p;
+			cand.second = q;
+			cand.at = pair_at(c, mg->next, mg->prev, p, q, cand.cost);
+			mg->scan[p] = mg->next[q];
+			mg->seen[p]++;
+			if (cand.at < c->deadline)
+				c->deadline = cand.at;
+			if (cand.at <= now)
+			{
+				if (heap_push(l, &cand) != MM_OK)
+					return MM_ERR_NOMEM;
+				mg->pending[p]++;
+			}
+		}
+	}
+	return MM_OK;
+}
+
+/*
+ * A pass for pairs (k = 2): group_pass's decisions, in the same order,
+ * without collecting every eligible pair first.  Each waiting ticket's
+ * pairs with the partners after it come in runs of rising cost
+ * (pair_run); a heap holds the eligible pairs of each ticket's current
+ * run, and a ticket's next run is looked at only once its current one is
+ * tried and the ticket still waits.  A pass over many tickets that are
+ * all due so looks at a few partners per ticket, not at every one within
+ * reach, and sorts no list of them.  A pass that commits nothing put
+ * nothing on the heap: it looked at every partner, as collect does, and
+ * c->deadline is collect's.
+ */
+static MMStatus
+pair_pass(AutoCtx *c, double now, AutoCands *l, MMResult *res, int *done)
+{
+	const MMTicket *tk = c->pool->tickets;
+	AutoMerge  *mg = &c->merge;
+	double		oldest = INFINITY;
+
+	l->n = 0;
+	memcpy(mg->next, c->next, sizeof(int) * (size_t) c->n);
+	memcpy(mg->prev, c->prev, sizeof(int) * (size_t) c->n);
+	for (int p = c->first; p >= 0; p = c->next[p])
+		if (tk[c->order[p]].arrival < oldest)
+			oldest = tk[c->order[p]].arrival;
+	mg->oldest = oldest;
+	if (oldest + c->cfg->max_wait < c->deadline)
+		c->deadline = oldest + c->cfg->max_wait;
+	for (int p = c->first; p >= 0; p = c->next[p])
+	{
+		if (mm_interrupted())
+			return MM_ERR_INTERRUPTED;
+		mg->scan[p] = c->next[p];
+		mg->seen[p] = 0;
+		mg->pending[p] = 0;
+		if (pair_run(c, now, l, p) != MM_OK)
+			return MM_ERR_NOMEM;
+	}
+	while (l->n > 0)
+	{
+		AutoCand	cand = l->v[0];
+		int			p = cand.first;
+
+		if (mm_interrupted())
+			return MM_ERR_INTERRUPTED;
+		l->v[0] = l->v[--l->n];
+		heap_down(l->v, l->n, 0);
+		mg->pending[p]--;
+		if (pass_commit(c, now, &cand, *done, res))
+			*done = 1;
+		if (!c->taken[c->order[p]] && pair_run(c, now, l, p) != MM_OK)
+			return MM_ERR_NOMEM;
+	}
+	return MM_OK;
+}
+
+bool		mm_auto_collect_all = false;
+
+/*
  * Commit the eligible candidates, cheapest first, and again over the
  * tickets left until a pass commits none: that pass saw the tickets that
  * stay, and c->deadline is their next deadline.
@@ -1153,7 +1413,6 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res)
 {
 	for (;;)
 	{
-		AutoCand   *cands;
 		int			done = 0;
 		MMStatus	st;
 
@@ -1164,44 +1423,10 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res)
 		 * or that none comes before the horizon
 		 */
 		c->deadline = c->pool->horizon != 0 ? c->pool->horizon : INFINITY;
-		st = collect(c, now, l, &c->deadline);
-		if (st != MM_OK)
+		st = c->k == 2 && !mm_auto_collect_all ? pair_pass(c, now, l, res, &done) :
+			group_pass(c, now, l, res, &done);
+		if (st != MM_OK || !done)
 			return st;
-		if (l->n == 0)
-			return MM_OK;
-		cands = l->v;
-		qsort(cands, l->n, sizeof(AutoCand), cand_cmp);
-		for (int j = 0; j < l->n; j++)
-		{
-			int			idx[MM_MAX_K];
-			int			m = cand_members(c, cands[j].first, cands[j].second, idx);
-			int			avail = m == c->k;
-
-			/* positions link past taken tickets only after they are unlinked */
-			for (int i = 0; i < m && avail; i++)
-				avail = !c->taken[idx[i]];
-			if (!avail)
-				continue;
-			/*
-			 * after a commit of this pass, a group of consecutive tickets
-			 * must still be the same group, and a pair looking one arrival
-			 * ahead still due with the neighbours that the commit left
-			 */
-			if (done && (cands[j].second < 0 || use_myopic(c)))
-			{
-				AutoCand	again;
-
-				cand_fill(c, cands[j].first, cands[j].second, &again);
-				if (again.at > now)
-					continue;
-			}
-			if (c->k == 2 && c->left == 3)
-				spare_lonely(c, now, &cands[j]);
-			commit(c, &cands[j], res);
-			done = 1;
-		}
-		if (!done)
-			return MM_OK;
 	}
 }
 

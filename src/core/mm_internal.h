@@ -330,6 +330,14 @@ extern double mm_auto_deadline(const MMConfig *cfg, const MMPool *pool);
 extern MMStatus mm_auto_check(const MMConfig *cfg);
 
 /*
+ * auto, k = 2: when set, a step's passes collect and sort every eligible
+ * pair, as for groups, instead of merging each ticket's pairs as it goes;
+ * the two decide alike, and the unit tests compare them.  Never set
+ * outside them.
+ */
+extern bool mm_auto_collect_all;
+
+/*
  * optimize: the oldest timeout or the next round instant; when a round
  * left timed-out tickets waiting (more than round_max of them), at once:
  * the first representable time after the pool's last step.

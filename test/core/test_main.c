@@ -54,6 +54,7 @@ static const MMTestCase tests[] = {
 	{"auto_sorted_position", test_auto_sorted_position},
 	{"auto_timeout", test_auto_timeout},
 	{"auto_groups", test_auto_groups},
+	{"auto_pair_pass", test_auto_pair_pass},
 	{"auto_quality", test_auto_quality},
 	{"sim_small", test_sim_small},
 	{"sim_invariants", test_sim_invariants},

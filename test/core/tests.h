@@ -70,6 +70,7 @@ extern void test_auto_density(void);
 extern void test_auto_recheck(void);
 extern void test_auto_recent_config(void);
 extern void test_auto_constants_check(void);
+extern void test_auto_pair_pass(void);
 extern void test_auto_density_table(void);
 extern void test_auto_density_narrow(void);
 extern void test_auto_step_deadline(void);
