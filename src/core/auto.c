@@ -109,19 +109,58 @@
 /* The fewest players per max_wait the rate counts as (players_per_max_wait). */
 #define AUTO_LOAD_FLOOR		1e-3
 
+/* A candidate group: its first position and, for pairs, the partner's. */
+typedef struct AutoCand
+{
+	double		cost;
+	double		at;
+	int			first;
+	int			second;			/* k = 2: the partner's position; k > 2: -1 */
+} AutoCand;
+
+/* A growing list of candidates. */
+typedef struct AutoCands
+{
+	AutoCand   *v;
+	int			n;
+	int			cap;
+} AutoCands;
+
 /*
- * k = 2: what a pass (pair_pass) keeps per position of the rating order,
- * in AutoCtx's block.
+ * pair_pass: where one ticket (at position first of cand) stands in its
+ * pairs: cand, the cheapest it has not tried; the rest of its current run
+ * (AutoMerge.run[rest .. end)); the next partner to look at and how many
+ * it looked at.
+ */
+typedef struct AutoHead
+{
+	AutoCand	cand;
+	int			rest;
+	int			end;
+	int			scan;			/* a position, or -1 when none is left */
+	int			seen;
+} AutoHead;
+
+/*
+ * What pair_pass keeps, allocated as a pass needs it unless the step's own
+ * room (AUTO_STEP_ROOM tickets) suffices.
  */
 typedef struct AutoMerge
 {
-	int		   *next;			/* the links the pass started with */
+	int		   *next;			/* the links the pass began with, once it commits */
 	int		   *prev;
-	int		   *scan;			/* the next partner to look at, or -1 */
-	int		   *seen;			/* how many partners it looked at */
-	int		   *pending;		/* how many of its pairs the heap holds */
+	int			nlinks;			/* positions they have room for */
+	bool		links_allocated;
+	AutoHead   *heap;			/* one per ticket with a candidate left, by cand_cmp */
+	int			nheap;
+	int			capheap;
+	bool		heap_allocated;
+	AutoCands	run;			/* the runs, each sorted by cand_cmp */
 	double		oldest;			/* the oldest arrival of the pass's tickets */
 } AutoMerge;
+
+/* Pairs: pools of at most this many tickets keep AutoMerge on the stack. */
+#define AUTO_STEP_ROOM 32
 
 /* What one step or one deadline computation works with. */
 typedef struct AutoCtx
@@ -160,23 +199,6 @@ typedef struct AutoCtx
 	bool		polls;			/* collect polls mm_interrupt (a step's passes) */
 	bool		interrupted;	/* and mm_interrupt asked to stop */
 } AutoCtx;
-
-/* A candidate group: its first position and, for pairs, the partner's. */
-typedef struct AutoCand
-{
-	double		cost;
-	double		at;
-	int			first;
-	int			second;			/* k = 2: the partner's position; k > 2: -1 */
-} AutoCand;
-
-/* A growing list of candidates. */
-typedef struct AutoCands
-{
-	AutoCand   *v;
-	int			n;
-	int			cap;
-} AutoCands;
 
 /* Append a candidate; MM_ERR_NOMEM when the list cannot grow. */
 static MMStatus
@@ -526,11 +548,17 @@ density_rank(const double *v, const MMDensity *d, double r)
 	return a;
 }
 
-/* Release what auto_open allocated. */
+/* Release what auto_open and the passes allocated. */
 static void
 auto_close(AutoCtx *c)
 {
 	mm_free(c->block);
+	if (c->merge.links_allocated)
+		mm_free(c->merge.next);
+	if (c->merge.heap_allocated)
+		mm_free(c->merge.heap);
+	mm_free(c->merge.run.v);
+	memset(&c->merge, 0, sizeof(AutoMerge));
 	c->block = NULL;
 	c->order = c->pos = c->next = c->prev = c->rank = NULL;
 	c->taken = NULL;
@@ -552,7 +580,6 @@ static MMStatus
 auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 {
 	int			n = pool->ntickets;
-	int			ints;
 
 	memset(c, 0, sizeof(AutoCtx));
 	c->cfg = cfg;
@@ -594,14 +621,10 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 	}
 	c->n = n;
 
-	/*
-	 * one block: the sort's keys (used here only), order, pos, next, prev,
-	 * rank, for pairs the five arrays of merge, and taken
-	 */
-	ints = c->k == 2 ? 10 : 5;
-	if ((size_t) n > SIZE_MAX / (sizeof(AutoKey) + ints * sizeof(int) + 1))
+	/* one block: the sort's keys (used here only), order, pos, next, prev, rank, taken */
+	if ((size_t) n > SIZE_MAX / (sizeof(AutoKey) + 5 * sizeof(int) + 1))
 		return MM_ERR_NOMEM;
-	c->block = mm_malloc((size_t) n * (sizeof(AutoKey) + ints * sizeof(int) + 1));
+	c->block = mm_malloc((size_t) n * (sizeof(AutoKey) + 5 * sizeof(int) + 1));
 	if (c->block == NULL)
 		return MM_ERR_NOMEM;
 	c->order = (int *) ((AutoKey *) c->block + n);
@@ -609,15 +632,7 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 	c->next = c->pos + n;
 	c->prev = c->next + n;
 	c->rank = c->prev + n;
-	if (c->k == 2)
-	{
-		c->merge.next = c->rank + n;
-		c->merge.prev = c->merge.next + n;
-		c->merge.scan = c->merge.prev + n;
-		c->merge.seen = c->merge.scan + n;
-		c->merge.pending = c->merge.seen + n;
-	}
-	c->taken = (char *) (c->order + (size_t) ints * n);
+	c->taken = (char *) (c->rank + n);
 	memset(c->taken, 0, (size_t) n);
 	if (c->recent != NULL)
 		for (int p = 0; p < n; p++)
@@ -910,7 +925,7 @@ rank_of(const AutoCtx *c, int p)
  * from the ends (A = 7 f g^2 / 4), a pair of newcomers is due at once when
  * f g <= (8 f / 7)^(1/2) S, 1.51 S for f = 2, near the values' 2 base S.
  * The waiting neighbours are read from the links next and prev (c's own,
- * or those a pass started with: pair_merge).
+ * or those a pass began with: pair_pass).
  */
 static double
 myopic_at(const AutoCtx *c, const int *next, const int *prev, int lo, int hi)
@@ -1245,21 +1260,45 @@ group_pass(AutoCtx *c, double now, AutoCands *l, MMResult *res, int *done)
 	return MM_OK;
 }
 
-/* Restore the heap h by cand_cmp below index i (the least at the root). */
+/* Insertion sort of a few candidates by cand_cmp. */
 static void
-heap_down(AutoCand *h, int n, int i)
+cands_sort(AutoCand *v, int n)
 {
-	AutoCand	x = h[i];
+	if (n > AUTO_INSERTION_SORT)
+	{
+		qsort(v, n, sizeof(AutoCand), cand_cmp);
+		return;
+	}
+	for (int i = 1; i < n; i++)
+	{
+		AutoCand	x = v[i];
+		int			j = i;
+
+		while (j > 0 && cand_cmp(&v[j - 1], &x) > 0)
+		{
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+}
+
+/* Restore the heap of mg by cand_cmp below index i (the least at the root). */
+static void
+heap_down(AutoMerge *mg, int i)
+{
+	AutoHead   *h = mg->heap;
+	AutoHead	x = h[i];
 
 	for (;;)
 	{
 		int			j = 2 * i + 1;
 
-		if (j >= n)
+		if (j >= mg->nheap)
 			break;
-		if (j + 1 < n && cand_cmp(&h[j + 1], &h[j]) < 0)
+		if (j + 1 < mg->nheap && cand_cmp(&h[j + 1].cand, &h[j].cand) < 0)
 			j++;
-		if (cand_cmp(&h[j], &x) >= 0)
+		if (cand_cmp(&h[j].cand, &x.cand) >= 0)
 			break;
 		h[i] = h[j];
 		i = j;
@@ -1267,45 +1306,63 @@ heap_down(AutoCand *h, int n, int i)
 	h[i] = x;
 }
 
-/* Add cand to the heap l. */
+/* Add head to the heap of mg; MM_ERR_NOMEM when it cannot grow. */
 static MMStatus
-heap_push(AutoCands *l, const AutoCand *cand)
+heap_push(AutoMerge *mg, const AutoHead *head)
 {
 	int			i;
 
-	if (cands_push(l, cand) != MM_OK)
-		return MM_ERR_NOMEM;
-	for (i = l->n - 1; i > 0 && cand_cmp(cand, &l->v[(i - 1) / 2]) < 0; i = (i - 1) / 2)
-		l->v[i] = l->v[(i - 1) / 2];
-	l->v[i] = *cand;
+	if (mg->nheap == mg->capheap)
+	{
+		int			cap = mg->capheap < 16 ? 16 : mg->capheap * 2;
+		AutoHead   *v = mg->heap_allocated ?
+			mm_realloc(mg->heap, sizeof(AutoHead) * (size_t) cap) :
+			mm_malloc(sizeof(AutoHead) * (size_t) cap);
+
+		if (v == NULL)
+			return MM_ERR_NOMEM;
+		if (!mg->heap_allocated && mg->nheap > 0)
+			memcpy(v, mg->heap, sizeof(AutoHead) * (size_t) mg->nheap);
+		mg->heap = v;
+		mg->capheap = cap;
+		mg->heap_allocated = true;
+	}
+	for (i = mg->nheap++; i > 0 && cand_cmp(&head->cand, &mg->heap[(i - 1) / 2].cand) < 0; i = (i - 1) / 2)
+		mg->heap[i] = mg->heap[(i - 1) / 2];
+	mg->heap[i] = *head;
 	return MM_OK;
 }
 
 /*
- * pair_pass: put on the heap l position p's next run of candidate pairs
- * that holds an eligible one (at or before now), lowering c->deadline to
- * each instant found, as collect would; nothing once p's partners run
- * out.  The partners are collect's (the next AUTO_SCAN in the links the
- * pass started with, until the gap alone puts them past the deadline
- * found so far), their instants computed with those links.  A run is the
- * partners of one cost when the rating is the only criterion (the cost
- * then grows with the partner's position) and every partner otherwise, so
- * each later run of p costs more than all that p put on the heap before.
+ * pair_pass: find the next run of candidate pairs of the ticket at position
+ * p that holds an eligible one (at or before now), from where h stands, and
+ * set h to its cheapest, the rest of the run (sorted) in mg->run; lower
+ * c->deadline to each instant found, as collect would.  *found: whether one
+ * was.  The partners are collect's: the next AUTO_SCAN in the links next,
+ * until the gap alone puts them past the deadline found so far, their
+ * instants computed with next and prev, the links the pass began with.  A
+ * run is the partners of one cost when the rating is the only criterion
+ * (the cost then grows with the partner's position), every partner
+ * otherwise, so each later run of p costs more than this one.
  */
-static inline MMStatus
-pair_run(AutoCtx *c, double now, AutoCands *l, int p)
+static MMStatus
+pair_run(AutoCtx *c, const int *next, const int *prev, int p, double now,
+		 AutoHead *h, bool *found)
 {
 	const MMTicket *tk = c->pool->tickets;
 	AutoMerge  *mg = &c->merge;
 	double		bound[2] = {tk[c->order[p]].arrival, mg->oldest};
 
-	while (mg->scan[p] >= 0 && mg->pending[p] == 0)
+	*found = false;
+	while (h->scan >= 0)
 	{
+		int			start = mg->run.n;
+		int			m;
 		bool		started = false;
 		double		run = 0.0;
 		int			q;
 
-		while ((q = mg->scan[p]) >= 0)
+		while ((q = h->scan) >= 0)
 		{
 			AutoCand	cand;
 			int			idx[2] = {c->order[p], c->order[q]};
@@ -1313,12 +1370,12 @@ pair_run(AutoCtx *c, double now, AutoCands *l, int p)
 			double		x = c->deadline > now ? c->deadline : now;
 
 			/* no partner this far is eligible before one that came first */
-			if (mg->seen[p] == AUTO_SCAN ||
+			if (h->seen == AUTO_SCAN ||
 				(c->f[0] > 0 &&
 				 (use_myopic(c) ? myopic_bound(c, gap, bound) :
 				  eligible_at(c, c->f[0] * gap, bound, 2)) > x))
 			{
-				mg->scan[p] = -1;
+				h->scan = -1;
 				break;
 			}
 			/* group_cost's, to the bit, where the rating alone counts */
@@ -1329,18 +1386,24 @@ pair_run(AutoCtx *c, double now, AutoCands *l, int p)
 			run = cand.cost;
 			cand.first = p;
 			cand.second = q;
-			cand.at = pair_at(c, mg->next, mg->prev, p, q, cand.cost);
-			mg->scan[p] = mg->next[q];
-			mg->seen[p]++;
+			cand.at = pair_at(c, next, prev, p, q, cand.cost);
+			h->scan = next[q];
+			h->seen++;
 			if (cand.at < c->deadline)
 				c->deadline = cand.at;
-			if (cand.at <= now)
-			{
-				if (heap_push(l, &cand) != MM_OK)
-					return MM_ERR_NOMEM;
-				mg->pending[p]++;
-			}
+			if (cand.at <= now && cands_push(&mg->run, &cand) != MM_OK)
+				return MM_ERR_NOMEM;
 		}
+		if ((m = mg->run.n - start) == 0)
+			continue;
+		cands_sort(mg->run.v + start, m);
+		h->cand = mg->run.v[start];
+		h->rest = start + 1;
+		h->end = start + m;
+		if (m == 1)
+			mg->run.n = h->rest = h->end = start;	/* the heap holds the one */
+		*found = true;
+		return MM_OK;
 	}
 	return MM_OK;
 }
@@ -1349,24 +1412,25 @@ pair_run(AutoCtx *c, double now, AutoCands *l, int p)
  * A pass for pairs (k = 2): group_pass's decisions, in the same order,
  * without collecting every eligible pair first.  Each waiting ticket's
  * pairs with the partners after it come in runs of rising cost
- * (pair_run); a heap holds the eligible pairs of each ticket's current
- * run, and a ticket's next run is looked at only once its current one is
- * tried and the ticket still waits.  A pass over many tickets that are
- * all due so looks at a few partners per ticket, not at every one within
- * reach, and sorts no list of them.  A pass that commits nothing put
- * nothing on the heap: it looked at every partner, as collect does, and
+ * (pair_run); a heap holds each ticket's cheapest untried pair, and a
+ * ticket's next run is looked at only once its current one is tried and
+ * the ticket still waits (a k-way merge of the sorted runs).  A pass over
+ * many tickets that are all due so looks at a few partners per ticket, not
+ * at every one within reach, and holds no more pairs than the list would.
+ * Until its first commit a pass reads c's links; it copies them then, for
+ * the instants of the runs it looks at later.  A pass that commits nothing
+ * found no eligible pair: it looked at every partner, as collect does, and
  * c->deadline is collect's.
  */
 static MMStatus
-pair_pass(AutoCtx *c, double now, AutoCands *l, MMResult *res, int *done)
+pair_pass(AutoCtx *c, double now, MMResult *res, int *done)
 {
 	const MMTicket *tk = c->pool->tickets;
 	AutoMerge  *mg = &c->merge;
 	double		oldest = INFINITY;
 
-	l->n = 0;
-	memcpy(mg->next, c->next, sizeof(int) * (size_t) c->n);
-	memcpy(mg->prev, c->prev, sizeof(int) * (size_t) c->n);
+	mg->nheap = 0;
+	mg->run.n = 0;
 	for (int p = c->first; p >= 0; p = c->next[p])
 		if (tk[c->order[p]].arrival < oldest)
 			oldest = tk[c->order[p]].arrival;
@@ -1375,28 +1439,56 @@ pair_pass(AutoCtx *c, double now, AutoCands *l, MMResult *res, int *done)
 		c->deadline = oldest + c->cfg->max_wait;
 	for (int p = c->first; p >= 0; p = c->next[p])
 	{
-		if (mm_interrupted())
-			return MM_ERR_INTERRUPTED;
-		mg->scan[p] = c->next[p];
-		mg->seen[p] = 0;
-		mg->pending[p] = 0;
-		if (pair_run(c, now, l, p) != MM_OK)
-			return MM_ERR_NOMEM;
-	}
-	while (l->n > 0)
-	{
-		AutoCand	cand = l->v[0];
-		int			p = cand.first;
+		AutoHead	h = {.scan = c->next[p]};
+		bool		found;
 
 		if (mm_interrupted())
 			return MM_ERR_INTERRUPTED;
-		l->v[0] = l->v[--l->n];
-		heap_down(l->v, l->n, 0);
-		mg->pending[p]--;
+		if (pair_run(c, c->next, c->prev, p, now, &h, &found) != MM_OK ||
+			(found && heap_push(mg, &h) != MM_OK))
+			return MM_ERR_NOMEM;
+	}
+	if (mg->nheap == 0)
+		return MM_OK;
+
+	if (mg->nlinks < c->n)
+	{
+		if ((mg->next = mm_malloc(sizeof(int) * 2 * (size_t) c->n)) == NULL)
+			return MM_ERR_NOMEM;
+		mg->nlinks = c->n;
+		mg->links_allocated = true;
+	}
+	mg->prev = mg->next + c->n;
+	memcpy(mg->next, c->next, sizeof(int) * (size_t) c->n);
+	memcpy(mg->prev, c->prev, sizeof(int) * (size_t) c->n);
+	while (mg->nheap > 0)
+	{
+		AutoHead   *h = &mg->heap[0];
+		AutoCand	cand = h->cand;
+		int			p = cand.first;
+		bool		found = false;
+
+		if (mm_interrupted())
+			return MM_ERR_INTERRUPTED;
 		if (pass_commit(c, now, &cand, *done, res))
 			*done = 1;
-		if (!c->taken[c->order[p]] && pair_run(c, now, l, p) != MM_OK)
-			return MM_ERR_NOMEM;
+		if (!c->taken[c->order[p]])
+		{
+			/* p's next pair whose partner still waits: the rest of its run, or its next run */
+			while (h->rest < h->end && c->taken[c->order[mg->run.v[h->rest].second]])
+				h->rest++;
+			if (h->rest < h->end)
+			{
+				h->cand = mg->run.v[h->rest++];
+				found = true;
+			}
+			else if (pair_run(c, mg->next, mg->prev, p, now, h, &found) != MM_OK)
+				return MM_ERR_NOMEM;
+		}
+		if (!found)
+			mg->heap[0] = mg->heap[--mg->nheap];
+		if (mg->nheap > 0)
+			heap_down(mg, 0);
 	}
 	return MM_OK;
 }
@@ -1423,7 +1515,7 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res)
 		 * or that none comes before the horizon
 		 */
 		c->deadline = c->pool->horizon != 0 ? c->pool->horizon : INFINITY;
-		st = c->k == 2 && !mm_auto_collect_all ? pair_pass(c, now, l, res, &done) :
+		st = c->k == 2 && !mm_auto_collect_all ? pair_pass(c, now, res, &done) :
 			group_pass(c, now, l, res, &done);
 		if (st != MM_OK || !done)
 			return st;
@@ -1610,6 +1702,8 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	MMConfig	local;
 	AutoFalls	fl;
 	int			j0;
+	AutoHead	heads[AUTO_STEP_ROOM];
+	int			links[2 * AUTO_STEP_ROOM];
 
 	(void) prev;
 	falls_of(cfg, &fl);
@@ -1618,6 +1712,10 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	st = auto_open(&c, cfg, pool);
 	if (st != MM_OK)
 		return st;
+	c.merge.heap = heads;
+	c.merge.capheap = AUTO_STEP_ROOM;
+	c.merge.next = links;
+	c.merge.nlinks = AUTO_STEP_ROOM;
 	c.polls = true;
 	do
 	{
