@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 bash core_speed.sh 1000000
+bash auto_step.sh 10000 100000 1000000
 bash paper.sh 2000 3 1000000
 bash quality.sh 2000 3
 bash algorithms.sh 20000

@@ -2,7 +2,8 @@
 # Benchmark: one periodic tick (k = 2) over N waiting tickets, against the
 # same grouping written by hand as one SQL statement (number the tickets by
 # rating with a window function, insert one match row per pair, update the
-# tickets) on the same data.  Also difference_wait and multi_queue ticks.
+# tickets) on the same data.  Also difference_wait and multi_queue ticks, and
+# an auto tick run 54 minutes on (0.9 of its max_wait), with every pair due.
 # For each statement also the backend's peak private memory growth
 # (bench/peak_memory.py samples RssAnon every millisecond in a fresh
 # backend; the sampler runs for every statement alike).
@@ -44,8 +45,8 @@ q "SELECT setval('matchmaker.matches_id_seq', 1000000000)" >/dev/null
 	echo "uniform ratings; \"hand-written SQL\" numbers the tickets by rating with a window function,"
 	echo "inserts one match row per pair and updates the tickets, with no costs and no NOTIFY."
 	echo
-	echo "| N | periodic tick (ms) | hand-written SQL (ms) | ratio | multi_queue tick, r = 6 (ms) | difference_wait tick (ms) |"
-	echo "|---:|---:|---:|---:|---:|---:|"
+	echo "| N | periodic tick (ms) | hand-written SQL (ms) | ratio | multi_queue tick, r = 6 (ms) | difference_wait tick (ms) | auto tick, all due (ms) |"
+	echo "|---:|---:|---:|---:|---:|---:|---:|"
 } >"$out"
 mem=$(mktemp)
 
@@ -53,6 +54,7 @@ q "SELECT matchmaker.create_queue('periodic', algorithm => 'periodic', max_wait 
 q "SELECT matchmaker.create_queue('hand', algorithm => 'periodic', max_wait => '1 hour')" >/dev/null
 q "SELECT matchmaker.create_queue('mq', algorithm => 'multi_queue', max_wait => '1 hour', params => '{\"ranges\": 6}')" >/dev/null
 q "SELECT matchmaker.create_queue('dw', algorithm => 'difference_wait', max_wait => '1 hour', params => '{\"wait_factor\": 0}')" >/dev/null
+q "SELECT matchmaker.create_queue('auto', algorithm => 'auto', max_wait => '1 hour')" >/dev/null
 for n in "${sizes[@]}"; do
 	q "UPDATE matchmaker.queues SET params = jsonb_build_object('batch', $n - $n % 2) WHERE name = 'periodic'"
 	q "SELECT bench_load('periodic', $n)" >/dev/null; q "VACUUM ANALYZE matchmaker.tickets"
@@ -64,11 +66,14 @@ for n in "${sizes[@]}"; do
 	r=$(run "SELECT matchmaker.tick('mq')"); read -r t_mq m_mq <<<"$r"
 	q "SELECT bench_load('dw', $n)" >/dev/null; q "VACUUM ANALYZE matchmaker.tickets"
 	r=$(run "SELECT matchmaker.tick('dw')"); read -r t_dw m_dw <<<"$r"
+	q "SELECT bench_load('auto', $n)" >/dev/null; q "VACUUM ANALYZE matchmaker.tickets"
+	r=$(run "SELECT matchmaker.tick('auto', now => now() + interval '54 minutes')"); read -r t_auto m_auto <<<"$r"
+	made_auto=$(q "SELECT count(*) FROM matchmaker.matches WHERE queue = 'auto'")
 	ratio=$(awk -v a="$t_tick" -v b="$t_hand" 'BEGIN { printf "%.2f", a / b }')
-	echo "| $n | $t_tick ($made matches) | $t_hand | $ratio | $t_mq | $t_dw |" >>"$out"
+	echo "| $n | $t_tick ($made matches) | $t_hand | $ratio | $t_mq | $t_dw | $t_auto ($made_auto matches) |" >>"$out"
 	per=$(awk -v k="$m_tick" -v n="$n" 'BEGIN { printf "%.0f", k * 1024 / n }')
-	echo "| $n | $(mib "$m_tick") ($per bytes per ticket) | $(mib "$m_hand") | $(mib "$m_mq") | $(mib "$m_dw") |" >>"$mem"
-	echo "N=$n: periodic $t_tick ms $m_tick KiB, hand-written $t_hand ms $m_hand KiB, multi_queue $t_mq ms $m_mq KiB, difference_wait $t_dw ms $m_dw KiB"
+	echo "| $n | $(mib "$m_tick") ($per bytes per ticket) | $(mib "$m_hand") | $(mib "$m_mq") | $(mib "$m_dw") | $(mib "$m_auto") |" >>"$mem"
+	echo "N=$n: periodic $t_tick ms $m_tick KiB, hand-written $t_hand ms $m_hand KiB, multi_queue $t_mq ms $m_mq KiB, difference_wait $t_dw ms $m_dw KiB, auto $t_auto ms $m_auto KiB"
 done
 {
 	echo
@@ -78,8 +83,8 @@ done
 	echo "the growth of its private resident memory (RssAnon, sampled every millisecond in a fresh"
 	echo "backend; shared buffers are not counted). work_mem is the default $(q 'SHOW work_mem')."
 	echo
-	echo "| N | periodic tick | hand-written SQL | multi_queue tick | difference_wait tick |"
-	echo "|---:|---:|---:|---:|---:|"
+	echo "| N | periodic tick | hand-written SQL | multi_queue tick | difference_wait tick | auto tick |"
+	echo "|---:|---:|---:|---:|---:|---:|"
 	cat "$mem"
 } >>"$out"
 rm -f "$mem"
