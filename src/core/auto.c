@@ -159,7 +159,7 @@ typedef struct AutoMerge
 	double		oldest;			/* the oldest arrival of the pass's tickets */
 } AutoMerge;
 
-/* Pairs: pools of at most this many tickets keep AutoMerge on the stack. */
+/* Pairs: a step over at most this many tickets keeps its heap and links on the stack. */
 #define AUTO_STEP_ROOM 32
 
 /* What one step or one deadline computation works with. */
@@ -1260,7 +1260,7 @@ group_pass(AutoCtx *c, double now, AutoCands *l, MMResult *res, int *done)
 	return MM_OK;
 }
 
-/* Insertion sort of a few candidates by cand_cmp. */
+/* Sort n candidates by cand_cmp, by insertion when they are few. */
 static void
 cands_sort(AutoCand *v, int n)
 {
