@@ -1045,6 +1045,37 @@ cand_fill(const AutoCtx *c, int first, int second, AutoCand *cand)
 }
 
 /*
+ * The oldest arrival of the tickets still waiting; lowers *best (when not
+ * NULL) to its timeout.
+ */
+static double
+oldest_waiting(const AutoCtx *c, double *best)
+{
+	const MMTicket *tk = c->pool->tickets;
+	double		oldest = INFINITY;
+
+	for (int p = c->first; p >= 0; p = c->next[p])
+		if (tk[c->order[p]].arrival < oldest)
+			oldest = tk[c->order[p]].arrival;
+	if (best != NULL && oldest + c->cfg->max_wait < *best)
+		*best = oldest + c->cfg->max_wait;
+	return oldest;
+}
+
+/*
+ * Whether a pair with this rating gap, its first member arriving at
+ * bound[0] and none before bound[1], is eligible only after x: then so is
+ * every pair of wider gap (myopic_bound and eligible_at grow with it).
+ */
+static bool
+gap_beyond(const AutoCtx *c, double gap, const double *bound, double x)
+{
+	return c->f[0] > 0 &&
+		(use_myopic(c) ? myopic_bound(c, gap, bound) :
+		 eligible_at(c, c->f[0] * gap, bound, 2)) > x;
+}
+
+/*
  * Collect the candidates eligible at or before limit into out (emptied
  * first), when out is not NULL; and when best is not NULL, lower *best to
  * the next deadline of the tickets still waiting: the oldest one's timeout,
@@ -1056,16 +1087,10 @@ static MMStatus
 collect(AutoCtx *c, double limit, AutoCands *out, double *best)
 {
 	const MMTicket *tk = c->pool->tickets;
-	double		oldest = INFINITY;
+	double		oldest = oldest_waiting(c, best);
 
 	if (out != NULL)
 		out->n = 0;
-
-	for (int p = c->first; p >= 0; p = c->next[p])
-		if (tk[c->order[p]].arrival < oldest)
-			oldest = tk[c->order[p]].arrival;
-	if (best != NULL && oldest + c->cfg->max_wait < *best)
-		*best = oldest + c->cfg->max_wait;
 
 	for (int p = c->first; p >= 0; p = c->next[p])
 	{
@@ -1103,9 +1128,7 @@ collect(AutoCtx *c, double limit, AutoCands *out, double *best)
 
 				/* no partner this far is eligible before one that came first */
 				bound[1] = oldest;
-				if (c->f[0] > 0 &&
-					(use_myopic(c) ? myopic_bound(c, gap, bound) :
-					 eligible_at(c, c->f[0] * gap, bound, 2)) > x)
+				if (gap_beyond(c, gap, bound, x))
 					break;
 				cand_fill(c, p, q, &cand);
 				if (out != NULL && cand.at <= limit && cands_push(out, &cand) != MM_OK)
@@ -1370,10 +1393,7 @@ pair_run(AutoCtx *c, const int *next, const int *prev, int p, double now,
 			double		x = c->deadline > now ? c->deadline : now;
 
 			/* no partner this far is eligible before one that came first */
-			if (h->seen == AUTO_SCAN ||
-				(c->f[0] > 0 &&
-				 (use_myopic(c) ? myopic_bound(c, gap, bound) :
-				  eligible_at(c, c->f[0] * gap, bound, 2)) > x))
+			if (h->seen == AUTO_SCAN || gap_beyond(c, gap, bound, x))
 			{
 				h->scan = -1;
 				break;
@@ -1425,18 +1445,11 @@ pair_run(AutoCtx *c, const int *next, const int *prev, int p, double now,
 static MMStatus
 pair_pass(AutoCtx *c, double now, MMResult *res, int *done)
 {
-	const MMTicket *tk = c->pool->tickets;
 	AutoMerge  *mg = &c->merge;
-	double		oldest = INFINITY;
 
 	mg->nheap = 0;
 	mg->run.n = 0;
-	for (int p = c->first; p >= 0; p = c->next[p])
-		if (tk[c->order[p]].arrival < oldest)
-			oldest = tk[c->order[p]].arrival;
-	mg->oldest = oldest;
-	if (oldest + c->cfg->max_wait < c->deadline)
-		c->deadline = oldest + c->cfg->max_wait;
+	mg->oldest = oldest_waiting(c, &c->deadline);
 	for (int p = c->first; p >= 0; p = c->next[p])
 	{
 		AutoHead	h = {.scan = c->next[p]};
