@@ -124,6 +124,7 @@ typedef struct AutoCands
 	AutoCand   *v;
 	int			n;
 	int			cap;
+	bool		allocated;		/* v is mm_malloc's, or the caller's room (or NULL) */
 } AutoCands;
 
 /*
@@ -159,7 +160,10 @@ typedef struct AutoMerge
 	double		oldest;			/* the oldest arrival of the pass's tickets */
 } AutoMerge;
 
-/* Pairs: a step over at most this many tickets keeps its heap and links on the stack. */
+/*
+ * A step over at most this many tickets keeps its sorted order (and, for
+ * pairs, its heap and links) on the stack.
+ */
 #define AUTO_STEP_ROOM 32
 
 /* What one step or one deadline computation works with. */
@@ -176,6 +180,7 @@ typedef struct AutoCtx
 	double		curve;
 	int			n;
 	void	   *block;			/* what order, pos, next, prev and taken lie in */
+	bool		block_allocated;	/* or it is the caller's room */
 	int		   *order;			/* ticket indices by rating, then pool order */
 	int		   *pos;			/* position in order of each ticket */
 	int		   *next;			/* per position: the next position still waiting, or -1 */
@@ -207,12 +212,16 @@ cands_push(AutoCands *l, const AutoCand *cand)
 	if (l->n == l->cap)
 	{
 		int			cap = l->cap < 64 ? 64 : l->cap * 2;
-		AutoCand   *v = mm_realloc(l->v, sizeof(AutoCand) * (size_t) cap);
+		AutoCand   *v = l->allocated ? mm_realloc(l->v, sizeof(AutoCand) * (size_t) cap) :
+			mm_malloc(sizeof(AutoCand) * (size_t) cap);
 
 		if (v == NULL)
 			return MM_ERR_NOMEM;
+		if (!l->allocated && l->n > 0)
+			memcpy(v, l->v, sizeof(AutoCand) * (size_t) l->n);
 		l->v = v;
 		l->cap = cap;
+		l->allocated = true;
 	}
 	l->v[l->n++] = *cand;
 	return MM_OK;
@@ -397,6 +406,9 @@ typedef struct AutoKey
 	int			index;
 } AutoKey;
 
+/* What auto_open keeps per ticket: a sort key, five ints and a flag. */
+#define AUTO_TICKET_BYTES (sizeof(AutoKey) + 5 * sizeof(int) + 1)
+
 /* By rating, then by index (pool order). */
 static int
 key_cmp(const void *l, const void *r)
@@ -552,12 +564,14 @@ density_rank(const double *v, const MMDensity *d, double r)
 static void
 auto_close(AutoCtx *c)
 {
-	mm_free(c->block);
+	if (c->block_allocated)
+		mm_free(c->block);
 	if (c->merge.links_allocated)
 		mm_free(c->merge.next);
 	if (c->merge.heap_allocated)
 		mm_free(c->merge.heap);
-	mm_free(c->merge.run.v);
+	if (c->merge.run.allocated)
+		mm_free(c->merge.run.v);
 	memset(&c->merge, 0, sizeof(AutoMerge));
 	c->block = NULL;
 	c->order = c->pos = c->next = c->prev = c->rank = NULL;
@@ -575,9 +589,12 @@ auto_values(AutoCtx *c, const MMConfig *cfg)
 		c->curve = AUTO_CURVE_MYOPIC;
 }
 
-/* Sort the pool by rating and link the positions. */
+/*
+ * Sort the pool by rating and link the positions, in room (nroom bytes,
+ * aligned for a double) when the pool's AUTO_TICKET_BYTES per ticket fit.
+ */
 static MMStatus
-auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
+auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool, void *room, size_t nroom)
 {
 	int			n = pool->ntickets;
 
@@ -622,11 +639,17 @@ auto_open(AutoCtx *c, const MMConfig *cfg, const MMPool *pool)
 	c->n = n;
 
 	/* one block: the sort's keys (used here only), order, pos, next, prev, rank, taken */
-	if ((size_t) n > SIZE_MAX / (sizeof(AutoKey) + 5 * sizeof(int) + 1))
+	if ((size_t) n > SIZE_MAX / AUTO_TICKET_BYTES)
 		return MM_ERR_NOMEM;
-	c->block = mm_malloc((size_t) n * (sizeof(AutoKey) + 5 * sizeof(int) + 1));
-	if (c->block == NULL)
-		return MM_ERR_NOMEM;
+	if ((size_t) n * AUTO_TICKET_BYTES <= nroom)
+		c->block = room;
+	else
+	{
+		c->block = mm_malloc((size_t) n * AUTO_TICKET_BYTES);
+		if (c->block == NULL)
+			return MM_ERR_NOMEM;
+		c->block_allocated = true;
+	}
 	c->order = (int *) ((AutoKey *) c->block + n);
 	c->pos = c->order + n;
 	c->next = c->pos + n;
@@ -902,6 +925,60 @@ rank_of(const AutoCtx *c, int p)
 }
 
 /*
+ * myopic_at's reaches of a newcomer landing beside the pair at positions
+ * lo < hi (gap g): h[0] below lo, h[1] above hi; each g, cut at the
+ * lowest (highest) recent rating and half-way to the waiting neighbour
+ * on that side in the links next and prev, and not below 0.
+ */
+static void
+myopic_reach(const AutoCtx *c, const int *next, const int *prev, int lo, int hi,
+			 double *h)
+{
+	double		rl = rating_of(c, lo),
+				rh = rating_of(c, hi);
+	double		hL = rh - rl,
+				hR = rh - rl;
+	int			k;
+
+	if ((k = prev[lo]) >= 0 && (rl - rating_of(c, k)) / 2 < hL)
+		hL = (rl - rating_of(c, k)) / 2;
+	if (rl - c->rmin < hL)
+		hL = rl - c->rmin;
+	if ((k = next[hi]) >= 0 && (rating_of(c, k) - rh) / 2 < hR)
+		hR = (rating_of(c, k) - rh) / 2;
+	if (c->rmax - rh < hR)
+		hR = c->rmax - rh;
+	h[0] = hL > 0 ? hL : 0.0;
+	h[1] = hR > 0 ? hR : 0.0;
+}
+
+/*
+ * myopic_at's instant from the reaches h and the densities: saved[] (pL,
+ * pR, pM) weigh the spread a newcomer saves, weigh[] where it lands
+ * leaving one member behind, at_lo and at_hi divide that member's age.
+ */
+static double
+myopic_due(const AutoCtx *c, int lo, int hi, double g, const double *h,
+		   const double *saved, const double *weigh, double at_lo, double at_hi)
+{
+	const MMTicket *tk = c->pool->tickets;
+	double		f = c->f[0];
+	double		w_wait = c->base / AUTO_BASE_PAIR;
+	double		hL = h[0],
+				hR = h[1];
+	double		a[2],
+				w[2];
+
+	a[0] = tk[c->order[lo]].arrival;
+	a[1] = tk[c->order[hi]].arrival;
+	w[0] = (weigh[1] * hR + weigh[2] * g / 2) / at_lo;
+	w[1] = (weigh[0] * hL + weigh[2] * g / 2) / at_hi;
+	return weighted_at(c, f * (saved[0] * (g * hL - hL * hL / 2) + saved[1] * (g * hR - hR * hR / 2) +
+							   saved[2] * 0.75 * g * g) -
+					   2.0 * w_wait * c->scale * c->scale, a, w);
+}
+
+/*
  * k = 2, the rating the only criterion: the instant the pair at positions
  * lo < hi (gap g) is due, from a one-step look-ahead at the next arrival.
  * Committing now saves the pair's wait until then, 2 / (rate max_wait) =
@@ -930,54 +1007,61 @@ rank_of(const AutoCtx *c, int p)
 static double
 myopic_at(const AutoCtx *c, const int *next, const int *prev, int lo, int hi)
 {
-	const MMTicket *tk = c->pool->tickets;
 	double		rl = rating_of(c, lo),
 				rh = rating_of(c, hi);
 	double		g = rh - rl;
-	double		f = c->f[0];
-	double		w_wait = c->base / AUTO_BASE_PAIR;
-	double		hL = g,
-				hR = g;
-	double		pL,
-				pR,
-				pM;
-	double		a[2],
-				w[2];
-	int			k;
+	double		h[2];
+	double		p[3];			/* pL, pR, pM */
+	double		at_lo = 1.0,
+				at_hi = 1.0;
 
-	if ((k = prev[lo]) >= 0 && (rl - rating_of(c, k)) / 2 < hL)
-		hL = (rl - rating_of(c, k)) / 2;
-	if (rl - c->rmin < hL)
-		hL = rl - c->rmin;
-	if ((k = next[hi]) >= 0 && (rating_of(c, k) - rh) / 2 < hR)
-		hR = (rating_of(c, k) - rh) / 2;
-	if (c->rmax - rh < hR)
-		hR = c->rmax - rh;
-	hL = hL > 0 ? hL : 0.0;
-	hR = hR > 0 ? hR : 0.0;
-	a[0] = tk[c->order[lo]].arrival;
-	a[1] = tk[c->order[hi]].arrival;
+	myopic_reach(c, next, prev, lo, hi, h);
 	if (c->recent != NULL)
 	{
 		int			al = rank_of(c, lo),
 					ah = rank_of(c, hi);
 
-		pL = density_by_rank(c, rank_near(c, rl - hL / 2, al));
-		pR = density_by_rank(c, rank_near(c, rh + hR / 2, ah));
-		pM = density_by_rank(c, rank_near(c, rl + g / 2, al));
-		w[0] = (pR * hR + pM * g / 2) / density_by_rank(c, al);
-		w[1] = (pL * hL + pM * g / 2) / density_by_rank(c, ah);
+		p[0] = density_by_rank(c, rank_near(c, rl - h[0] / 2, al));
+		p[1] = density_by_rank(c, rank_near(c, rh + h[1] / 2, ah));
+		p[2] = density_by_rank(c, rank_near(c, rl + g / 2, al));
+		at_lo = density_by_rank(c, al);
+		at_hi = density_by_rank(c, ah);
 	}
 	else
-	{
-		/* ratings counted as spread evenly over [0, 1]: density 1 */
-		pL = pR = pM = 1.0;
-		w[0] = pR * hR + pM * g / 2;
-		w[1] = pL * hL + pM * g / 2;
-	}
-	return weighted_at(c, f * (pL * (g * hL - hL * hL / 2) + pR * (g * hR - hR * hR / 2) +
-							   pM * 0.75 * g * g) -
-					   2.0 * w_wait * c->scale * c->scale, a, w);
+		p[0] = p[1] = p[2] = 1.0;	/* ratings counted as spread evenly over [0, 1] */
+	return myopic_due(c, lo, hi, g, h, p, p, at_lo, at_hi);
+}
+
+/*
+ * The earliest myopic_at's instant for the pair at positions lo < hi can
+ * be, told without looking up a density: every density that adds to the
+ * spread a newcomer saves at dmin, every one that weighs a left-behind
+ * ticket's age at dmax, each divided by dmin.  Without recent ratings the
+ * densities are all 1 and myopic_at costs no more: then -INFINITY.
+ */
+static double
+myopic_earliest(const AutoCtx *c, const int *next, const int *prev, int lo, int hi)
+{
+	double		g = rating_of(c, hi) - rating_of(c, lo);
+	double		saved[3] = {c->dmin, c->dmin, c->dmin};
+	double		weigh[3] = {c->dmax, c->dmax, c->dmax};
+	double		h[2];
+
+	if (c->recent == NULL)
+		return -INFINITY;
+	myopic_reach(c, next, prev, lo, hi, h);
+	return myopic_due(c, lo, hi, g, h, saved, weigh, c->dmin, c->dmin);
+}
+
+/*
+ * Whether instant a comes after instant b by a margin far above rounding,
+ * so that one computed as a bound of the other's exact value tells them
+ * apart only where they truly differ.
+ */
+static bool
+clearly_after(const AutoCtx *c, double a, double b)
+{
+	return isfinite(b) && a - b > 1e-9 * (fabs(b) + c->cfg->max_wait);
 }
 
 /*
@@ -1006,6 +1090,19 @@ use_myopic(const AutoCtx *c)
 }
 
 /*
+ * Whether the pair at positions p < q is due only after x, told by the
+ * bound of its instant that needs no density (myopic_earliest), when pairs
+ * look one arrival ahead; then neither a pass nor collect needs its
+ * instant.
+ */
+static bool
+passed_over(const AutoCtx *c, const int *next, const int *prev, int p, int q, double x)
+{
+	return use_myopic(c) && !mm_auto_exact_pairs &&
+		clearly_after(c, myopic_earliest(c, next, prev, p, q), x);
+}
+
+/*
  * The instant the pair (first, second) with cost cost is due, its
  * neighbours read from the links next and prev.
  */
@@ -1023,17 +1120,31 @@ pair_at(const AutoCtx *c, const int *next, const int *prev, int first, int secon
 	return eligible_at(c, cost, arr, 2);
 }
 
-/* Fill cand with the candidate (first, second) and its instant. */
-static void
-cand_fill(const AutoCtx *c, int first, int second, AutoCand *cand)
+/*
+ * Fill cand with the candidate (first, second) and its cost; its instant
+ * is left NAN, not computed.  Returns its members' count, their indices
+ * in idx.
+ */
+static int
+cand_cost(const AutoCtx *c, int first, int second, AutoCand *cand, int *idx)
 {
-	int			idx[MM_MAX_K];
-	double		arr[MM_MAX_K];
 	int			m = cand_members(c, first, second, idx);
 
 	cand->first = first;
 	cand->second = second;
 	cand->cost = group_cost(c, idx, m);
+	cand->at = NAN;
+	return m;
+}
+
+/* Fill cand with the candidate (first, second), its cost and its instant. */
+static void
+cand_fill(const AutoCtx *c, int first, int second, AutoCand *cand)
+{
+	int			idx[MM_MAX_K];
+	double		arr[MM_MAX_K];
+	int			m = cand_cost(c, first, second, cand, idx);
+
 	if (second >= 0)
 	{
 		cand->at = pair_at(c, c->next, c->prev, first, second, cand->cost);
@@ -1130,6 +1241,8 @@ collect(AutoCtx *c, double limit, AutoCands *out, double *best)
 				bound[1] = oldest;
 				if (gap_beyond(c, gap, bound, x))
 					break;
+				if (passed_over(c, c->next, c->prev, p, q, x))
+					continue;	/* neither eligible by limit nor before *best */
 				cand_fill(c, p, q, &cand);
 				if (out != NULL && cand.at <= limit && cands_push(out, &cand) != MM_OK)
 					return MM_ERR_NOMEM;
@@ -1206,9 +1319,10 @@ spare_lonely(const AutoCtx *c, double now, AutoCand *cand)
 		const MMTicket *t = &c->pool->tickets[c->order[p[out]]];
 		int			a = p[out == 0 ? 1 : 0];
 		int			b = p[out == 2 ? 1 : 2];
+		int			idx[MM_MAX_K];
 		double		v;
 
-		cand_fill(c, a, b, &alt);
+		cand_cost(c, a, b, &alt, idx);	/* committed as it is: its instant is not needed */
 		v = alt.cost + lone_cost(c, c->cfg->max_wait - (now - t->arrival));
 		if (v < best)
 		{
@@ -1406,9 +1520,11 @@ pair_run(AutoCtx *c, const int *next, const int *prev, int p, double now,
 			run = cand.cost;
 			cand.first = p;
 			cand.second = q;
-			cand.at = pair_at(c, next, prev, p, q, cand.cost);
 			h->scan = next[q];
 			h->seen++;
+			if (passed_over(c, next, prev, p, q, x))
+				continue;		/* neither due nor the deadline */
+			cand.at = pair_at(c, next, prev, p, q, cand.cost);
 			if (cand.at < c->deadline)
 				c->deadline = cand.at;
 			if (cand.at <= now && cands_push(&mg->run, &cand) != MM_OK)
@@ -1507,6 +1623,7 @@ pair_pass(AutoCtx *c, double now, MMResult *res, int *done)
 }
 
 bool		mm_auto_collect_all = false;
+bool		mm_auto_exact_pairs = false;
 
 /*
  * Commit the eligible candidates, cheapest first, and again over the
@@ -1709,7 +1826,7 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 			 MMResult *res)
 {
 	AutoCtx		c;
-	AutoCands	cands = {NULL, 0, 0};
+	AutoCands	cands = {NULL, 0, 0, false};
 	MMStatus	st;
 	int			timed_out;
 	MMConfig	local;
@@ -1717,18 +1834,22 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	int			j0;
 	AutoHead	heads[AUTO_STEP_ROOM];
 	int			links[2 * AUTO_STEP_ROOM];
+	AutoCand	pairs[AUTO_STEP_ROOM];
+	double		room[(AUTO_STEP_ROOM * AUTO_TICKET_BYTES + sizeof(double) - 1) / sizeof(double)];
 
 	(void) prev;
 	falls_of(cfg, &fl);
 	j0 = falls_by(&fl, now);
 	cfg = config_after(cfg, &fl, j0, &local);
-	st = auto_open(&c, cfg, pool);
+	st = auto_open(&c, cfg, pool, room, sizeof(room));
 	if (st != MM_OK)
 		return st;
 	c.merge.heap = heads;
 	c.merge.capheap = AUTO_STEP_ROOM;
 	c.merge.next = links;
 	c.merge.nlinks = AUTO_STEP_ROOM;
+	c.merge.run.v = pairs;
+	c.merge.run.cap = AUTO_STEP_ROOM;
 	c.polls = true;
 	do
 	{
@@ -1750,7 +1871,8 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 			: c.deadline;
 	if (st == MM_OK && c.interrupted)
 		st = MM_ERR_INTERRUPTED;
-	mm_free(cands.v);
+	if (cands.allocated)
+		mm_free(cands.v);
 	auto_close(&c);
 	return st;
 }
@@ -1767,6 +1889,7 @@ mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 	MMConfig	local;
 	AutoFalls	fl;
 	int			j0;
+	double		room[(AUTO_STEP_ROOM * AUTO_TICKET_BYTES + sizeof(double) - 1) / sizeof(double)];
 
 	/*
 	 * The rate of the last step holds until it next falls, which matters
@@ -1777,11 +1900,59 @@ mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 	falls_of(cfg, &fl);
 	j0 = falls_by(&fl, pool->stepped_at);
 	cfg = config_after(cfg, &fl, j0, &local);
-	if (auto_open(&c, cfg, pool) != MM_OK)
+	if (auto_open(&c, cfg, pool, room, sizeof(room)) != MM_OK)
 		return best;			/* no memory: the step will tell */
 	collect(&c, -INFINITY, NULL, &best);
 	if (pool->ntickets >= c.k && best >= fall_at(&fl, j0 + 1))
 		best = falls_deadline(&c, &fl, j0, INFINITY);
 	auto_close(&c);
 	return best;
+}
+
+/*
+ * For the unit tests: of the pairs of pool within AUTO_SCAN of each other
+ * in rating order, those whose instant (myopic_at; the newer member's
+ * arrival when due at once) comes before a bound
+ * the pruning takes for no later, beyond rounding: the gap's
+ * (myopic_bound, with the pool's oldest arrival) or the densities'
+ * (myopic_earliest).  Returns how many bounds are, or -1 without memory; *checked: how many pairs
+ * were compared.
+ */
+int
+mm_auto_bound_violations(const MMConfig *cfg, const MMPool *pool, int *checked)
+{
+	AutoCtx		c;
+	const MMTicket *tk = pool->tickets;
+	int			bad = 0;
+
+	*checked = 0;
+	if (auto_open(&c, cfg, pool, NULL, 0) != MM_OK)
+		return -1;
+	if (use_myopic(&c))
+	{
+		double		oldest = oldest_waiting(&c, NULL);
+
+		for (int p = c.first; p >= 0; p = c.next[p])
+		{
+			int			q = c.next[p];
+
+			for (int s = 0; q >= 0 && s < AUTO_SCAN; s++, q = c.next[q])
+			{
+				double		bound[2] = {tk[c.order[p]].arrival, oldest};
+				double		newest = fmax(tk[c.order[p]].arrival, tk[c.order[q]].arrival);
+				/* due at once (-INFINITY): from the newer one's arrival on */
+				double		at = fmax(myopic_at(&c, c.next, c.prev, p, q), newest);
+				double		b[2];
+
+				b[0] = myopic_bound(&c, rating_of(&c, q) - rating_of(&c, p), bound);
+				b[1] = myopic_earliest(&c, c.next, c.prev, p, q);
+				for (int i = 0; i < 2; i++)
+					if (clearly_after(&c, b[i], at))
+						bad++;	/* later beyond rounding */
+				(*checked)++;
+			}
+		}
+	}
+	auto_close(&c);
+	return bad;
 }

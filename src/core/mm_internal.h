@@ -338,6 +338,20 @@ extern MMStatus mm_auto_check(const MMConfig *cfg);
 extern bool mm_auto_collect_all;
 
 /*
+ * auto, k = 2 with the rating alone: when set, every pair within reach has
+ * its instant computed, none is passed over on bounds of its densities
+ * (myopic_earliest); the two decide alike, and the unit tests compare them.
+ * Never set outside them.
+ */
+extern bool mm_auto_exact_pairs;
+
+/*
+ * auto, for the unit tests: the pairs of pool whose instant comes before a
+ * bound the pruning takes for no later (none, when the bounds hold).
+ */
+extern int	mm_auto_bound_violations(const MMConfig *cfg, const MMPool *pool, int *checked);
+
+/*
  * optimize: the oldest timeout or the next round instant; when a round
  * left timed-out tickets waiting (more than round_max of them), at once:
  * the first representable time after the pool's last step.

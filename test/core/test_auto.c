@@ -919,20 +919,23 @@ typedef struct PairPool
 } PairPool;
 
 /*
- * Step pp at now with the passes merging pairs or collecting them all, and
- * write what the step decided into out (members by id and team, computer
+ * Step pp at now with the passes merging pairs and passing over those
+ * their bounds put late, or (reference) collecting them all with every
+ * instant computed, and write what the step decided into out (members by id and team, computer
  * players, expiries, the step's deadline and then mm_next_deadline's);
  * compacts the pool.  Returns the length written.
  */
 static int
-pair_step(PairPool *pp, double now, bool collect_all, double *out)
+pair_step(PairPool *pp, double now, bool reference, double *out)
 {
 	int			w = 0;
 	MMStatus	st;
 
-	mm_auto_collect_all = collect_all;
+	mm_auto_collect_all = reference;
+	mm_auto_exact_pairs = reference;
 	st = mm_step(&pp->cfg, &pp->pool, now, &pp->res);
 	mm_auto_collect_all = false;
+	mm_auto_exact_pairs = false;
 	out[w++] = st;
 	if (st != MM_OK)
 		return w;
@@ -958,7 +961,9 @@ pair_step(PairPool *pp, double now, bool collect_all, double *out)
 /*
  * Pairs (k = 2): a step's passes decide the same, matches, their order,
  * expiries and deadlines, whether they merge each ticket's pairs as they
- * go (pair_pass) or collect and sort every eligible pair first, on pools
+ * go (pair_pass), passing over the pairs that bounds of their densities
+ * put after the instant looked for, or collect and sort every eligible
+ * pair first with every instant computed, on pools
  * drawn at random: ratings spread, clustered or on a few values (ties of
  * cost), the rating alone (with or without recent ratings) or with other
  * criteria (pairs whose cost does not grow with the rating gap), tickets
@@ -1087,7 +1092,7 @@ test_auto_pair_pass(void)
 			if (wa != wb || memcmp(out_a, out_b, sizeof(double) * wa) != 0)
 			{
 				if (differ++ < 3)
-					fprintf(stderr, "round %d step %d: merged and collected passes differ\n", round, s);
+					fprintf(stderr, "round %d step %d: the pass and the reference differ\n", round, s);
 				break;
 			}
 			if (fixed && s == 0)
@@ -1108,4 +1113,149 @@ test_auto_pair_pass(void)
 	CHECK(matched > 10000);
 	/* the big pool: nearly every ticket paired in its first step */
 	CHECK(merged_deep > 900);
+}
+
+/*
+ * Pairs rated on the rating alone, whole streams through the simulator:
+ * passing over the pairs whose density-free bound puts them after the
+ * instant looked for decides as computing every pair's instant does, on
+ * ratings spread evenly, skewed, normal and on two peaks (where the
+ * recent ratings' densities differ most), at rates from 0.3 to 100 a
+ * second with max_wait 5 s, 35 s or 1 s, some players arriving together,
+ * expiring or given computer players.  Each outcome is compared: match,
+ * team, instant.
+ */
+void
+test_auto_passed_over(void)
+{
+	enum
+	{
+		N = 3000
+	};
+	static const double regime[6][2] = {{1, 5}, {8, 5}, {30, 5}, {100, 5}, {0.3, 35}, {20, 1}};
+	static MMArrival a[N];
+	static MMOutcome o1[N],
+				o2[N];
+	uint64_t	seed = 41;
+	int			differ = 0;
+
+	for (int stream = 0; stream < 24; stream++)
+	{
+		MMConfig	cfg;
+		MMSimSummary s1,
+					s2;
+		double		rate = regime[stream % 6][0];
+		int			shape = stream / 6;
+		double		t = 0.0;
+
+		for (int i = 0; i < N; i++)
+		{
+			double		u = aq_uniform(&seed);
+			double		r;
+
+			if (aq_uniform(&seed) < 0.9)
+				t += -log(1.0 - aq_uniform(&seed)) / rate;
+			if (shape == 0)
+				r = u;
+			else if (shape == 1)
+				r = u * u * u;
+			else
+			{
+				/* about normal: the mean of three uniforms, on one peak or two */
+				double		v = (u + aq_uniform(&seed) + aq_uniform(&seed)) / 3.0;
+
+				r = shape == 2 ? v : (aq_uniform(&seed) < 0.5 ? 0.3 : 0.7) + (v - 0.5) / 4.0;
+			}
+			a[i].id = i + 1;
+			a[i].rating = r < 0 ? 0 : r > 1 ? 1 : r;
+			a[i].arrival = t;
+		}
+		mm_config_init(&cfg, MM_ALGO_AUTO);
+		mm_config_set_max_wait(&cfg, regime[stream % 6][1]);
+		cfg.on_timeout = stream % 2 ? MM_TIMEOUT_BOTS : MM_TIMEOUT_EXPIRE;
+		CHECK_INT(mm_simulate(&cfg, a, NULL, N, o1, &s1), MM_OK);
+		mm_auto_exact_pairs = true;
+		CHECK_INT(mm_simulate(&cfg, a, NULL, N, o2, &s2), MM_OK);
+		mm_auto_exact_pairs = false;
+		for (int i = 0; i < N; i++)
+			if (o1[i].match_no != o2[i].match_no || o1[i].team != o2[i].team ||
+				o1[i].matched_at != o2[i].matched_at)
+				differ++;
+		CHECK(s1.cost == s2.cost);
+	}
+	CHECK_INT(differ, 0);
+}
+
+/*
+ * The bounds pairs are pruned on never come after a pair's instant: on
+ * pools of up to 300 tickets with recent ratings spread evenly, skewed,
+ * normal, on two peaks or on a few values, rates from 0.1 to 1,000 a
+ * second, every pair within reach compared.
+ */
+void
+test_auto_pair_bounds(void)
+{
+	enum
+	{
+		N = 300
+	};
+	static MMTicket tk[N];
+	static MMGroup groups[N];
+	static double sample[MM_DENSITY_ARRIVALS];
+	uint64_t	seed = 97;
+	long		checked = 0;
+	int			bad = 0;
+
+	for (int round = 0; round < 400; round++)
+	{
+		MMConfig	cfg;
+		MMPool		pool;
+		int			n = 2 + (int) (aq_uniform(&seed) * (round % 5 == 0 ? N - 2 : 20));
+		int			ns = MM_DENSITY_NEIGHBOURS + 1 +
+			(int) (aq_uniform(&seed) * (MM_DENSITY_ARRIVALS - MM_DENSITY_NEIGHBOURS));
+		int			shape = round % 5;
+		double		rate = pow(10.0, -1.0 + 4.0 * aq_uniform(&seed));
+		double		max_wait = round % 3 == 0 ? 1.0 : round % 3 == 1 ? 5.0 : 60.0;
+		double		t = 0.0;
+		int			pairs;
+
+		for (int i = 0; i < ns + n; i++)
+		{
+			double		u = aq_uniform(&seed);
+			double		v = (u + aq_uniform(&seed) + aq_uniform(&seed)) / 3.0;
+			double		r = shape == 0 ? u : shape == 1 ? u * u * u : shape == 2 ? v :
+				shape == 3 ? (u < 0.5 ? 0.3 : 0.7) + (v - 0.5) / 4.0 : (int) (u * 7) / 6.0;
+
+			r = r < 0 ? 0 : r > 1 ? 1 : r;
+			if (i < ns)
+			{
+				sample[i] = r;
+				continue;
+			}
+			if (aq_uniform(&seed) < 0.8)
+				t += -log(1.0 - aq_uniform(&seed)) / rate;
+			memset(&tk[i - ns], 0, sizeof(MMTicket));
+			tk[i - ns].id = i - ns + 1;
+			tk[i - ns].rating = r;
+			tk[i - ns].arrival = t;
+			tk[i - ns].group = tk[i - ns].party = tk[i - ns].attr = -1;
+		}
+		qsort(sample, ns, sizeof(double), cmp_double);
+		mm_config_init(&cfg, MM_ALGO_AUTO);
+		mm_config_set_max_wait(&cfg, max_wait);
+		cfg.arrival_rate = rate;
+		cfg.recent = sample;
+		cfg.nrecent = ns;
+		memset(&pool, 0, sizeof(pool));
+		pool.tickets = tk;
+		pool.ntickets = n;
+		pool.groups = groups;
+		pool.ngroups_cap = n;
+		pool.stepped_at = -INFINITY;
+		bad += mm_auto_bound_violations(&cfg, &pool, &pairs);
+		checked += pairs;
+	}
+	printf("     %ld pairs compared\n", checked);
+	CHECK(checked > 100000);
+	CHECK_INT(bad, 0);
 }

@@ -55,6 +55,8 @@ static const MMTestCase tests[] = {
 	{"auto_timeout", test_auto_timeout},
 	{"auto_groups", test_auto_groups},
 	{"auto_pair_pass", test_auto_pair_pass},
+	{"auto_passed_over", test_auto_passed_over},
+	{"auto_pair_bounds", test_auto_pair_bounds},
 	{"auto_quality", test_auto_quality},
 	{"sim_small", test_sim_small},
 	{"sim_invariants", test_sim_invariants},

@@ -71,6 +71,8 @@ extern void test_auto_recheck(void);
 extern void test_auto_recent_config(void);
 extern void test_auto_constants_check(void);
 extern void test_auto_pair_pass(void);
+extern void test_auto_passed_over(void);
+extern void test_auto_pair_bounds(void);
 extern void test_auto_density_table(void);
 extern void test_auto_density_narrow(void);
 extern void test_auto_step_deadline(void);
