@@ -233,6 +233,13 @@ mm_sorted_position(const double *v, int n, double x)
 }
 
 /*
+ * The simulator's window of auto's recent ratings: put x into the
+ * ascending v[0 .. *n); a full window (MM_DENSITY_ARRIVALS) gives up old,
+ * a value it holds.
+ */
+extern void mm_window_push(double *v, int *n, double x, double old);
+
+/*
  * The configuration for a pool of one key: cfg, or a copy in *local with
  * the key's arrival rate (pool->key_rate) when the pool has it.
  */

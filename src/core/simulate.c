@@ -133,23 +133,33 @@ sim_reserve(Sim *s, int need)
 
 /*
  * Put x into the ascending v[0 .. *n); a full window (MM_DENSITY_ARRIVALS)
- * first gives up old, a value it holds.
+ * gives up old, a value it holds, in the same move: only the values
+ * between the two places shift.
  */
-static void
-window_push(double *v, int *n, double x, double old)
+void
+mm_window_push(double *v, int *n, double x, double old)
 {
-	int			at;
+	int			at = mm_sorted_position(v, *n, x);
+	int			out;
 
-	if (*n == MM_DENSITY_ARRIVALS)
+	if (*n < MM_DENSITY_ARRIVALS)
 	{
-		at = mm_sorted_position(v, *n, old);
-		memmove(&v[at], &v[at + 1], sizeof(double) * (*n - at - 1));
-		(*n)--;
+		memmove(&v[at + 1], &v[at], sizeof(double) * (*n - at));
+		v[at] = x;
+		(*n)++;
+		return;
 	}
-	at = mm_sorted_position(v, *n, x);
-	memmove(&v[at + 1], &v[at], sizeof(double) * (*n - at));
-	v[at] = x;
-	(*n)++;
+	out = mm_sorted_position(v, *n, old);	/* v[out] == old */
+	if (at <= out)
+	{
+		memmove(&v[at + 1], &v[at], sizeof(double) * (out - at));
+		v[at] = x;
+	}
+	else
+	{
+		memmove(&v[out], &v[out + 1], sizeof(double) * (at - 1 - out));
+		v[at - 1] = x;
+	}
 }
 
 /*
@@ -162,7 +172,7 @@ sim_sample_ratings(Sim *s)
 {
 	for (; s->sampled < s->seen; s->sampled++)
 	{
-		window_push(s->recent, &s->cfg.nrecent, s->arrivals[s->sampled].rating,
+		mm_window_push(s->recent, &s->cfg.nrecent, s->arrivals[s->sampled].rating,
 					s->sampled >= MM_DENSITY_ARRIVALS ?
 					s->arrivals[s->sampled - MM_DENSITY_ARRIVALS].rating : 0.0);
 		s->density.valid = false;

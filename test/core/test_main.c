@@ -62,6 +62,7 @@ static const MMTestCase tests[] = {
 	{"sim_invariants", test_sim_invariants},
 	{"sim_deterministic", test_sim_deterministic},
 	{"sim_interrupt", test_sim_interrupt},
+	{"sim_recent_window", test_sim_recent_window},
 	{"sim_periodic_cost", test_sim_periodic_cost},
 	{"sim_multi_queue_cost", test_sim_multi_queue_cost},
 	{"criteria_cost", test_criteria_cost},

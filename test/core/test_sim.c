@@ -1061,3 +1061,52 @@ test_sim_idle_steps(void)
 		CHECK(!mm_step_idle(&cfg, &pool, 2.0, &d));
 	}
 }
+
+/* For qsort: ascending doubles. */
+static int
+window_cmp(const void *l, const void *r)
+{
+	double		x = *(const double *) l;
+	double		y = *(const double *) r;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The simulator's window of auto's recent ratings holds, after each
+ * arrival, the latest MM_DENSITY_ARRIVALS ratings sorted: ratings drawn
+ * from many values and from a few (ties, and newcomers equal to the one
+ * leaving), compared with a sort of the latest ones after every push.
+ */
+void
+test_sim_recent_window(void)
+{
+	enum
+	{
+		N = 3000
+	};
+	static double in[N];
+	static double v[MM_DENSITY_ARRIVALS];
+	static double want[MM_DENSITY_ARRIVALS];
+	TestRng		rng = {11};
+	int			differ = 0;
+
+	for (int round = 0; round < 3; round++)
+	{
+		int			n = 0;
+
+		for (int i = 0; i < N; i++)
+		{
+			int			from = i + 1 > MM_DENSITY_ARRIVALS ? i + 1 - MM_DENSITY_ARRIVALS : 0;
+
+			in[i] = round == 0 ? rng_unit(&rng) : round == 1 ? (int) (rng_unit(&rng) * 5) / 4.0 :
+				i % 7 == 0 && i >= MM_DENSITY_ARRIVALS ? in[i - MM_DENSITY_ARRIVALS] : rng_unit(&rng);
+			mm_window_push(v, &n, in[i], i >= MM_DENSITY_ARRIVALS ? in[i - MM_DENSITY_ARRIVALS] : 0.0);
+			memcpy(want, &in[from], sizeof(double) * (i + 1 - from));
+			qsort(want, i + 1 - from, sizeof(double), window_cmp);
+			if (n != i + 1 - from || memcmp(v, want, sizeof(double) * n) != 0)
+				differ++;
+		}
+	}
+	CHECK_INT(differ, 0);
+}

@@ -86,6 +86,7 @@ extern void test_sim_small(void);
 extern void test_sim_invariants(void);
 extern void test_sim_deterministic(void);
 extern void test_sim_interrupt(void);
+extern void test_sim_recent_window(void);
 extern void test_sim_periodic_cost(void);
 extern void test_sim_multi_queue_cost(void);
 extern void test_sim_criteria_one_range(void);
