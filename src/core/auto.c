@@ -301,8 +301,8 @@ typedef struct AutoFalls
 {
 	double		rate;			/* as measured */
 	double		last;			/* cfg->rate_last */
-	double		span0;			/* the measured span */
-	int			jmax;			/* the last fall; 0: none */
+	double		span0;			/* the measured span; 0: no falls */
+	double		load;			/* players per max_wait at the measured rate */
 } AutoFalls;
 
 static void
@@ -313,13 +313,23 @@ falls_of(const MMConfig *cfg, AutoFalls *fl)
 	fl->rate = cfg->arrival_rate;
 	fl->last = cfg->rate_last;
 	fl->span0 = 0.0;
-	fl->jmax = 0;
+	fl->load = load;
 	if (!(fl->rate > 0) || cfg->rate_gaps < 1 || !isfinite(fl->last) ||
 		!(load >= AUTO_LOAD_FLOOR))
 		return;
 	fl->span0 = cfg->rate_gaps / fl->rate;
-	/* after jmax falls the rate is below the floor */
-	fl->jmax = (int) fmin(floor(log(load / AUTO_LOAD_FLOOR) / log(AUTO_RATE_STEP)) + 1, 1e5);
+}
+
+/*
+ * The last fall: after it the rate is below the floor; 0 without falls.
+ * With falls it is at least 1, so the first fall's instant needs no log.
+ */
+static int
+falls_last(const AutoFalls *fl)
+{
+	if (!(fl->span0 > 0))
+		return 0;
+	return (int) fmin(floor(log(fl->load / AUTO_LOAD_FLOOR) / log(AUTO_RATE_STEP)) + 1, 1e5);
 }
 
 /*
@@ -332,11 +342,11 @@ step_power(int j)
 	return j == 0 ? 1.0 : j == 1 ? AUTO_RATE_STEP : pow(AUTO_RATE_STEP, j);
 }
 
-/* The instant of fall j (1 .. jmax); INFINITY after the last. */
+/* The instant of fall j (1 .. falls_last); INFINITY after the last. */
 static double
 fall_at(const AutoFalls *fl, int j)
 {
-	if (j > fl->jmax)
+	if (!(fl->span0 > 0) || (j > 1 && j > falls_last(fl)))
 		return INFINITY;
 	return fl->last + fl->span0 * (step_power(j) - 1);
 }
@@ -349,7 +359,7 @@ rate_after(const AutoFalls *fl, int j)
 }
 
 /*
- * The falls passed at now: the last j in [0, jmax] whose instant is not
+ * The falls passed at now: the last j in [0, falls_last] whose instant is not
  * after now (the instants rise with j; on a clock whose ulps exceed the
  * first spans several are equal, and all of them count).
  */
@@ -357,11 +367,12 @@ static int
 falls_by(const AutoFalls *fl, double now)
 {
 	int			lo = 0;
-	int			hi = now >= fl->last ? fl->jmax : 0;
+	int			hi;
 
 	/* steady traffic: before the first fall */
-	if (hi > 0 && fall_at(fl, 1) > now)
+	if (!(now >= fl->last) || fall_at(fl, 1) > now)
 		return 0;
+	hi = falls_last(fl);
 	while (lo < hi)
 	{
 		int			mid = lo + (hi - lo + 1) / 2;
@@ -442,16 +453,20 @@ density_bounds(AutoCtx *c)
 	double		narrow = INFINITY,
 				wide = 0.0;
 
-	for (int b = 0; b + m < n + s - 1; b += s)
+	/* the runs starting at b .. b + s - 1 lie within [b, end] */
+	for (int b = 0; b + m < n; b += s)
 	{
 		int			end = b + s - 1 + m < n - 1 ? b + s - 1 + m : n - 1;
+		double		d = v[end] - v[b];
 
-		/* the runs starting at b .. b + s - 1 lie within [b, end] */
-		if (b + m < n && v[end] - v[b] > wide)
-			wide = v[end] - v[b];
-		/* those starting at b - s + 1 .. b hold [b, b + m - s + 1] */
-		if (v[b + m - s + 1] - v[b] < narrow)
-			narrow = v[b + m - s + 1] - v[b];
+		wide = d > wide ? d : wide;
+	}
+	/* those starting at b - s + 1 .. b hold [b, b + m - s + 1] */
+	for (int b = 0; b + m - s + 1 < n; b += s)
+	{
+		double		d = v[b + m - s + 1] - v[b];
+
+		narrow = d < narrow ? d : narrow;
 	}
 	c->dmin = AUTO_DENSITY_MIN;
 	c->dmax = AUTO_DENSITY_MAX;
@@ -1789,6 +1804,7 @@ falls_deadline(AutoCtx *c, const AutoFalls *fl, int j0, double from)
 	int			lo = j0 + 1;
 	int			hi = lo;
 	int			width = 1;
+	int			jmax = falls_last(fl);
 	double		e;
 
 	/*
@@ -1797,10 +1813,10 @@ falls_deadline(AutoCtx *c, const AutoFalls *fl, int j0, double from)
 	 * always comes before.
 	 */
 	while ((e = eligible_after(c, fl, hi, fmin(from, fall_at(fl, hi + 1)))) >= fall_at(fl, hi + 1) &&
-		   hi < fl->jmax)
+		   hi < jmax)
 	{
 		lo = hi + 1;
-		hi = hi + width < fl->jmax ? hi + width : fl->jmax;
+		hi = hi + width < jmax ? hi + width : jmax;
 		width *= 2;
 	}
 	/* the first j in [lo, hi] whose E(j) comes before fall j + 1 (hi's does) */
