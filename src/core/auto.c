@@ -82,6 +82,15 @@
 #define AUTO_BOUND_STRIDE	8
 
 /*
+ * passed_over stops trying its bound in a step once AUTO_BOUND_TRIAL tries
+ * have passed over fewer than one pair in AUTO_BOUND_PAYS: then the bound
+ * costs more than the instants it spares (pairs already due, or recent
+ * ratings whose densities range too widely for it to tell).
+ */
+#define AUTO_BOUND_TRIAL	32
+#define AUTO_BOUND_PAYS		4
+
+/*
  * MMDensity is made once the steps with one sample have looked up this
  * many ratings without it: making it costs about as many lookups.
  */
@@ -162,7 +171,8 @@ typedef struct AutoMerge
 
 /*
  * A step over at most this many tickets keeps its sorted order (and, for
- * pairs, its heap and links) on the stack.
+ * pairs, its heap and links) on the stack, as it does its runs' first
+ * this many pairs.
  */
 #define AUTO_STEP_ROOM 32
 
@@ -198,6 +208,8 @@ typedef struct AutoCtx
 	double		dmax;
 	const MMDensity *dens;		/* cfg->density once made, or NULL */
 	MMDensity  *unmade;			/* cfg->density not made yet: counts lookups */
+	int			bound_tries;	/* passed_over's tries of its bound, */
+	int			bound_skips;	/* and the pairs it passed over */
 	int		   *rank;			/* with recent: per position, its rating's rank among them, or -1 */
 	AutoMerge	merge;			/* k = 2: pair_pass's */
 	double		deadline;		/* the next deadline after the last pass of a step */
@@ -303,6 +315,7 @@ typedef struct AutoFalls
 	double		last;			/* cfg->rate_last */
 	double		span0;			/* the measured span; 0: no falls */
 	double		load;			/* players per max_wait at the measured rate */
+	int			jmax;			/* the last fall (falls_last), or -1 until needed */
 } AutoFalls;
 
 static void
@@ -314,22 +327,26 @@ falls_of(const MMConfig *cfg, AutoFalls *fl)
 	fl->last = cfg->rate_last;
 	fl->span0 = 0.0;
 	fl->load = load;
+	fl->jmax = 0;
 	if (!(fl->rate > 0) || cfg->rate_gaps < 1 || !isfinite(fl->last) ||
 		!(load >= AUTO_LOAD_FLOOR))
 		return;
 	fl->span0 = cfg->rate_gaps / fl->rate;
+	fl->jmax = -1;
 }
 
 /*
  * The last fall: after it the rate is below the floor; 0 without falls.
- * With falls it is at least 1, so the first fall's instant needs no log.
+ * Worked out the first time a fall after the first is asked for: with
+ * falls there is at least one, so steady traffic, which asks only
+ * whether the first has come, needs no log.
  */
 static int
-falls_last(const AutoFalls *fl)
+falls_last(AutoFalls *fl)
 {
-	if (!(fl->span0 > 0))
-		return 0;
-	return (int) fmin(floor(log(fl->load / AUTO_LOAD_FLOOR) / log(AUTO_RATE_STEP)) + 1, 1e5);
+	if (fl->jmax < 0)
+		fl->jmax = (int) fmin(floor(log(fl->load / AUTO_LOAD_FLOOR) / log(AUTO_RATE_STEP)) + 1, 1e5);
+	return fl->jmax;
 }
 
 /*
@@ -344,7 +361,7 @@ step_power(int j)
 
 /* The instant of fall j (1 .. falls_last); INFINITY after the last. */
 static double
-fall_at(const AutoFalls *fl, int j)
+fall_at(AutoFalls *fl, int j)
 {
 	if (!(fl->span0 > 0) || (j > 1 && j > falls_last(fl)))
 		return INFINITY;
@@ -364,7 +381,7 @@ rate_after(const AutoFalls *fl, int j)
  * first spans several are equal, and all of them count).
  */
 static int
-falls_by(const AutoFalls *fl, double now)
+falls_by(AutoFalls *fl, double now)
 {
 	int			lo = 0;
 	int			hi;
@@ -945,7 +962,7 @@ rank_of(const AutoCtx *c, int p)
  * lowest (highest) recent rating and half-way to the waiting neighbour
  * on that side in the links next and prev, and not below 0.
  */
-static void
+static inline void
 myopic_reach(const AutoCtx *c, const int *next, const int *prev, int lo, int hi,
 			 double *h)
 {
@@ -972,7 +989,7 @@ myopic_reach(const AutoCtx *c, const int *next, const int *prev, int lo, int hi,
  * pR, pM) weigh the spread a newcomer saves, weigh[] where it lands
  * leaving one member behind, at_lo and at_hi divide that member's age.
  */
-static double
+static inline double
 myopic_due(const AutoCtx *c, int lo, int hi, double g, const double *h,
 		   const double *saved, const double *weigh, double at_lo, double at_hi)
 {
@@ -1049,10 +1066,9 @@ myopic_at(const AutoCtx *c, const int *next, const int *prev, int lo, int hi)
 
 /*
  * The earliest myopic_at's instant for the pair at positions lo < hi can
- * be, told without looking up a density: every density that adds to the
- * spread a newcomer saves at dmin, every one that weighs a left-behind
- * ticket's age at dmax, each divided by dmin.  Without recent ratings the
- * densities are all 1 and myopic_at costs no more: then -INFINITY.
+ * be, with recent ratings, told without looking up a density: every
+ * density that adds to the spread a newcomer saves at dmin, every one
+ * that weighs a left-behind ticket's age at dmax, each divided by dmin.
  */
 static double
 myopic_earliest(const AutoCtx *c, const int *next, const int *prev, int lo, int hi)
@@ -1062,8 +1078,6 @@ myopic_earliest(const AutoCtx *c, const int *next, const int *prev, int lo, int 
 	double		weigh[3] = {c->dmax, c->dmax, c->dmax};
 	double		h[2];
 
-	if (c->recent == NULL)
-		return -INFINITY;
 	myopic_reach(c, next, prev, lo, hi, h);
 	return myopic_due(c, lo, hi, g, h, saved, weigh, c->dmin, c->dmin);
 }
@@ -1107,14 +1121,23 @@ use_myopic(const AutoCtx *c)
 /*
  * Whether the pair at positions p < q is due only after x, told by the
  * bound of its instant that needs no density (myopic_earliest), when pairs
- * look one arrival ahead; then neither a pass nor collect needs its
- * instant.
+ * look one arrival ahead with recent ratings (without them myopic_at
+ * looks up no density); then neither a pass nor collect needs its
+ * instant.  Tried while it pays (AUTO_BOUND_TRIAL).
  */
-static bool
-passed_over(const AutoCtx *c, const int *next, const int *prev, int p, int q, double x)
+static inline bool
+passed_over(AutoCtx *c, const int *next, const int *prev, int p, int q, double x)
 {
-	return use_myopic(c) && !mm_auto_exact_pairs &&
-		clearly_after(c, myopic_earliest(c, next, prev, p, q), x);
+	bool		over;
+
+	if (!use_myopic(c) || c->recent == NULL || mm_auto_exact_pairs ||
+		(c->bound_tries >= AUTO_BOUND_TRIAL &&
+		 c->bound_skips * AUTO_BOUND_PAYS < c->bound_tries))
+		return false;
+	over = clearly_after(c, myopic_earliest(c, next, prev, p, q), x);
+	c->bound_tries++;
+	c->bound_skips += over;
+	return over;
 }
 
 /*
@@ -1193,7 +1216,7 @@ oldest_waiting(const AutoCtx *c, double *best)
  * bound[0] and none before bound[1], is eligible only after x: then so is
  * every pair of wider gap (myopic_bound and eligible_at grow with it).
  */
-static bool
+static inline bool
 gap_beyond(const AutoCtx *c, double gap, const double *bound, double x)
 {
 	return c->f[0] > 0 &&
@@ -1799,7 +1822,7 @@ eligible_after(AutoCtx *c, const AutoFalls *fl, int j, double from)
  * the horizon, or INFINITY.
  */
 static double
-falls_deadline(AutoCtx *c, const AutoFalls *fl, int j0, double from)
+falls_deadline(AutoCtx *c, AutoFalls *fl, int j0, double from)
 {
 	int			lo = j0 + 1;
 	int			hi = lo;
@@ -1926,13 +1949,13 @@ mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 }
 
 /*
- * For the unit tests: of the pairs of pool within AUTO_SCAN of each other
- * in rating order, those whose instant (myopic_at; the newer member's
- * arrival when due at once) comes before a bound
- * the pruning takes for no later, beyond rounding: the gap's
- * (myopic_bound, with the pool's oldest arrival) or the densities'
- * (myopic_earliest).  Returns how many bounds are, or -1 without memory; *checked: how many pairs
- * were compared.
+ * For the unit tests, pairs rated on the rating alone with recent ratings:
+ * of the pairs of pool within AUTO_SCAN of each other in rating order,
+ * those whose instant (myopic_at; the newer member's arrival when due at
+ * once) comes before a bound the pruning takes for no later, beyond
+ * rounding: the gap's (myopic_bound, with the pool's oldest arrival) or
+ * the densities' (myopic_earliest).  Returns how many bounds are, or -1
+ * without memory; *checked: how many pairs were compared.
  */
 int
 mm_auto_bound_violations(const MMConfig *cfg, const MMPool *pool, int *checked)
@@ -1944,7 +1967,7 @@ mm_auto_bound_violations(const MMConfig *cfg, const MMPool *pool, int *checked)
 	*checked = 0;
 	if (auto_open(&c, cfg, pool, NULL, 0) != MM_OK)
 		return -1;
-	if (use_myopic(&c))
+	if (use_myopic(&c) && c.recent != NULL)
 	{
 		double		oldest = oldest_waiting(&c, NULL);
 
