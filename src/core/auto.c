@@ -437,6 +437,9 @@ typedef struct AutoKey
 /* What auto_open keeps per ticket: a sort key, five ints and a flag. */
 #define AUTO_TICKET_BYTES (sizeof(AutoKey) + 5 * sizeof(int) + 1)
 
+/* The doubles a caller's room for AUTO_STEP_ROOM tickets takes. */
+#define AUTO_ROOM_DOUBLES ((AUTO_STEP_ROOM * AUTO_TICKET_BYTES + sizeof(double) - 1) / sizeof(double))
+
 /* By rating, then by index (pool order). */
 static int
 key_cmp(const void *l, const void *r)
@@ -1874,7 +1877,7 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	AutoHead	heads[AUTO_STEP_ROOM];
 	int			links[2 * AUTO_STEP_ROOM];
 	AutoCand	pairs[AUTO_STEP_ROOM];
-	double		room[(AUTO_STEP_ROOM * AUTO_TICKET_BYTES + sizeof(double) - 1) / sizeof(double)];
+	double		room[AUTO_ROOM_DOUBLES];
 
 	(void) prev;
 	falls_of(cfg, &fl);
@@ -1928,7 +1931,7 @@ mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 	MMConfig	local;
 	AutoFalls	fl;
 	int			j0;
-	double		room[(AUTO_STEP_ROOM * AUTO_TICKET_BYTES + sizeof(double) - 1) / sizeof(double)];
+	double		room[AUTO_ROOM_DOUBLES];
 
 	/*
 	 * The rate of the last step holds until it next falls, which matters
