@@ -1,7 +1,8 @@
 /*
  * bench_random.h
  *		A small deterministic generator (splitmix64) shared by the benchmark
- *		programs, so that every run of a benchmark sees the same streams.
+ *		programs, so that every run of a benchmark sees the same streams,
+ *		and the clock they time with.
  */
 #ifndef BENCH_RANDOM_H
 #define BENCH_RANDOM_H
@@ -11,8 +12,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../src/core/mm_core.h"
+
+/* Seconds on a monotonic clock. */
+static inline double
+now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 /* The next 64 random bits of the stream in *state. */
 static inline uint64_t

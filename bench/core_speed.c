@@ -20,16 +20,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Seconds on a monotonic clock. */
-static double
-now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -86,15 +76,17 @@ main(int argc, char **argv)
 			c.difference_wait.wait_factor = 2.0;
 		for (int rep = 0; rep < 3; rep++)
 		{
-			double		t0 = now_seconds();
+			double		t0 = now_sec();
+			double		took;
 
 			if (mm_simulate(&c, a, key != NULL ? &data : NULL, n, NULL, &s) != MM_OK)
 			{
 				fprintf(stderr, "simulation failed\n");
 				return 1;
 			}
-			if (now_seconds() - t0 < best)
-				best = now_seconds() - t0;
+			took = now_sec() - t0;
+			if (took < best)
+				best = took;
 		}
 		printf("| %s | %d | %.3f | %.2f million | %.4f |\n", names[i], n, best, n / best / 1e6,
 			   s.cost / s.games);

@@ -21,16 +21,6 @@
 
 #include "bench_random.h"
 
-/* Wall-clock seconds. */
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Time one stream of n players for both bot costs. */
 static int
 run(int n, double rate, double max_wait, uint64_t seed, int dense)

@@ -20,16 +20,6 @@
 
 #include "bench_random.h"
 
-/* Wall-clock seconds. */
-static double
-now_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int
 main(int argc, char **argv)
 {
