@@ -217,24 +217,40 @@ typedef struct AutoCtx
 	bool		interrupted;	/* and mm_interrupt asked to stop */
 } AutoCtx;
 
+/*
+ * The array v (n elements of size bytes, room for *cap), with room for one
+ * more: v itself while it has room, else one of least elements or twice
+ * as many, taken from mm_malloc (the first time, *allocated false, v is a
+ * caller's room or NULL and is copied, not freed).  NULL when memory runs
+ * out, v unchanged then.
+ */
+static void *
+room_grow(void *v, int n, int *cap, size_t size, int least, bool *allocated)
+{
+	int			grown = *cap < least ? least : *cap * 2;
+	void	   *w;
+
+	if (n < *cap)
+		return v;
+	w = *allocated ? mm_realloc(v, size * (size_t) grown) : mm_malloc(size * (size_t) grown);
+	if (w == NULL)
+		return NULL;
+	if (!*allocated && n > 0)
+		memcpy(w, v, size * (size_t) n);
+	*cap = grown;
+	*allocated = true;
+	return w;
+}
+
 /* Append a candidate; MM_ERR_NOMEM when the list cannot grow. */
 static MMStatus
 cands_push(AutoCands *l, const AutoCand *cand)
 {
-	if (l->n == l->cap)
-	{
-		int			cap = l->cap < 64 ? 64 : l->cap * 2;
-		AutoCand   *v = l->allocated ? mm_realloc(l->v, sizeof(AutoCand) * (size_t) cap) :
-			mm_malloc(sizeof(AutoCand) * (size_t) cap);
+	AutoCand   *v = room_grow(l->v, l->n, &l->cap, sizeof(AutoCand), 64, &l->allocated);
 
-		if (v == NULL)
-			return MM_ERR_NOMEM;
-		if (!l->allocated && l->n > 0)
-			memcpy(v, l->v, sizeof(AutoCand) * (size_t) l->n);
-		l->v = v;
-		l->cap = cap;
-		l->allocated = true;
-	}
+	if (v == NULL)
+		return MM_ERR_NOMEM;
+	l->v = v;
 	l->v[l->n++] = *cand;
 	return MM_OK;
 }
@@ -1488,23 +1504,13 @@ heap_down(AutoMerge *mg, int i)
 static MMStatus
 heap_push(AutoMerge *mg, const AutoHead *head)
 {
+	AutoHead   *v = room_grow(mg->heap, mg->nheap, &mg->capheap, sizeof(AutoHead), 16,
+							  &mg->heap_allocated);
 	int			i;
 
-	if (mg->nheap == mg->capheap)
-	{
-		int			cap = mg->capheap < 16 ? 16 : mg->capheap * 2;
-		AutoHead   *v = mg->heap_allocated ?
-			mm_realloc(mg->heap, sizeof(AutoHead) * (size_t) cap) :
-			mm_malloc(sizeof(AutoHead) * (size_t) cap);
-
-		if (v == NULL)
-			return MM_ERR_NOMEM;
-		if (!mg->heap_allocated && mg->nheap > 0)
-			memcpy(v, mg->heap, sizeof(AutoHead) * (size_t) mg->nheap);
-		mg->heap = v;
-		mg->capheap = cap;
-		mg->heap_allocated = true;
-	}
+	if (v == NULL)
+		return MM_ERR_NOMEM;
+	mg->heap = v;
 	for (i = mg->nheap++; i > 0 && cand_cmp(&head->cand, &mg->heap[(i - 1) / 2].cand) < 0; i = (i - 1) / 2)
 		mg->heap[i] = mg->heap[(i - 1) / 2];
 	mg->heap[i] = *head;

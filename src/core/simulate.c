@@ -142,14 +142,8 @@ mm_window_push(double *v, int *n, double x, double old)
 	int			at = mm_sorted_position(v, *n, x);
 	int			out;
 
-	if (*n < MM_DENSITY_ARRIVALS)
-	{
-		memmove(&v[at + 1], &v[at], sizeof(double) * (*n - at));
-		v[at] = x;
-		(*n)++;
-		return;
-	}
-	out = mm_sorted_position(v, *n, old);	/* v[out] == old */
+	/* the place freed: old's (v[out] == old), or the one past the end */
+	out = *n < MM_DENSITY_ARRIVALS ? (*n)++ : mm_sorted_position(v, *n, old);
 	if (at <= out)
 	{
 		memmove(&v[at + 1], &v[at], sizeof(double) * (out - at));
@@ -173,8 +167,8 @@ sim_sample_ratings(Sim *s)
 	for (; s->sampled < s->seen; s->sampled++)
 	{
 		mm_window_push(s->recent, &s->cfg.nrecent, s->arrivals[s->sampled].rating,
-					s->sampled >= MM_DENSITY_ARRIVALS ?
-					s->arrivals[s->sampled - MM_DENSITY_ARRIVALS].rating : 0.0);
+					   s->sampled >= MM_DENSITY_ARRIVALS ?
+					   s->arrivals[s->sampled - MM_DENSITY_ARRIVALS].rating : 0.0);
 		s->density.valid = false;
 		s->density.lookups = 0;
 	}
