@@ -41,6 +41,16 @@ extern int	mm_test_failed;		/* set by a failing check in the running test */
 		} \
 	} while (0)
 
+/* For qsort: ascending doubles. */
+static inline int
+test_cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
 typedef struct MMTestCase
 {
 	const char *name;

@@ -91,16 +91,6 @@ tq_add(TestQueue *q, double rating, double arrival)
 	t->attr = -1;
 }
 
-/* Sort doubles ascending. */
-static int
-dbl_cmp(const void *a, const void *b)
-{
-	double		x = *(const double *) a;
-	double		y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
 /* Describe q->res (see the file header) into q->desc. */
 static void
 tq_describe(TestQueue *q)
@@ -117,7 +107,7 @@ tq_describe(TestQueue *q)
 
 		for (int i = 0; i < m->nmembers; i++)
 			r[i] = q->tickets[q->res.members[m->first + i]].rating;
-		qsort(r, m->nmembers, sizeof(double), dbl_cmp);
+		qsort(r, m->nmembers, sizeof(double), test_cmp_double);
 		w = snprintf(p, room, "%s{", j > 0 ? " " : "");
 		p += w;
 		room -= w;

@@ -202,16 +202,6 @@ test_auto_recheck(void)
 	CHECK(mm_next_deadline(&q.cfg, &q.pool) > 0.0);
 }
 
-/* qsort: ascending doubles. */
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a;
-	double		y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
 /* A uniform draw in [0, 1) from an LCG state. */
 static double
 aq_uniform(uint64_t *seed)
@@ -274,7 +264,7 @@ test_auto_density_table(void)
 			sample[i] = aq_uniform(&seed);
 			sample[i] = round % 3 == 0 ? floor(sample[i] * 8) / 8 : sample[i] * sample[i];
 		}
-		qsort(sample, ns, sizeof(double), cmp_double);
+		qsort(sample, ns, sizeof(double), test_cmp_double);
 		aq_init(&q1, 1, 10.0, 0.5 + round % 7);
 		for (int i = 0; i < n; i++)
 		{
@@ -317,7 +307,7 @@ test_auto_density_narrow(void)
 
 	for (int i = 0; i < 200; i++)
 		sample[i] = 0.3 + 1e-15 * i / 199.0;
-	qsort(sample, 200, sizeof(double), cmp_double);
+	qsort(sample, 200, sizeof(double), test_cmp_double);
 	aq_init(&q1, 1, 10.0, 4.0);
 	aq_add(&q1, 0.9, 0.0);
 	aq_add(&q1, 0.0, 0.5);
@@ -396,7 +386,7 @@ test_auto_step_deadline(void)
 
 			for (int i = 0; i < ns; i++)
 				sample[i] = aq_uniform(&seed) * aq_uniform(&seed);
-			qsort(sample, ns, sizeof(double), cmp_double);
+			qsort(sample, ns, sizeof(double), test_cmp_double);
 			q.cfg.recent = sample;
 			q.cfg.nrecent = ns;
 		}
@@ -678,7 +668,7 @@ test_auto_sorted_position(void)
 
 		for (int i = 0; i < n; i++)
 			v[i] = floor(aq_uniform(&seed) * (1 + round % 20)) / 20.0;
-		qsort(v, n, sizeof(double), cmp_double);
+		qsort(v, n, sizeof(double), test_cmp_double);
 		for (int j = 0; j < 8; j++)
 		{
 			double		x = j == 0 && n > 0 ? v[(int) (aq_uniform(&seed) * n)] :
@@ -1062,7 +1052,7 @@ test_auto_pair_pass(void)
 
 			for (int i = 0; i < ns; i++)
 				sample[i] = spread == 1 ? pow(aq_uniform(&seed), 3) : aq_uniform(&seed);
-			qsort(sample, ns, sizeof(double), cmp_double);
+			qsort(sample, ns, sizeof(double), test_cmp_double);
 			a.cfg.recent = sample;
 			a.cfg.nrecent = ns;
 		}
@@ -1240,7 +1230,7 @@ test_auto_pair_bounds(void)
 			tk[i - ns].arrival = t;
 			tk[i - ns].group = tk[i - ns].party = tk[i - ns].attr = -1;
 		}
-		qsort(sample, ns, sizeof(double), cmp_double);
+		qsort(sample, ns, sizeof(double), test_cmp_double);
 		mm_config_init(&cfg, MM_ALGO_AUTO);
 		mm_config_set_max_wait(&cfg, max_wait);
 		cfg.arrival_rate = rate;

@@ -1062,16 +1062,6 @@ test_sim_idle_steps(void)
 	}
 }
 
-/* For qsort: ascending doubles. */
-static int
-window_cmp(const void *l, const void *r)
-{
-	double		x = *(const double *) l;
-	double		y = *(const double *) r;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * The simulator's window of auto's recent ratings holds, after each
  * arrival, the latest MM_DENSITY_ARRIVALS ratings sorted: ratings drawn
@@ -1103,7 +1093,7 @@ test_sim_recent_window(void)
 				i % 7 == 0 && i >= MM_DENSITY_ARRIVALS ? in[i - MM_DENSITY_ARRIVALS] : rng_unit(&rng);
 			mm_window_push(v, &n, in[i], i >= MM_DENSITY_ARRIVALS ? in[i - MM_DENSITY_ARRIVALS] : 0.0);
 			memcpy(want, &in[from], sizeof(double) * (i + 1 - from));
-			qsort(want, i + 1 - from, sizeof(double), window_cmp);
+			qsort(want, i + 1 - from, sizeof(double), test_cmp_double);
 			if (n != i + 1 - from || memcmp(v, want, sizeof(double) * n) != 0)
 				differ++;
 		}
