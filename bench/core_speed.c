@@ -2,7 +2,9 @@
  * core_speed.c
  *		Arrivals simulated per second by the core alone (no database):
  *		mm_simulate over a Poisson stream, k = 2, rate 10/s, max_wait 5 s,
- *		uniform ratings, for each algorithm.
+ *		uniform ratings, for each algorithm (periodic and multi_queue with a
+ *		fixed size and with "auto", which the stream's mean rate sets, as in
+ *		SQL simulate).
  *
  * Usage: core_speed [ARRIVALS [ALGORITHM [burst | keys K]]]     prints a
  * Markdown table (of every algorithm, or of the one named: greedy,
@@ -31,10 +33,13 @@ main(int argc, char **argv)
 	int			nkeys = argc > 4 && strcmp(argv[3], "keys") == 0 ? atoi(argv[4]) : 0;
 	int32_t    *key = nkeys > 0 ? malloc(sizeof(int32_t) * (size_t) n) : NULL;
 	MMStreamData data = {.key = key};
-	const MMAlgorithm algs[] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
-	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_AUTO};
-	const char *names[] = {"greedy", "periodic (batch 8)", "multi_queue (r = 6)",
-	"difference_wait (wait_factor 2)", "auto"};
+	const MMAlgorithm algs[] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_PERIODIC,
+		MM_ALGO_MULTI_QUEUE, MM_ALGO_MULTI_QUEUE, MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_AUTO};
+	/* batch and ranges 0: "auto", from the stream's mean rate as SQL simulate gives it */
+	const int	sizes[] = {0, 8, 0, 6, 0, 0, 0};
+	const char *names[] = {"greedy", "periodic (batch 8)", "periodic (batch auto)",
+		"multi_queue (r = 6)", "multi_queue (ranges auto)", "difference_wait (wait_factor 2)", "auto"};
+	const int	nalgs = (int) (sizeof(algs) / sizeof(algs[0]));
 
 	for (int i = 0; i < n; i++)
 	{
@@ -55,7 +60,7 @@ main(int argc, char **argv)
 	}
 	printf("| algorithm | arrivals | seconds (best of 3) | arrivals per second | cost per game |\n");
 	printf("|---|---:|---:|---:|---:|\n");
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < nalgs; i++)
 	{
 		MMAlgorithm alg = algs[i];
 
@@ -69,9 +74,11 @@ main(int argc, char **argv)
 		mm_config_init(&c, alg);
 		mm_config_set_max_wait(&c, key != NULL ? 60.0 : 5.0);
 		if (alg == MM_ALGO_PERIODIC)
-			c.periodic.batch = 8;
+			c.periodic.batch = sizes[i];
 		if (alg == MM_ALGO_MULTI_QUEUE)
-			c.multi_queue.ranges = 6;
+			c.multi_queue.ranges = sizes[i];
+		if (n > 1 && a[n - 1].arrival > a[0].arrival)
+			c.arrival_rate = (n - 1) / (a[n - 1].arrival - a[0].arrival);
 		if (alg == MM_ALGO_DIFFERENCE_WAIT)
 			c.difference_wait.wait_factor = 2.0;
 		for (int rep = 0; rep < 3; rep++)

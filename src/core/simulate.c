@@ -231,6 +231,28 @@ sim_max_key(const int32_t *key, int n, int32_t *maxkey)
 }
 
 /*
+ * periodic's batch and multi_queue's ranges "auto" follow the arrival
+ * rate, which only auto's simulation measures as it goes (sim_measure):
+ * for the others the rate is the caller's, the same at every step, so
+ * they are worked out here once instead of at every step.
+ */
+static void
+sim_fix_sizes(MMConfig *cfg)
+{
+	int			rd[MM_MAX_CRITERIA];
+
+	if (cfg->algorithm == MM_ALGO_PERIODIC && cfg->periodic.batch <= 0)
+		cfg->periodic.batch = mm_auto_batch(cfg);
+	else if (cfg->algorithm == MM_ALGO_MULTI_QUEUE)
+	{
+		mm_criteria_ranges(cfg, rd);
+		cfg->multi_queue.ranges = rd[0];
+		for (int d = 1; d <= cfg->criteria.n; d++)
+			cfg->criteria.ranges[d] = rd[d];
+	}
+}
+
+/*
  * With equal filters and auto, the per-key rates: key_rate and the chains
  * of each key's arrivals.  MM_OK without them.
  */
@@ -812,6 +834,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	s.pool.nregions = nregions > 0 ? nregions : 0;
 	s.outcomes = outcomes;
 	s.leaves_after = data != NULL && cfg->algorithm != MM_ALGO_OPTIMIZE ? data->leaves_after : NULL;
+	sim_fix_sizes(&s.cfg);
 	s.plain = mm_pool_plain(&s.cfg, &s.pool);
 	s.sum.players = n;
 	for (int j = 0; outcomes != NULL && j < n; j++)

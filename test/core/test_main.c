@@ -74,6 +74,7 @@ static const MMTestCase tests[] = {
 	{"sim_optimize_stream_data", test_sim_optimize_stream_data},
 	{"sim_rows_once", test_sim_rows_once},
 	{"sim_idle_steps", test_sim_idle_steps},
+	{"sim_auto_sizes", test_sim_auto_sizes},
 	{"step_fuzz", test_step_fuzz},
 	{"optimal_brute", test_optimal_brute},
 	{"optimal_window_dp", test_optimal_window_dp},

@@ -1100,3 +1100,168 @@ test_sim_recent_window(void)
 	}
 	CHECK_INT(differ, 0);
 }
+
+/* The first player whose outcome differs between o1 and o2, or -1. */
+static int
+first_difference(const MMOutcome *o1, const MMOutcome *o2, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (o1[i].match_no != o2[i].match_no || o1[i].team != o2[i].team ||
+			!(o1[i].matched_at == o2[i].matched_at))
+			return i;
+	return -1;
+}
+
+/* The range among r of a value in [0, 1]. */
+static int
+range_of(double v, int r)
+{
+	int			c = (int) (v * r);
+
+	return c > r - 1 ? r - 1 : c;
+}
+
+/*
+ * Whether the outcomes o show the sizes given: periodic, every instant at
+ * which players matched before their timeout matched batch of them;
+ * multi_queue, the members of every match made before their timeouts
+ * share a cell of rd's ranges (the rating's, then each criterion's in c,
+ * per players' rows of ncrit).  Counts the instants or matches checked.
+ */
+static bool
+shows_sizes(const MMConfig *cfg, const MMArrival *a, const double *c, int n,
+			const MMOutcome *o, int batch, const int *rd, int *checked)
+{
+	int			ncrit = cfg->criteria.n;
+	int		   *first = malloc(sizeof(int) * (size_t) (n + 1));
+	bool	   *late = calloc((size_t) n + 1, sizeof(bool));
+	bool		ok = first != NULL && late != NULL;
+
+	*checked = 0;
+	for (int m = 0; ok && m <= n; m++)
+		first[m] = -1;
+	/* a match with a member at its timeout (within rounding) or past it */
+	for (int i = 0; ok && i < n; i++)
+		if (o[i].match_no > 0 && o[i].match_no <= n &&
+			!(o[i].matched_at - a[i].arrival < cfg->max_wait * (1 - 1e-9)))
+			late[o[i].match_no] = true;
+	for (int i = 0; ok && i < n; i++)
+	{
+		int64_t		m = o[i].match_no;
+
+		if (m <= 0 || m > n || late[m])
+			continue;
+		if (cfg->algorithm == MM_ALGO_PERIODIC)
+		{
+			int			same = 0;
+			bool		early = true;
+
+			if (i > 0 && o[i - 1].matched_at == o[i].matched_at)
+				continue;		/* counted from the instant's first player */
+			for (int j = 0; j < n; j++)
+				if (o[j].matched_at == o[i].matched_at && o[j].match_no > 0)
+				{
+					same++;
+					early = early && !late[o[j].match_no];
+				}
+			if (early)
+			{
+				ok = same == batch;
+				(*checked)++;
+			}
+		}
+		else if (first[m] < 0)
+			first[m] = i;
+		else
+		{
+			int			f = first[m];
+
+			ok = range_of(a[i].rating, rd[0]) == range_of(a[f].rating, rd[0]);
+			for (int d = 1; ok && d <= ncrit; d++)
+				ok = range_of(c[(size_t) i * ncrit + d - 1], rd[d]) ==
+					range_of(c[(size_t) f * ncrit + d - 1], rd[d]);
+			(*checked)++;
+		}
+	}
+	free(first);
+	free(late);
+	return ok;
+}
+
+/*
+ * periodic's batch and multi_queue's ranges "auto" (0) come from the
+ * caller's arrival rate, the same at every step of a simulation of those
+ * algorithms: the simulation uses the sizes that rate sets (mm_auto_batch,
+ * mm_criteria_ranges): periodic forms batches of that many, and
+ * multi_queue's matches made before a timeout keep to one cell of those
+ * ranges; the same sizes given fixed give the same outcomes, and one more
+ * changes them.  Rates 3 and 30 per second and unknown (0); multi_queue
+ * with the rating alone, and with two more criteria, the second fixed at
+ * 3 ranges; k = 2 and 4.
+ */
+void
+test_sim_auto_sizes(void)
+{
+	int			n = 4000;
+	int			runs = 0;
+	int			checked = 0;
+
+	for (int alg = 0; alg < 3; alg++)
+		for (int r = 0; r < 3; r++)
+			for (int k = 2; k <= 4; k += 2)
+			{
+				MMConfig	cfg = sim_cfg(alg == 0 ? MM_ALGO_PERIODIC : MM_ALGO_MULTI_QUEUE,
+										  2, k / 2, 5.0, MM_TIMEOUT_BOTS);
+				MMConfig	fixed;
+				MMConfig	other;
+				MMArrival  *a = make_stream(n, r == 1 ? 30.0 : 3.0, 40 + r + k);
+				double	   *c = make_criteria(n, 2, 70 + r + k);
+				MMOutcome  *o1 = malloc(sizeof(MMOutcome) * n);
+				MMOutcome  *o2 = malloc(sizeof(MMOutcome) * n);
+				MMStreamData data = {c, NULL, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL};
+				int			rd[MM_MAX_CRITERIA];
+				int			batch = 0;
+				int			seen;
+
+				CHECK(a != NULL && c != NULL && o1 != NULL && o2 != NULL);
+				cfg.arrival_rate = r == 2 ? 0.0 : (n - 1) / (a[n - 1].arrival - a[0].arrival);
+				cfg.periodic.batch = 0;
+				cfg.multi_queue.ranges = 0;
+				if (alg == 2)
+				{
+					cfg.criteria.n = 2;
+					cfg.criteria.weight[1] = 0.5;
+					cfg.criteria.weight[2] = 2.0;
+					cfg.criteria.ranges[2] = 3;
+				}
+				fixed = cfg;
+				if (alg == 0)
+					fixed.periodic.batch = batch = mm_auto_batch(&cfg);
+				else
+				{
+					mm_criteria_ranges(&cfg, rd);
+					fixed.multi_queue.ranges = rd[0];
+					for (int d = 1; d <= cfg.criteria.n; d++)
+						fixed.criteria.ranges[d] = rd[d];
+					CHECK(alg < 2 || rd[2] == 3);
+				}
+				CHECK_INT(mm_simulate(&cfg, a, &data, n, o1, NULL), MM_OK);
+				CHECK(shows_sizes(&cfg, a, c, n, o1, batch, rd, &seen));
+				checked += seen;
+				CHECK_INT(mm_simulate(&fixed, a, &data, n, o2, NULL), MM_OK);
+				CHECK_INT(first_difference(o1, o2, n), -1);
+				other = fixed;
+				other.periodic.batch += k;
+				other.multi_queue.ranges += 1;
+				CHECK_INT(mm_simulate(&other, a, &data, n, o2, NULL), MM_OK);
+				CHECK(first_difference(o1, o2, n) >= 0);
+				runs++;
+				free(a);
+				free(c);
+				free(o1);
+				free(o2);
+			}
+	CHECK_INT(runs, 18);
+	printf("     %d batches and matches checked against their sizes\n", checked);
+	CHECK(checked > 10000);
+}
