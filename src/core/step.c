@@ -70,6 +70,24 @@ mm_split_teams(const MMConfig *cfg, int nmembers, const double *ratings,
 }
 
 /*
+ * A 1v1 match's teams and cost, as mm_teams_split and mm_game_cost give
+ * them (team 1 the lower rating, the first of the two on a tie; the same
+ * arithmetic, so the same bits), without their loops and checks: a
+ * checked pool and configuration hold the ratings in [0, 1], the waits,
+ * factor and max_wait finite and not negative.
+ */
+static inline void
+finish_pair(double f, double max_wait, const double *ratings, const double *waits,
+			int *teams, MMCost *cost)
+{
+	teams[0] = ratings[1] < ratings[0] ? 2 : 1;
+	teams[1] = 3 - teams[0];
+	cost->criteria = f * fabs(ratings[1] - ratings[0]);
+	cost->wait = waits[0] / max_wait + waits[1] / max_wait;
+	cost->total = cost->criteria + cost->wait;
+}
+
+/*
  * Give every match decided by a step its final form: members in pool
  * order, team numbers and cost.  Fails only when memory runs out or
  * mm_interrupt stops it.
@@ -84,6 +102,9 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 	double		waits[MM_MAX_K];
 	double		f[MM_MAX_CRITERIA];
 	double	   *crit = ratings; /* player by player, every criterion */
+	/* 1v1 on the rating alone, teams split by rating: finish_pair */
+	bool		pairs = k == 2 && cfg->team_size == 1 && dims == 1 && !compose &&
+		cfg->algorithm != MM_ALGO_OPTIMIZE;
 
 	if (res->nmatches == 0)
 		return MM_OK;			/* most steps of a simulation */
@@ -149,7 +170,9 @@ finish_matches(const MMConfig *cfg, const MMPool *pool, double now,
 			}
 		}
 		st = MM_OK;
-		if (m->bots == 0 && m->nmembers < k)
+		if (pairs && m->nmembers == 2)
+			finish_pair(f[0], cfg->max_wait, ratings, waits, tm, &m->cost);
+		else if (m->bots == 0 && m->nmembers < k)
 		{
 			/* a smaller match (min_players): even teams, a game of its own size */
 			double		fs[MM_MAX_CRITERIA];

@@ -1591,3 +1591,74 @@ test_window_rematch(void)
 		}
 	}
 }
+
+/*
+ * A 1v1 match's teams and cost, which a step gives without the general
+ * split and cost (finish_pair), are those of mm_split_teams and
+ * mm_game_cost to the bit: every algorithm but optimize (which splits its
+ * own teams), 1v1 pools of 2 to 100 tickets, half of them with ratings
+ * on a grid of quarters (ties), arrivals up to 12 s before the step (so
+ * most time out and pair) and some at the step itself (waits of 0).
+ */
+void
+test_pair_finish(void)
+{
+	uint64_t	seed = 2024;
+	int			checked = 0;
+	int			ties = 0;
+
+	for (int algo = 0; algo < MM_NUM_ALGORITHMS; algo++)
+	{
+		if (algo == MM_ALGO_OPTIMIZE)
+			continue;
+		for (int round = 0; round < 60; round++)
+		{
+			static TestQueue q;
+			MMConfig	cfg = make_cfg((MMAlgorithm) algo, 2, 1, 5.0, MM_TIMEOUT_BOTS);
+			int			n = 2 + (int) (test_rand(&seed) * 99);
+			double		now = 100.0;
+			double		t = now - 12.0;
+
+			tq_init(&q, &cfg);
+			for (int i = 0; i < n; i++)
+			{
+				double		r = test_rand(&seed);
+
+				t += test_rand(&seed) * 24.0 / n;
+				tq_add(&q, round % 2 ? (double) (int) (r * 4) / 4 : r,
+					   round % 5 == 4 && i >= n / 2 ? now : (t < now ? t : now));
+			}
+			CHECK_INT(mm_step(&q.cfg, &q.pool, now, &q.res), MM_OK);
+			for (int j = 0; j < q.res.nmatches; j++)
+			{
+				const MMMatch *m = &q.res.matches[j];
+				double		r[2];
+				double		w[2];
+				int			tm[2];
+				MMCost		c;
+
+				if (m->nmembers != 2)
+					continue;
+				for (int i = 0; i < 2; i++)
+				{
+					const MMTicket *tk = &q.tickets[q.res.members[m->first + i]];
+
+					r[i] = tk->rating;
+					w[i] = now - tk->arrival > 0 ? now - tk->arrival : 0.0;
+				}
+				ties += r[0] == r[1];
+				CHECK_INT(mm_split_teams(&q.cfg, 2, r, tm), MM_OK);
+				CHECK_INT(mm_game_cost(2, 2, 1, r, NULL, w, q.cfg.max_wait, &c), MM_OK);
+				CHECK_INT(q.res.teams[m->first], tm[0]);
+				CHECK_INT(q.res.teams[m->first + 1], tm[1]);
+				CHECK(memcmp(&m->cost.criteria, &c.criteria, sizeof(double)) == 0);
+				CHECK(memcmp(&m->cost.wait, &c.wait, sizeof(double)) == 0);
+				CHECK(memcmp(&m->cost.total, &c.total, sizeof(double)) == 0);
+				checked++;
+			}
+		}
+	}
+	printf("     %d matches of two checked, %d of them tied\n", checked, ties);
+	CHECK(checked > 1000);
+	CHECK(ties > 50);
+}

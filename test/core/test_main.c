@@ -75,6 +75,7 @@ static const MMTestCase tests[] = {
 	{"sim_rows_once", test_sim_rows_once},
 	{"sim_idle_steps", test_sim_idle_steps},
 	{"sim_auto_sizes", test_sim_auto_sizes},
+	{"pair_finish", test_pair_finish},
 	{"step_fuzz", test_step_fuzz},
 	{"optimal_brute", test_optimal_brute},
 	{"optimal_window_dp", test_optimal_window_dp},

@@ -95,6 +95,7 @@ extern void test_sim_optimize_stream_data(void);
 extern void test_sim_rows_once(void);
 extern void test_sim_idle_steps(void);
 extern void test_sim_auto_sizes(void);
+extern void test_pair_finish(void);
 
 /* test_criteria.c */
 extern void test_criteria_cost(void);
