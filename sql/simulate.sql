@@ -216,3 +216,17 @@ SELECT matchmaker.alter_queue('r_greedy', rating_min => 0, max_wait => '5 s');
 SELECT * FROM matchmaker.audit('r_greedy', '2025-01-01', '2025-01-02');
 SELECT * FROM matchmaker.audit('r_teams', '2026-01-01', '2026-01-02');
 SELECT * FROM matchmaker.audit('r_greedy', NULL, '2026-01-02');
+
+-- Ids of smallint, integer or bigint with float8 ratings and arrivals are
+-- read as the query returns them; other types (numeric here) are cast to
+-- bigint and float8: the same stream gives the same matches either way.
+WITH kinds(kind, q) AS (VALUES
+    ('smallint', $$SELECT i::int2, ((i * 0.6180339887) % 1)::float8, (i / 10.0)::float8 FROM generate_series(1, 300) i$$),
+    ('integer', $$SELECT i::int4, ((i * 0.6180339887) % 1)::float8, (i / 10.0)::float8 FROM generate_series(1, 300) i$$),
+    ('bigint', $$SELECT i::int8 + 5000000000, ((i * 0.6180339887) % 1)::float8, (i / 10.0)::float8 FROM generate_series(1, 300) i$$),
+    ('numeric', $$SELECT i::numeric, ((i * 0.6180339887) % 1)::numeric, (i / 10.0)::numeric FROM generate_series(1, 300) i$$)),
+  runs AS (SELECT k.kind, count(*) AS players, count(DISTINCT s.match_no) AS games,
+                  md5(string_agg(concat_ws(' ', s.id % 5000000000, s.match_no, s.team, s.matched_at), ',' ORDER BY s.id)) AS outcome
+           FROM kinds k, matchmaker.simulate('g', k.q) s GROUP BY k.kind)
+SELECT kind, players, games, outcome = (SELECT outcome FROM runs WHERE kind = 'numeric') AS same_as_numeric
+FROM runs ORDER BY kind;

@@ -79,6 +79,7 @@ typedef struct ArrivalReceiver
 	int64		n;
 	int64		cap;
 	int			natts;			/* 3, or 4 with attributes */
+	Oid			id_type;		/* the id column's: int8, int4 or int2 */
 	double	   *crit;			/* with the queue's criteria: ncriteria per row */
 	Jsonb	  **attrs;			/* optimize: each row's attributes */
 	double	   *leaves;			/* simulate: each row's leaves_after, NAN for none */
@@ -278,7 +279,8 @@ arrival_receive(TupleTableSlot *slot, DestReceiver *self)
 		r->has_bad = true;
 		return false;
 	}
-	a->id = DatumGetInt64(v[0]);
+	a->id = r->id_type == INT4OID ? DatumGetInt32(v[0]) :
+		r->id_type == INT2OID ? DatumGetInt16(v[0]) : DatumGetInt64(v[0]);
 	rating = DatumGetFloat8(v[1]);
 	a->arrival = DatumGetFloat8(v[2]);
 	if (r->clamp)
@@ -735,6 +737,13 @@ party_stream(MMQueue *queue, ArrivalReceiver *r, const int *rows, MMArrival *arr
 	data->party = party;
 }
 
+/* The type of a prepared query's result column i. */
+static Oid
+col_type(CachedPlanSource *source, int i)
+{
+	return TupleDescAttr(source->resultDesc, i)->atttypid;
+}
+
 /*
  * Read arrivals from a prepared statement with its parameters (SPI
  * connected): rows of (id bigint, rating float8, arrival float8) with the
@@ -770,6 +779,7 @@ read_arrivals_plan(MMQueue *queue, SPIPlanPtr plan, ParamListInfo params, bool c
 	r.queue = queue;
 	r.clamp = clamp;
 	r.natts = natts;
+	r.id_type = col_type(linitial(SPI_plan_get_plan_sources(plan)), 0);
 	r.cap = 1024;
 	r.arr = palloc(sizeof(MMArrival) * r.cap);
 	if (natts > 3 && queue->cfg.criteria.n > 0)
@@ -950,6 +960,17 @@ read_arrivals(MMQueue *queue, const char *query, MMStreamData *data, int *n_out)
 						   queue->cfg.criteria.n > 0 ? mm_criteria_names(queue) :
 						   queue->cfg.roles.n > 0 ? "roles" : mm_filter_names(queue)),
 				 errhint("Return (id, rating, arrival, attributes), the attributes as enqueue would get them.")));
+
+	/*
+	 * Columns of the types read as they are run the query itself, planned
+	 * once and without a projection; others are cast to them in a query
+	 * around it.
+	 */
+	if ((col_type(source, 0) == INT8OID || col_type(source, 0) == INT4OID ||
+		 col_type(source, 0) == INT2OID) &&
+		col_type(source, 1) == FLOAT8OID && col_type(source, 2) == FLOAT8OID &&
+		(natts == 3 || col_type(source, 3) == JSONBOID))
+		return read_arrivals_plan(queue, plan, NULL, false, natts, data, n_out);
 	SPI_freeplan(plan);
 
 	sql = psprintf("SELECT a.id::pg_catalog.int8, a.rating::pg_catalog.float8, "
