@@ -29,6 +29,12 @@
  *	quality tune K PLAYERS SEEDS SEED0
  *		reads lines "base growth curve" and prints auto's mean cost / reference
  *		with those constants (0: the default) on seeds SEED0 .. SEED0 + SEEDS - 1.
+ *	quality agree PLAYERS SEEDS SEED0
+ *		k = 2: how auto's pairs compare with the optimum's, per spec (a
+ *		Markdown table): the share of auto's pairs that the optimum also
+ *		makes; of the others, the share where the optimum pairs one of
+ *		the two with a player who had not arrived when auto committed
+ *		them; and the spread and wait costs of both.
  */
 #include "../src/core/mm_core.h"
 #include "bench_random.h"
@@ -456,6 +462,101 @@ tune(int k, int players, int seeds, int seed0)
 	free(waits);
 }
 
+/* agree: auto's pairs against the optimum's, per spec. */
+static void
+agree(int players, int seeds, int seed0)
+{
+	MMOutcome  *o = malloc(sizeof(MMOutcome) * players);
+	int		   *opt = malloc(sizeof(int) * players);
+	int		   *mate = malloc(sizeof(int) * players);
+	int64_t    *first = malloc(sizeof(int64_t) * ((size_t) players + 1));
+
+	if (o == NULL || opt == NULL || mate == NULL || first == NULL)
+		exit(1);
+	printf("| spec | auto / OPT | auto's pairs the optimum makes too | others: the optimum pairs a member with a later arrival | spread cost, auto / OPT | wait cost, auto / OPT (computer players' included) |\n");
+	printf("|---|---:|---:|---:|---:|---:|\n");
+	for (int s = 0; s < NSPECS; s++)
+	{
+		double		ratio = 0,
+					pairs = 0,
+					same = 0,
+					later = 0,
+					a_spread = 0,
+					a_wait = 0,
+					o_spread = 0,
+					o_wait = 0;
+
+		for (int e = 0; e < seeds; e++)
+		{
+			MMArrival  *a = make_schlup_stream(players, specs[s].rate, specs[s].rising,
+											   1000 * s + seed0 + e);
+			MMConfig	c = default_config(MM_ALGO_AUTO, 2);
+			MMSimSummary sum;
+			double		best;
+
+			if (mm_optimal_pairs(a, players, MAX_WAIT, 3.0, opt, &best) != MM_OK ||
+				mm_simulate(&c, a, NULL, players, o, &sum) != MM_OK)
+			{
+				fprintf(stderr, "agree: failed\n");
+				exit(1);
+			}
+			ratio += sum.cost / best / seeds;
+			a_spread += sum.criteria_cost;
+			a_wait += sum.wait_cost;
+			for (int i = 0; i < players; i++)
+				if (opt[i] < 0)
+				{
+					o_spread += 2.0;	/* a player alone: q = 1, f = 2, and the computer player's wait */
+					o_wait += 1.0;
+				}
+				else if (opt[i] > i)
+				{
+					o_spread += 2.0 * fabs(a[i].rating - a[opt[i]].rating);
+					o_wait += (a[opt[i]].arrival - a[i].arrival) / MAX_WAIT;
+				}
+			/* auto's partners, from the match numbers */
+			for (int m = 0; m <= players; m++)
+				first[m] = -1;
+			for (int i = 0; i < players; i++)
+			{
+				int64_t		m = o[i].match_no;
+
+				mate[i] = -1;
+				if (m < 1 || m > players)
+					continue;
+				if (first[m] < 0)
+					first[m] = i;
+				else
+				{
+					mate[i] = (int) first[m];
+					mate[first[m]] = i;
+				}
+			}
+			for (int i = 0; i < players; i++)
+			{
+				int			j = mate[i];
+				double		t = o[i].matched_at;
+
+				if (j < i)
+					continue;
+				pairs++;
+				if (opt[i] == j)
+					same++;
+				else if ((opt[i] >= 0 && a[opt[i]].arrival > t) ||
+						 (opt[j] >= 0 && a[opt[j]].arrival > t))
+					later++;
+			}
+			free(a);
+		}
+		printf("| %s | %.3f | %.2f | %.2f | %.2f | %.2f |\n", specs[s].name, ratio, same / pairs,
+			   later / (pairs - same), a_spread / o_spread, a_wait / o_wait);
+	}
+	free(o);
+	free(opt);
+	free(mate);
+	free(first);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -492,6 +593,16 @@ main(int argc, char **argv)
 		tune(atoi(argv[2]), atoi(argv[3]), seeds, atoi(argv[5]));
 		return 0;
 	}
-	fprintf(stderr, "usage: quality report K[,K...] PLAYERS SEEDS [SKIP] | quality tune K PLAYERS SEEDS SEED0\n");
+	if (argc == 5 && strcmp(argv[1], "agree") == 0)
+	{
+		int			players = atoi(argv[2]);
+		int			seeds = atoi(argv[3]);
+
+		if (seeds < 1 || players < 10)
+			return 2;
+		agree(players, seeds, atoi(argv[4]));
+		return 0;
+	}
+	fprintf(stderr, "usage: quality report K[,K...] PLAYERS SEEDS [SKIP] | quality tune K PLAYERS SEEDS SEED0 | quality agree PLAYERS SEEDS SEED0\n");
 	return 2;
 }
