@@ -599,8 +599,44 @@ multi_queue_cost(int k, int dims, const double *r, const double *f,
  * combination with the lower cost winning, the earlier in floor-first
  * order on a tie.  A free criterion of factor 0, or any without a known
  * arrival rate, gets 1 range.  Ranges are capped at 1e9 each and their
- * product at MM_MAX_CELLS.
+ * product at MM_MAX_CELLS (cap_cells).
  */
+/*
+ * Hold the cells, fixed times the free ranges (freed, m of them), to
+ * MM_MAX_CELLS: free_ranges' cap on lambda assumes each free range is
+ * lambda f_d, but one of a tiny factor still counts 1, and each at most
+ * MM_AUTO_MAX, so their product may pass it.  Every free range above 1 is
+ * scaled by the same factor (floored, at least 1, and at least one less)
+ * until the product fits; the fixed ranges alone fit, as the
+ * configuration's check holds.
+ */
+static void
+cap_cells(int *ranges, double fixed, const int *freed, int m)
+{
+	for (;;)
+	{
+		double		cells = fixed;
+		int			above = 0;
+		double		scale;
+
+		for (int j = 0; j < m; j++)
+		{
+			cells *= ranges[freed[j]];
+			above += ranges[freed[j]] > 1;
+		}
+		if (cells <= MM_MAX_CELLS || above == 0)
+			return;
+		scale = pow(MM_MAX_CELLS / cells, 1.0 / above);
+		for (int j = 0; j < m; j++)
+		{
+			double		r = ranges[freed[j]];
+
+			if (r > 1)
+				ranges[freed[j]] = (int) fmax(1.0, fmin(r - 1.0, floor(r * scale)));
+		}
+	}
+}
+
 static void
 free_ranges(const MMConfig *cfg, int *ranges)
 {
@@ -673,6 +709,7 @@ free_ranges(const MMConfig *cfg, int *ranges)
 				ranges[freed[j]] = (int) r[freed[j]];
 		}
 	}
+	cap_cells(ranges, fixed, freed, m);
 }
 
 /* multi_queue's ranges per criterion: free_ranges, but a step's usual case directly. */

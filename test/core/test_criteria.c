@@ -290,6 +290,37 @@ test_criteria_auto_ranges(void)
 		CHECK(cells <= MM_MAX_CELLS);
 		CHECK(cells > MM_MAX_CELLS / 2);
 	}
+
+	/*
+	 * A criterion of a tiny weight still gets 1 range, not lambda f_d, so
+	 * the others' product must still keep to the cap, shared evenly among
+	 * those of equal weight: without it 1e9^3 and 6687403^2 cells (a
+	 * product that overflowed a step's 64-bit count).
+	 */
+	{
+		static const double w[2][4] = {{1e6, 1e6, 1e6, 1e-300}, {1, 1, 1e-20, 0}};
+		static const int n[2] = {3, 2};
+		static const double rate[2] = {1e9, 1e6};
+
+		for (int c = 0; c < 2; c++)
+		{
+			double		cells = 1;
+
+			cfg = crit_cfg(MM_ALGO_MULTI_QUEUE, 2, 60.0, MM_TIMEOUT_BOTS);
+			cfg.criteria.n = n[c];
+			for (int d = 0; d <= n[c]; d++)
+				cfg.criteria.weight[d] = w[c][d];
+			cfg.arrival_rate = rate[c];
+			CHECK_INT(mm_config_check(&cfg), MM_OK);
+			mm_criteria_ranges(&cfg, r);
+			for (int d = 0; d <= n[c]; d++)
+				cells *= r[d];
+			CHECK(cells <= MM_MAX_CELLS);
+			CHECK(cells > MM_MAX_CELLS / 2);
+			CHECK_INT(r[n[c]], 1);
+			CHECK(r[0] == r[1] || r[0] == r[1] + 1 || r[1] == r[0] + 1);
+		}
+	}
 }
 
 /* What the core refuses. */
