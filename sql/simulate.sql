@@ -230,3 +230,13 @@ WITH kinds(kind, q) AS (VALUES
            FROM kinds k, matchmaker.simulate('g', k.q) s GROUP BY k.kind)
 SELECT kind, players, games, outcome = (SELECT outcome FROM runs WHERE kind = 'numeric') AS same_as_numeric
 FROM runs ORDER BY kind;
+-- A trailing semicolon or comment ends the query as written, whatever its
+-- columns' types (numeric columns are cast in a query around it).
+SELECT count(*) FROM matchmaker.simulate('g', 'SELECT 1::int4, 0.5::float8, 0.0::float8; -- as it is');
+SELECT count(*) FROM matchmaker.simulate('g', 'SELECT 1::numeric, 0.5::numeric, 0.0::numeric; -- cast');
+SELECT count(*) FROM matchmaker.simulate('g', 'SELECT 1::numeric, 0.5::numeric, 0.0::numeric -- cast');
+-- A query that writes is refused before it runs, whatever its columns' types.
+CREATE TEMP TABLE sim_written (id int, r float8, a float8);
+SELECT * FROM matchmaker.simulate('g', 'WITH x AS (INSERT INTO sim_written VALUES (1, 0.5, 0) RETURNING *) SELECT id, r, a FROM x');
+SELECT * FROM matchmaker.simulate('g', 'WITH x AS (INSERT INTO sim_written VALUES (1, 0.5, 0) RETURNING *) SELECT id::numeric, r, a FROM x');
+SELECT count(*) AS written FROM sim_written;

@@ -907,6 +907,8 @@ static MMArrival *
 read_arrivals(MMQueue *queue, const char *query, MMStreamData *data, int *n_out)
 {
 	int			natts;
+	int			start;
+	int			len;
 
 	char	   *sql;
 	SPIPlanPtr	plan;
@@ -961,22 +963,32 @@ read_arrivals(MMQueue *queue, const char *query, MMStreamData *data, int *n_out)
 						   queue->cfg.roles.n > 0 ? "roles" : mm_filter_names(queue)),
 				 errhint("Return (id, rating, arrival, attributes), the attributes as enqueue would get them.")));
 
+	if (source->query_list != NIL && ((Query *) linitial(source->query_list))->hasModifyingCTE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("arrivals must not modify data"),
+				 errdetail("The query has a WITH clause that inserts, updates or deletes."),
+				 errhint("Pass one SELECT or VALUES query of (id, rating, arrival).")));
+
 	/*
 	 * Columns of the types read as they are run the query itself, planned
 	 * once and without a projection; others are cast to them in a query
-	 * around it.
+	 * around it, of the statement's own text (without a trailing
+	 * semicolon) and a line break, which ends a trailing comment.
 	 */
 	if ((col_type(source, 0) == INT8OID || col_type(source, 0) == INT4OID ||
 		 col_type(source, 0) == INT2OID) &&
 		col_type(source, 1) == FLOAT8OID && col_type(source, 2) == FLOAT8OID &&
 		(natts == 3 || col_type(source, 3) == JSONBOID))
 		return read_arrivals_plan(queue, plan, NULL, false, natts, data, n_out);
-	SPI_freeplan(plan);
-
+	start = Max(source->raw_parse_tree->stmt_location, 0);
+	len = source->raw_parse_tree->stmt_len > 0 ? source->raw_parse_tree->stmt_len :
+		(int) strlen(query + start);
 	sql = psprintf("SELECT a.id::pg_catalog.int8, a.rating::pg_catalog.float8, "
-				   "a.arrival::pg_catalog.float8%s FROM (%s) AS a(id, rating, arrival%s)",
-				   natts == 4 ? ", a.attributes::pg_catalog.jsonb" : "", query,
+				   "a.arrival::pg_catalog.float8%s FROM (%.*s\n) AS a(id, rating, arrival%s)",
+				   natts == 4 ? ", a.attributes::pg_catalog.jsonb" : "", len, query + start,
 				   natts == 4 ? ", attributes" : "");
+	SPI_freeplan(plan);
 	plan = SPI_prepare(sql, 0, NULL);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare the arrivals query: %s", SPI_result_code_string(SPI_result));
