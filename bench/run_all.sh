@@ -12,6 +12,7 @@ bash criteria.sh 200000
 bash optimize.sh 5
 bash optimize_rounds.sh 3
 bash simulate.sh 1000000 7
+bash simulate_cpu.sh 200000
 bash tick.sh 1000 10000 100000 1000000
 bash tick_vs_sql.sh 100000 5
 bash enqueue.sh 8 10 9

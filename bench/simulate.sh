@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: matchmaker.simulate_summary and matchmaker.simulate over N
 # arrivals (k = 2, rate 10/s, max_wait 5 s, periodic batch 8, multi_queue
-# r = 6 and auto, the default), against reading and sorting the same arrivals in SQL,
+# r = 6, auto (create_queue's default), and periodic and multi_queue with
+# their default sizes "auto"), against reading and sorting the same arrivals in SQL,
 # ROUNDS rounds alternating the statements, medians reported; and
 # optimal_cost on 2,000 and 10,000 of them.
 # Usage: bench/simulate.sh [N] [ROUNDS]    (default 1000000 5)
@@ -27,15 +28,19 @@ q "VACUUM ANALYZE arrivals"
 q "SELECT matchmaker.create_queue('p', algorithm => 'periodic', max_wait => '5 s', params => '{\"batch\": 8}')" >/dev/null
 q "SELECT matchmaker.create_queue('m', algorithm => 'multi_queue', max_wait => '5 s', params => '{\"ranges\": 6}')" >/dev/null
 q "SELECT matchmaker.create_queue('a', algorithm => 'auto', max_wait => '5 s')" >/dev/null
+q "SELECT matchmaker.create_queue('pd', algorithm => 'periodic', max_wait => '5 s')" >/dev/null
+q "SELECT matchmaker.create_queue('md', algorithm => 'multi_queue', max_wait => '5 s')" >/dev/null
 q "SELECT * FROM arrivals ORDER BY arrival, id" >/dev/null   # warm the cache
 
-sorts=() ps=() mqs=() rows=() autos=()
+sorts=() ps=() mqs=() rows=() autos=() pds=() mds=()
 for ((i = 0; i < rounds; i++)); do
 	sorts+=("$(ms "SELECT * FROM arrivals ORDER BY arrival, id")")
 	ps+=("$(ms "SELECT * FROM matchmaker.simulate_summary('p', 'SELECT id, rating, arrival FROM arrivals')")")
 	mqs+=("$(ms "SELECT * FROM matchmaker.simulate_summary('m', 'SELECT id, rating, arrival FROM arrivals')")")
 	rows+=("$(ms "SELECT count(*) FROM matchmaker.simulate('p', 'SELECT id, rating, arrival FROM arrivals')")")
 	autos+=("$(ms "SELECT * FROM matchmaker.simulate_summary('a', 'SELECT id, rating, arrival FROM arrivals')")")
+	pds+=("$(ms "SELECT * FROM matchmaker.simulate_summary('pd', 'SELECT id, rating, arrival FROM arrivals')")")
+	mds+=("$(ms "SELECT * FROM matchmaker.simulate_summary('md', 'SELECT id, rating, arrival FROM arrivals')")")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # The median over the rounds of a statement's time divided by the read and
@@ -51,6 +56,8 @@ p_ms=$(median "${ps[@]}")
 m_ms=$(median "${mqs[@]}")
 rows_ms=$(median "${rows[@]}")
 auto_ms=$(median "${autos[@]}")
+pd_ms=$(median "${pds[@]}")
+md_ms=$(median "${mds[@]}")
 o2_ms=$(ms "SELECT matchmaker.optimal_cost('p', 'SELECT id, rating, arrival FROM arrivals WHERE id <= 2000')")
 o10_ms=$(ms "SELECT matchmaker.optimal_cost('p', 'SELECT id, rating, arrival FROM arrivals WHERE id <= 10000')")
 per_game=$(q "SELECT round(cost_per_game::numeric, 4) FROM matchmaker.simulate_summary('p', 'SELECT id, rating, arrival FROM arrivals')")
@@ -60,7 +67,7 @@ auto_game=$(q "SELECT round(cost_per_game::numeric, 4) FROM matchmaker.simulate_
 	echo
 	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -sr), PostgreSQL $(q 'SHOW server_version')."
 	echo "Command: \`bench/simulate.sh $n $rounds\`, run $(date -u +%Y-%m-%d). Server-side times of one statement,"
-	echo "medians of $rounds rounds that alternate the first five statements (all runs in ms below the table);"
+	echo "medians of $rounds rounds that alternate the first seven statements (all runs in ms below the table);"
 	echo "the ratio is the median over the rounds of the statement's time / the same round's read and sort."
 	echo
 	echo "| statement | ms (median) | / reading and sorting the arrivals (median of rounds) |"
@@ -70,9 +77,11 @@ auto_game=$(q "SELECT round(cost_per_game::numeric, 4) FROM matchmaker.simulate_
 	echo "| \`simulate_summary\`, multi_queue r = 6 | $m_ms | $(ratio mqs) |"
 	echo "| \`simulate\`, periodic batch 8, one row per player | $rows_ms | $(ratio rows) |"
 	echo "| \`simulate_summary\`, auto (cost per game $auto_game) | $auto_ms | $(ratio autos) |"
+	echo "| \`simulate_summary\`, periodic with its default batch (\"auto\") | $pd_ms | $(ratio pds) |"
+	echo "| \`simulate_summary\`, multi_queue with its default ranges (\"auto\") | $md_ms | $(ratio mds) |"
 	echo "| \`optimal_cost\`, the first 2,000 arrivals | $o2_ms | |"
 	echo "| \`optimal_cost\`, the first 10,000 arrivals | $o10_ms | |"
 	echo
-	echo "Runs: read and sort ${sorts[*]}; periodic summary ${ps[*]}; multi_queue summary ${mqs[*]}; rows ${rows[*]}; auto summary ${autos[*]}."
+	echo "Runs: read and sort ${sorts[*]}; periodic summary ${ps[*]}; multi_queue summary ${mqs[*]}; rows ${rows[*]}; auto summary ${autos[*]}; periodic, default batch ${pds[*]}; multi_queue, default ranges ${mds[*]}."
 } >"$out"
 cat "$out"
