@@ -591,17 +591,6 @@ multi_queue_cost(int k, int dims, const double *r, const double *f,
 }
 
 /*
- * multi_queue's ranges per criterion.  Fixed ones are as configured.  The
- * free ones (ranges "auto") minimise the generalised eq. 7: setting its
- * derivatives to 0 gives r_d = lambda f_d with lambda^(m+1) =
- * 2 a max_wait / (k (k+1) R_fixed prod f_d) over the m free criteria
- * (eq. 9 when m = D = 1).  Each is then floor or ceil (at least 1), the
- * combination with the lower cost winning, the earlier in floor-first
- * order on a tie.  A free criterion of factor 0, or any without a known
- * arrival rate, gets 1 range.  Ranges are capped at 1e9 each and their
- * product at MM_MAX_CELLS (cap_cells).
- */
-/*
  * Hold the cells, fixed times the free ranges (freed, m of them), to
  * MM_MAX_CELLS: free_ranges' cap on lambda assumes each free range is
  * lambda f_d, but one of a tiny factor still counts 1, and each at most
@@ -637,6 +626,17 @@ cap_cells(int *ranges, double fixed, const int *freed, int m)
 	}
 }
 
+/*
+ * multi_queue's ranges per criterion.  Fixed ones are as configured.  The
+ * free ones (ranges "auto") minimise the generalised eq. 7: setting its
+ * derivatives to 0 gives r_d = lambda f_d with lambda^(m+1) =
+ * 2 a max_wait / (k (k+1) R_fixed prod f_d) over the m free criteria
+ * (eq. 9 when m = D = 1).  Each is then floor or ceil (at least 1), the
+ * combination with the lower cost winning, the earlier in floor-first
+ * order on a tie.  A free criterion of factor 0, or any without a known
+ * arrival rate, gets 1 range.  Ranges are capped at 1e9 each and their
+ * product at MM_MAX_CELLS (cap_cells).
+ */
 static void
 free_ranges(const MMConfig *cfg, int *ranges)
 {
