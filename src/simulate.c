@@ -907,6 +907,7 @@ static MMArrival *
 read_arrivals(MMQueue *queue, const char *query, MMStreamData *data, int *n_out)
 {
 	int			natts;
+	Oid			id_type;
 	int			start;
 	int			len;
 
@@ -976,8 +977,8 @@ read_arrivals(MMQueue *queue, const char *query, MMStreamData *data, int *n_out)
 	 * around it, of the statement's own text (without a trailing
 	 * semicolon) and a line break, which ends a trailing comment.
 	 */
-	if ((col_type(source, 0) == INT8OID || col_type(source, 0) == INT4OID ||
-		 col_type(source, 0) == INT2OID) &&
+	id_type = col_type(source, 0);
+	if ((id_type == INT8OID || id_type == INT4OID || id_type == INT2OID) &&
 		col_type(source, 1) == FLOAT8OID && col_type(source, 2) == FLOAT8OID &&
 		(natts == 3 || col_type(source, 3) == JSONBOID))
 		return read_arrivals_plan(queue, plan, NULL, false, natts, data, n_out);
