@@ -1177,10 +1177,47 @@ test_auto_passed_over(void)
 }
 
 /*
+ * mm_auto_bound_violations over the pool tk[0 .. n) with the recent
+ * ratings sample[0 .. ns), sorted; adds the pairs compared to *checked.
+ */
+static int
+bound_violations(MMTicket *tk, MMGroup *groups, int n, double *sample, int ns,
+				 double rate, double max_wait, long *checked)
+{
+	MMConfig	cfg;
+	MMPool		pool;
+	int			pairs;
+	int			bad;
+
+	qsort(sample, ns, sizeof(double), test_cmp_double);
+	mm_config_init(&cfg, MM_ALGO_AUTO);
+	mm_config_set_max_wait(&cfg, max_wait);
+	cfg.arrival_rate = rate;
+	cfg.recent = sample;
+	cfg.nrecent = ns;
+	memset(&pool, 0, sizeof(pool));
+	pool.tickets = tk;
+	pool.ntickets = n;
+	pool.groups = groups;
+	pool.ngroups_cap = n;
+	pool.stepped_at = -INFINITY;
+	bad = mm_auto_bound_violations(&cfg, &pool, &pairs);
+	*checked += pairs;
+	return bad;
+}
+
+/*
  * The bounds pairs are pruned on never come after a pair's instant: on
  * pools of up to 300 tickets with recent ratings spread evenly, skewed,
  * normal, on two peaks or on a few values, rates from 0.1 to 1,000 a
- * second, every pair within reach compared.
+ * second, every pair within reach compared.  Then where the densities
+ * differ most: nearly all recent ratings in a narrow run (the density
+ * bounded at 5) and the few others spread over [0, 1] (at 0.2), 100 to
+ * 1,000 arrivals a second, max_wait 60, a few tickets that have waited up
+ * to max_wait, at the sample's bottom, in the run or anywhere.  There the
+ * weight of a left-behind ticket's age in the gap's bound (myopic_bound)
+ * matters: a third of it puts the bound after the instants of about one
+ * pool in five.
  */
 void
 test_auto_pair_bounds(void)
@@ -1193,13 +1230,13 @@ test_auto_pair_bounds(void)
 	static MMGroup groups[N];
 	static double sample[MM_DENSITY_ARRIVALS];
 	uint64_t	seed = 97;
-	long		checked = 0;
-	int			bad = 0;
+	long		checked = 0,
+				contrast_checked = 0;
+	int			bad = 0,
+				contrast_bad = 0;
 
 	for (int round = 0; round < 400; round++)
 	{
-		MMConfig	cfg;
-		MMPool		pool;
 		int			n = 2 + (int) (aq_uniform(&seed) * (round % 5 == 0 ? N - 2 : 20));
 		int			ns = MM_DENSITY_NEIGHBOURS + 1 +
 			(int) (aq_uniform(&seed) * (MM_DENSITY_ARRIVALS - MM_DENSITY_NEIGHBOURS));
@@ -1207,7 +1244,6 @@ test_auto_pair_bounds(void)
 		double		rate = pow(10.0, -1.0 + 4.0 * aq_uniform(&seed));
 		double		max_wait = round % 3 == 0 ? 1.0 : round % 3 == 1 ? 5.0 : 60.0;
 		double		t = 0.0;
-		int			pairs;
 
 		for (int i = 0; i < ns + n; i++)
 		{
@@ -1230,22 +1266,40 @@ test_auto_pair_bounds(void)
 			tk[i - ns].arrival = t;
 			tk[i - ns].group = tk[i - ns].party = tk[i - ns].attr = -1;
 		}
-		qsort(sample, ns, sizeof(double), test_cmp_double);
-		mm_config_init(&cfg, MM_ALGO_AUTO);
-		mm_config_set_max_wait(&cfg, max_wait);
-		cfg.arrival_rate = rate;
-		cfg.recent = sample;
-		cfg.nrecent = ns;
-		memset(&pool, 0, sizeof(pool));
-		pool.tickets = tk;
-		pool.ntickets = n;
-		pool.groups = groups;
-		pool.ngroups_cap = n;
-		pool.stepped_at = -INFINITY;
-		bad += mm_auto_bound_violations(&cfg, &pool, &pairs);
-		checked += pairs;
+		bad += bound_violations(tk, groups, n, sample, ns, rate, max_wait, &checked);
 	}
-	printf("     %ld pairs compared\n", checked);
+	for (int round = 0; round < 400; round++)
+	{
+		int			n = 2 + (int) (aq_uniform(&seed) * 4);
+		int			ns = MM_DENSITY_NEIGHBOURS + 1 +
+			(int) (aq_uniform(&seed) * (MM_DENSITY_ARRIVALS - MM_DENSITY_NEIGHBOURS));
+		double		low = 0.1 + 0.8 * aq_uniform(&seed);
+		double		width = 0.03 + 0.07 * aq_uniform(&seed);
+		double		in_run = 0.98 + 0.02 * aq_uniform(&seed);
+		double		rate = pow(10.0, 2.0 + aq_uniform(&seed));
+
+		for (int i = 0; i < ns; i++)
+			sample[i] = aq_uniform(&seed) < in_run ?
+				low + width * aq_uniform(&seed) : aq_uniform(&seed);
+		qsort(sample, ns, sizeof(double), test_cmp_double);
+		for (int i = 0; i < n; i++)
+		{
+			int			where = (int) (aq_uniform(&seed) * 4);
+			double		r = where == 0 ? sample[0] + 0.01 * aq_uniform(&seed) :
+				where == 1 ? sample[(int) (aq_uniform(&seed) * ns)] :
+				where == 2 ? low + width * aq_uniform(&seed) : aq_uniform(&seed);
+
+			memset(&tk[i], 0, sizeof(MMTicket));
+			tk[i].id = i + 1;
+			tk[i].rating = r > 1 ? 1 : r;
+			tk[i].arrival = -60.0 * aq_uniform(&seed) * (aq_uniform(&seed) < 0.5 ? 1.0 : 0.1);
+			tk[i].group = tk[i].party = tk[i].attr = -1;
+		}
+		contrast_bad += bound_violations(tk, groups, n, sample, ns, rate, 60.0, &contrast_checked);
+	}
+	printf("     %ld pairs compared, %ld where densities differ most\n", checked, contrast_checked);
 	CHECK(checked > 100000);
+	CHECK(contrast_checked > 1500);
 	CHECK_INT(bad, 0);
+	CHECK_INT(contrast_bad, 0);
 }
