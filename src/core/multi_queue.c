@@ -597,23 +597,36 @@ multi_queue_cost(int k, int dims, const double *r, const double *f,
  * MM_AUTO_MAX, so their product may pass it.  Every free range above 1 is
  * scaled by the same factor (floored, at least 1, and at least one less)
  * until the product fits; the fixed ranges alone fit, as the
- * configuration's check holds.
+ * configuration's check holds.  The floors may leave room, all of it
+ * when every free range falls to 1: free ranges still below what they
+ * were then gain one at a time, the heaviest factor first, round by round,
+ * while the product fits.  The floors leave less than a factor of 2 per
+ * scaled range (256 in all), so a few rounds use it up; 64 is a ceiling
+ * besides.
  */
 static void
-cap_cells(int *ranges, double fixed, const int *freed, int m)
+cap_cells(int *ranges, double fixed, const int *freed, const double *f, int m)
 {
+	int			wanted[MM_MAX_CRITERIA];
+	int			order[MM_MAX_CRITERIA];
+	double		cells;
+
+	for (int j = 0; j < m; j++)
+		wanted[j] = ranges[freed[j]];
 	for (;;)
 	{
-		double		cells = fixed;
 		int			above = 0;
 		double		scale;
 
+		cells = fixed;
 		for (int j = 0; j < m; j++)
 		{
 			cells *= ranges[freed[j]];
 			above += ranges[freed[j]] > 1;
 		}
-		if (cells <= MM_MAX_CELLS || above == 0)
+		if (cells <= MM_MAX_CELLS)
+			break;
+		if (above == 0)
 			return;
 		scale = pow(MM_MAX_CELLS / cells, 1.0 / above);
 		for (int j = 0; j < m; j++)
@@ -623,6 +636,39 @@ cap_cells(int *ranges, double fixed, const int *freed, int m)
 			if (r > 1)
 				ranges[freed[j]] = (int) fmax(1.0, fmin(r - 1.0, floor(r * scale)));
 		}
+	}
+
+	/* the room the floors left, the heaviest factor first (ties: criterion order) */
+	for (int j = 0; j < m; j++)
+	{
+		int			i = j;
+
+		while (i > 0 && f[freed[order[i - 1]]] < f[freed[j]])
+		{
+			order[i] = order[i - 1];
+			i--;
+		}
+		order[i] = j;
+	}
+	for (int round = 0; round < 64; round++)
+	{
+		bool		gained = false;
+
+		for (int i = 0; i < m; i++)
+		{
+			int			j = order[i];
+			int			r = ranges[freed[j]];
+
+			/* the products are of integers below 2^53: exact */
+			if (r < wanted[j] && cells / r * (r + 1) <= MM_MAX_CELLS)
+			{
+				cells = cells / r * (r + 1);
+				ranges[freed[j]] = r + 1;
+				gained = true;
+			}
+		}
+		if (!gained)
+			break;
 	}
 }
 
@@ -709,7 +755,7 @@ free_ranges(const MMConfig *cfg, int *ranges)
 				ranges[freed[j]] = (int) r[freed[j]];
 		}
 	}
-	cap_cells(ranges, fixed, freed, m);
+	cap_cells(ranges, fixed, freed, f, m);
 }
 
 /* multi_queue's ranges per criterion: free_ranges, but a step's usual case directly. */

@@ -321,6 +321,41 @@ test_criteria_auto_ranges(void)
 			CHECK(r[0] == r[1] || r[0] == r[1] + 1 || r[1] == r[0] + 1);
 		}
 	}
+
+	/*
+	 * Fixed ranges that leave little room: 1e9 and 37 beside six free
+	 * criteria, one of a tiny weight, at 10^9 players a second.  The five
+	 * others, scaled evenly to the room of 27 the fixed ones leave, all
+	 * fell to 1 (3.7 % of the cap); the room the floors left goes to them
+	 * a range at a time, in criterion order among equal weights.
+	 */
+	{
+		static const double w[8] = {1, 1, 1, 1, 1, 1, 1, 1e-300};
+		double		cells = 1;
+
+		cfg = crit_cfg(MM_ALGO_MULTI_QUEUE, 2, 60.0, MM_TIMEOUT_BOTS);
+		cfg.criteria.n = 7;
+		for (int d = 0; d <= 7; d++)
+			cfg.criteria.weight[d] = w[d];
+		cfg.criteria.ranges[1] = 1000000000;
+		cfg.criteria.ranges[2] = 37;
+		cfg.arrival_rate = 1e9;
+		CHECK_INT(mm_config_check(&cfg), MM_OK);
+		mm_criteria_ranges(&cfg, r);
+		for (int d = 0; d <= 7; d++)
+			cells *= r[d];
+		CHECK_INT(r[1], 1000000000);
+		CHECK_INT(r[2], 37);
+		CHECK(cells <= MM_MAX_CELLS);
+		CHECK(cells > MM_MAX_CELLS / 2);
+		/* 1e9 * 37 * 3 * 2 * 2 * 2 = 8.88e11; one more range anywhere passes the cap */
+		CHECK_INT(r[0], 3);
+		CHECK_INT(r[3], 2);
+		CHECK_INT(r[4], 2);
+		CHECK_INT(r[5], 2);
+		CHECK_INT(r[6], 1);
+		CHECK_INT(r[7], 1);
+	}
 }
 
 /* What the core refuses. */
