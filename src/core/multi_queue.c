@@ -591,18 +591,41 @@ multi_queue_cost(int k, int dims, const double *r, const double *f,
 }
 
 /*
+ * Raise range r (of the product *cells, integers below 2^53, so exact) to
+ * up at most, as far as the product keeps to MM_MAX_CELLS; returns whether
+ * it rose.
+ */
+static bool
+raise_range(int *r, double up, double *cells)
+{
+	double		others = *cells / *r;
+
+	while (up > *r && others * up > MM_MAX_CELLS)
+		up--;					/* a share rounded up */
+	if (!(up > *r))
+		return false;
+	*r = (int) up;
+	*cells = others * up;
+	return true;
+}
+
+/*
  * Hold the cells, fixed times the free ranges (freed, m of them), to
  * MM_MAX_CELLS: free_ranges' cap on lambda assumes each free range is
  * lambda f_d, but one of a tiny factor still counts 1, and each at most
  * MM_AUTO_MAX, so their product may pass it.  Every free range above 1 is
  * scaled by the same factor (floored, at least 1, and at least one less)
  * until the product fits; the fixed ranges alone fit, as the
- * configuration's check holds.  The floors may leave room, all of it
- * when every free range falls to 1: free ranges still below what they
- * were then gain one at a time, the heaviest factor first, round by round,
- * while the product fits.  The floors leave less than a factor of 2 per
- * scaled range (256 in all), so a few rounds use it up; 64 is a ceiling
- * besides.
+ * configuration's check holds.
+ *
+ * The floors may leave room, most of it when ranges fall to 1, and it
+ * goes back to the free ranges still below what they were: first in
+ * equal shares (a factor g each, floored) among those a share raises by a
+ * whole range, the share of those it does not passing to the others; then,
+ * once a share raises none (g < 1 + 1/r for each, so the room left is
+ * below a factor 1 + 1/r per range), one range at a time, the heaviest
+ * factor first, round by round.  Each part ends within a few rounds; 16
+ * and 64 are ceilings besides.
  */
 static void
 cap_cells(int *ranges, double fixed, const int *freed, const double *f, int m)
@@ -638,7 +661,39 @@ cap_cells(int *ranges, double fixed, const int *freed, const double *f, int m)
 		}
 	}
 
-	/* the room the floors left, the heaviest factor first (ties: criterion order) */
+	/* equal shares among the ranges they raise */
+	for (int pass = 0; pass < 16; pass++)
+	{
+		bool		share[MM_MAX_CRITERIA];
+		int			n = 0;
+		double		g = 1.0;
+
+		for (int j = 0; j < m; j++)
+			n += share[j] = ranges[freed[j]] < wanted[j];
+		while (n > 0)
+		{
+			int			raised = 0;
+
+			g = pow(MM_MAX_CELLS / cells, 1.0 / n);
+			for (int j = 0; j < m; j++)
+			{
+				if (share[j])
+					share[j] = floor(ranges[freed[j]] * g) > ranges[freed[j]];
+				raised += share[j];
+			}
+			if (raised == n)
+				break;
+			n = raised;
+		}
+		if (n == 0)
+			break;
+		for (int j = 0; j < m; j++)
+			if (share[j])
+				(void) raise_range(&ranges[freed[j]],
+								   fmin(wanted[j], floor(ranges[freed[j]] * g)), &cells);
+	}
+
+	/* then a range at a time, the heaviest factor first (ties: criterion order) */
 	for (int j = 0; j < m; j++)
 	{
 		int			i = j;
@@ -652,22 +707,16 @@ cap_cells(int *ranges, double fixed, const int *freed, const double *f, int m)
 	}
 	for (int round = 0; round < 64; round++)
 	{
-		bool		gained = false;
+		bool		raised = false;
 
 		for (int i = 0; i < m; i++)
 		{
 			int			j = order[i];
-			int			r = ranges[freed[j]];
 
-			/* the products are of integers below 2^53: exact */
-			if (r < wanted[j] && cells / r * (r + 1) <= MM_MAX_CELLS)
-			{
-				cells = cells / r * (r + 1);
-				ranges[freed[j]] = r + 1;
-				gained = true;
-			}
+			if (ranges[freed[j]] < wanted[j])
+				raised |= raise_range(&ranges[freed[j]], ranges[freed[j]] + 1.0, &cells);
 		}
-		if (!gained)
+		if (!raised)
 			break;
 	}
 }

@@ -356,6 +356,33 @@ test_criteria_auto_ranges(void)
 		CHECK_INT(r[6], 1);
 		CHECK_INT(r[7], 1);
 	}
+
+	/*
+	 * The room left when a range that wanted 150 fell to 1 and another is
+	 * large: equal shares raise only the large one, which takes it all
+	 * (a range at a time, 64 rounds left 44 % of the cap unused here).
+	 */
+	{
+		static const double w[5] = {2.4074643680410287e-20, 1e-300, 0.81806197711316275,
+		51165.440187785956, 1e6};
+		double		cells = 1;
+
+		cfg = crit_cfg(MM_ALGO_MULTI_QUEUE, 2, 0.0090958821894485484, MM_TIMEOUT_BOTS);
+		cfg.criteria.n = 4;
+		for (int d = 0; d <= 4; d++)
+			cfg.criteria.weight[d] = w[d];
+		cfg.criteria.ranges[1] = 308516;
+		cfg.criteria.ranges[4] = 16;
+		cfg.arrival_rate = 1e9;
+		CHECK_INT(mm_config_check(&cfg), MM_OK);
+		mm_criteria_ranges(&cfg, r);
+		for (int d = 0; d <= 4; d++)
+			cells *= r[d];
+		CHECK(cells <= MM_MAX_CELLS);
+		CHECK(cells > 0.99 * MM_MAX_CELLS);
+		CHECK_INT(r[3], 202582);	/* 308516 * 16 * 202583 passes 10^12 */
+		CHECK_INT(r[2], 1);
+	}
 }
 
 /* What the core refuses. */
