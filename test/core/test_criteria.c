@@ -227,6 +227,32 @@ test_criteria_multi_queue(void)
 }
 
 /*
+ * multi_queue's ranges (1v1, bots) at 10^9 players a second for criteria
+ * 0 .. n of weights w, criterion d > 0 fixed at fixed[d] ranges (0:
+ * "auto", as the rating's); returns their product.
+ */
+static double
+capped_ranges(int n, const double *w, const int *fixed, double max_wait, int *r)
+{
+	MMConfig	cfg = crit_cfg(MM_ALGO_MULTI_QUEUE, 2, max_wait, MM_TIMEOUT_BOTS);
+	double		cells = 1;
+
+	cfg.criteria.n = n;
+	for (int d = 0; d <= n; d++)
+	{
+		cfg.criteria.weight[d] = w[d];
+		if (d > 0)
+			cfg.criteria.ranges[d] = fixed[d];
+	}
+	cfg.arrival_rate = 1e9;
+	CHECK_INT(mm_config_check(&cfg), MM_OK);
+	mm_criteria_ranges(&cfg, r);
+	for (int d = 0; d <= n; d++)
+		cells *= r[d];
+	return cells;
+}
+
+/*
  * Eq. 9 generalised: r_d = lambda f_d, each floor or ceil by the
  * generalised eq. 7, and fixed criteria counted in.
  */
@@ -331,19 +357,9 @@ test_criteria_auto_ranges(void)
 	 */
 	{
 		static const double w[8] = {1, 1, 1, 1, 1, 1, 1, 1e-300};
-		double		cells = 1;
+		static const int fixed[8] = {0, 1000000000, 37};
+		double		cells = capped_ranges(7, w, fixed, 60.0, r);
 
-		cfg = crit_cfg(MM_ALGO_MULTI_QUEUE, 2, 60.0, MM_TIMEOUT_BOTS);
-		cfg.criteria.n = 7;
-		for (int d = 0; d <= 7; d++)
-			cfg.criteria.weight[d] = w[d];
-		cfg.criteria.ranges[1] = 1000000000;
-		cfg.criteria.ranges[2] = 37;
-		cfg.arrival_rate = 1e9;
-		CHECK_INT(mm_config_check(&cfg), MM_OK);
-		mm_criteria_ranges(&cfg, r);
-		for (int d = 0; d <= 7; d++)
-			cells *= r[d];
 		CHECK_INT(r[1], 1000000000);
 		CHECK_INT(r[2], 37);
 		CHECK(cells <= MM_MAX_CELLS);
@@ -365,19 +381,9 @@ test_criteria_auto_ranges(void)
 	{
 		static const double w[5] = {2.4074643680410287e-20, 1e-300, 0.81806197711316275,
 		51165.440187785956, 1e6};
-		double		cells = 1;
+		static const int fixed[5] = {0, 308516, 0, 0, 16};
+		double		cells = capped_ranges(4, w, fixed, 0.0090958821894485484, r);
 
-		cfg = crit_cfg(MM_ALGO_MULTI_QUEUE, 2, 0.0090958821894485484, MM_TIMEOUT_BOTS);
-		cfg.criteria.n = 4;
-		for (int d = 0; d <= 4; d++)
-			cfg.criteria.weight[d] = w[d];
-		cfg.criteria.ranges[1] = 308516;
-		cfg.criteria.ranges[4] = 16;
-		cfg.arrival_rate = 1e9;
-		CHECK_INT(mm_config_check(&cfg), MM_OK);
-		mm_criteria_ranges(&cfg, r);
-		for (int d = 0; d <= 4; d++)
-			cells *= r[d];
 		CHECK(cells <= MM_MAX_CELLS);
 		CHECK(cells > 0.99 * MM_MAX_CELLS);
 		CHECK_INT(r[3], 202582);	/* 308516 * 16 * 202583 passes 10^12 */
