@@ -6,12 +6,14 @@
  *		fixed size and with "auto", which the stream's mean rate sets, as in
  *		SQL simulate).
  *
- * Usage: core_speed [ARRIVALS [ALGORITHM [burst | keys K]]]     prints a
- * Markdown table (of every algorithm, or of the one named: greedy,
- * periodic, multi_queue, difference_wait or auto; "all" for every one).
- * With burst, every player arrives at the same instant.  With keys K, an
- * equal filter of K values: value v's ARRIVALS / K players all arrive at
- * v ms, and max_wait is 60 s.
+ * Usage: core_speed [ARRIVALS [ALGORITHM [burst | keys K | mixed K [TEAM_SIZE]]]]
+ * prints a Markdown table (of every algorithm, or of the one named:
+ * greedy, periodic, multi_queue, difference_wait or auto; "all" for every
+ * one).  With burst, every player arrives at the same instant.  With keys
+ * K, an equal filter of K values: value v's ARRIVALS / K players all
+ * arrive at v ms, and max_wait is 60 s.  With mixed K, the same stream
+ * with each player's value of an equal filter drawn evenly from K, and
+ * TEAM_SIZE players a team (default 1).
  */
 #include "../src/core/mm_core.h"
 #include "bench_random.h"
@@ -30,7 +32,10 @@ main(int argc, char **argv)
 	uint64_t	state = 1;
 	double		t = 0.0;
 	int			burst = argc > 3 && strcmp(argv[3], "burst") == 0;
-	int			nkeys = argc > 4 && strcmp(argv[3], "keys") == 0 ? atoi(argv[4]) : 0;
+	int			mixed = argc > 4 && strcmp(argv[3], "mixed") == 0;
+	int			nkeys = argc > 4 && (strcmp(argv[3], "keys") == 0 || mixed) ? atoi(argv[4]) : 0;
+	int			team_size = mixed && argc > 5 ? atoi(argv[5]) : 1;
+	uint64_t	key_state = 2;
 	int32_t    *key = nkeys > 0 ? malloc(sizeof(int32_t) * (size_t) n) : NULL;
 	MMStreamData data = {.key = key};
 	const MMAlgorithm algs[] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_PERIODIC,
@@ -47,7 +52,9 @@ main(int argc, char **argv)
 		a[i].id = i + 1;
 		a[i].rating = (next_random(&state) >> 11) * (1.0 / 9007199254740992.0);
 		a[i].arrival = burst ? 0.0 : t;
-		if (key != NULL)
+		if (key != NULL && mixed)
+			key[i] = (int32_t) (next_random(&key_state) % (uint64_t) nkeys);
+		else if (key != NULL)
 		{
 			key[i] = (int32_t) ((int64_t) i * nkeys / n);
 			a[i].arrival = key[i] * 0.001;
@@ -56,6 +63,11 @@ main(int argc, char **argv)
 	if (argc > 4 && nkeys <= 0)
 	{
 		fprintf(stderr, "keys: a number of values above 0\n");
+		return 1;
+	}
+	if (team_size < 1 || team_size > 5)
+	{
+		fprintf(stderr, "mixed: a team size of 1 to 5\n");
 		return 1;
 	}
 	printf("| algorithm | arrivals | seconds (best of 3) | arrivals per second | cost per game |\n");
@@ -72,7 +84,8 @@ main(int argc, char **argv)
 		double		best = INFINITY;
 
 		mm_config_init(&c, alg);
-		mm_config_set_max_wait(&c, key != NULL ? 60.0 : 5.0);
+		mm_config_set_max_wait(&c, key != NULL && !mixed ? 60.0 : 5.0);
+		c.team_size = team_size;
 		if (alg == MM_ALGO_PERIODIC)
 			c.periodic.batch = sizes[i];
 		if (alg == MM_ALGO_MULTI_QUEUE)

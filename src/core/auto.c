@@ -1912,9 +1912,19 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	 * changed nothing, so that pass saw the tickets that stay: its
 	 * deadline is mm_auto_deadline's for them.
 	 */
-	if (st == MM_OK)
+	if (st == MM_OK && c.left > 0 && c.left < c.k)
+	{
+		/*
+		 * fewer than k wait for the oldest one's timeout, whatever the
+		 * horizon: told exactly, a keyed simulation need not step such a
+		 * sub-pool at other keys' arrivals (sim_auto_dues)
+		 */
+		res->deadline = INFINITY;
+		oldest_waiting(&c, &res->deadline);
+	}
+	else if (st == MM_OK)
 		res->deadline = c.left == 0 ? INFINITY
-			: c.left >= c.k && c.deadline >= fall_at(&fl, j0 + 1)
+			: c.deadline >= fall_at(&fl, j0 + 1)
 			? falls_deadline(&c, &fl, j0, pool->horizon != 0 ? pool->horizon : INFINITY)
 			: c.deadline;
 	if (st == MM_OK && c.interrupted)

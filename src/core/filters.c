@@ -191,6 +191,7 @@ mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	p.gmixed = mm_malloc_array((size_t) (pool->ngroups > 0 ? pool->ngroups : 1), sizeof(bool));
 	p.sub = *pool;
 	p.sub.key_due = NULL;
+	p.sub.key_horizon = NULL;
 	p.sub.tickets = mm_malloc_array((size_t) n, sizeof(MMTicket));
 	p.sub.groups = mm_malloc_array((size_t) n, sizeof(MMGroup));
 	p.sub.ngroups_cap = n;
@@ -241,6 +242,8 @@ mm_keyed_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		if (skip && pool->ngroups == 0)
 			continue;
 		load_part(pool, &p, q);
+		if (due != NULL && pool->key_horizon != NULL)
+			p.sub.horizon = pool->key_horizon[k];
 		p.sres.nmatches = 0;
 		p.sres.nexpired = 0;
 		p.sres.deadline = NAN;

@@ -603,6 +603,14 @@ typedef struct MMPool
 	double	   *key_due;
 	int			nkey_due;
 	/*
+	 * mm_simulate with equal filters, where a key's step reads nothing the
+	 * other keys' arrivals change (auto, but for pairs on the rating
+	 * alone, which read the queue's recent ratings): key_horizon[k]
+	 * (nkey_due entries) is key k's next arrival (0: none), its sub-pool's
+	 * horizon in place of the pool's.  NULL: every sub-pool has the pool's.
+	 */
+	const double *key_horizon;
+	/*
 	 * Set by a caller that knows every ticket's party is -1 (mm_simulate
 	 * of a stream without parties): a step then does not look through the
 	 * pool for one.  false: it looks.

@@ -353,6 +353,15 @@ extern bool mm_auto_collect_all;
 extern bool mm_auto_exact_pairs;
 
 /*
+ * mm_simulate, auto with equal filters: when set, every key's sub-pool
+ * steps again at every arrival, with the next arrival of any key for
+ * its horizon (without it, only where the recent ratings an arrival
+ * changes matter: sim_auto_dues, sim_key_horizons); the two decide alike,
+ * and the unit tests compare them.  Never set outside them.
+ */
+extern bool mm_sim_step_every_key;
+
+/*
  * auto, for the unit tests: the pairs of pool whose instant comes before a
  * bound the pruning takes for no later (none, when the bounds hold).
  */

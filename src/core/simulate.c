@@ -62,6 +62,8 @@ typedef struct Sim
 	MMPool		pool;
 	MMResult	res;
 	bool		stepped;		/* the pool is as the last step left it */
+	double	   *key_horizon;	/* pool.key_horizon's entries, or NULL */
+	int32_t    *key_next;		/* with key_horizon, per arrival: its key's next, -1 none */
 	bool		plain;			/* mm_pool_plain, for every step */
 	int			cap;			/* room of every array below */
 	bool	   *taken;			/* backfill's marks on the pool */
@@ -321,6 +323,67 @@ sim_key_due(Sim *s, const int32_t *key, int n)
 	for (int32_t k = 0; k <= maxkey; k++)
 		s->pool.key_due[k] = NAN;
 	return MM_OK;
+}
+
+bool		mm_sim_step_every_key = false;
+
+/*
+ * auto with equal filters, where a key's step reads nothing that other
+ * keys' arrivals change (every shape but pairs on the rating alone): each
+ * sub-pool's horizon is its own key's next arrival (pool.key_horizon), so
+ * that the other keys' arrivals do not step it.  key_next chains each
+ * arrival to its key's next.
+ */
+static MMStatus
+sim_key_horizons(Sim *s, const int32_t *key, int n)
+{
+	int32_t    *last;
+
+	if (s->pool.key_due == NULL || s->cfg.algorithm != MM_ALGO_AUTO || mm_sim_step_every_key ||
+		(mm_config_k(&s->cfg) == 2 && s->cfg.criteria.n == 0))
+		return MM_OK;
+	s->key_horizon = mm_malloc_array((size_t) s->pool.nkey_due, sizeof(double));
+	s->key_next = mm_malloc_array((size_t) n, sizeof(int32_t));
+	last = mm_malloc_array((size_t) s->pool.nkey_due, sizeof(int32_t));
+	if (s->key_horizon == NULL || s->key_next == NULL || last == NULL)
+	{
+		mm_free(last);
+		return MM_ERR_NOMEM;
+	}
+	for (int k = 0; k < s->pool.nkey_due; k++)
+	{
+		s->key_horizon[k] = 0.0;
+		last[k] = -1;
+	}
+	for (int i = n - 1; i >= 0; i--)
+	{
+		s->key_next[i] = last[key[i]];
+		last[key[i]] = i;
+	}
+	mm_free(last);
+	s->pool.key_horizon = s->key_horizon;
+	return MM_OK;
+}
+
+/*
+ * auto with equal filters, after arrivals: the sub-pools of other keys to
+ * step again.  An arrival changes its own key's rate, and the queue's
+ * recent ratings, which only pairs rated on the rating alone read
+ * (auto.c), and only where a pair can form.  No entry needs to be reset
+ * for that: there a step of k or more tickets tells no deadline past its
+ * horizon, the next arrival, so their sub-pools step at this one anyway;
+ * one of fewer waits for its oldest ticket's timeout, which it told
+ * exactly and which the ratings do not move; and the other shapes read
+ * nothing of other keys (sim_key_horizons).  The unit tests compare this
+ * with resetting every entry and the pool's horizon for every sub-pool,
+ * which the hook does.
+ */
+static void
+sim_auto_dues(Sim *s)
+{
+	if (mm_sim_step_every_key)
+		for (int k = 0; k < s->pool.nkey_due; k++)
+			s->pool.key_due[k] = NAN;
 }
 
 /* Grow an array of backfill's to hold need entries. */
@@ -848,6 +911,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		st = sim_key_rates(&s, s.pool.key, n);
 	if (st == MM_OK)
 		st = sim_key_due(&s, s.pool.key, n);
+	if (st == MM_OK)
+		st = sim_key_horizons(&s, s.pool.key, n);
 
 	while (st == MM_OK && i < n)
 	{
@@ -876,10 +941,11 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 			tk->crow = i;
 			if (s.pool.key_due != NULL)
 				s.pool.key_due[s.pool.key[i]] = NAN;
+			if (s.key_horizon != NULL)
+				s.key_horizon[s.pool.key[i]] = s.key_next[i] >= 0 ? arrivals[s.key_next[i]].arrival : 0.0;
 		}
-		/* auto: the arrivals changed every key's recent ratings */
-		for (int k = 0; s.cfg.algorithm == MM_ALGO_AUTO && k < s.pool.nkey_due; k++)
-			s.pool.key_due[k] = NAN;
+		if (s.cfg.algorithm == MM_ALGO_AUTO && s.pool.key_due != NULL)
+			sim_auto_dues(&s);
 		s.seen = j;
 		if (s.plain && s.leaves_after == NULL && mm_step_idle(&s.cfg, &s.pool, t, &s.res.deadline))
 		{
@@ -915,6 +981,8 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	mm_free(s.pool.block_key);
 	mm_free(s.pool.held);
 	mm_free(s.pool.key_due);
+	mm_free(s.key_horizon);
+	mm_free(s.key_next);
 	mm_free(s.match_key);
 	mm_free(s.key_rate);
 	mm_free(s.key_rate_last);

@@ -340,7 +340,8 @@ test_auto_density_narrow(void)
  * A step of auto finds the next deadline on its way (MMResult.deadline):
  * the instant mm_next_deadline gives once the step's tickets are removed,
  * or the pool's horizon when that comes first (a simulator's next
- * arrival), on random pools and steps (some with timed-out tickets): pairs on the
+ * arrival) and at least k tickets wait (fewer wait for a timeout, which
+ * is told exactly; with keys, per sub-pool), on random pools and steps (some with timed-out tickets): pairs on the
  * rating alone with and without recent ratings, pairs with a second
  * criterion, groups of 3 and 4, pools keyed by an equal filter, bots and
  * expiry.  Another algorithm, and min_players, leave it NAN.
@@ -357,7 +358,8 @@ test_auto_step_deadline(void)
 	uint64_t	seed = 5;
 	int			early = 0,
 				matched = 0,
-				cut = 0;
+				cut = 0,
+				exact = 0;
 
 	for (int round = 0; round < 3000; round++)
 	{
@@ -423,12 +425,23 @@ test_auto_step_deadline(void)
 		matched += q.res.nmatches > 0;
 		mm_pool_compact(&q.pool, &q.res);
 		next = mm_next_deadline(&q.cfg, &q.pool);
-		if (horizon == 0 || q.pool.ntickets == 0)
+		if (horizon == 0 || q.pool.ntickets == 0 ||
+			(shape != 5 && q.pool.ntickets < mm_config_k(&q.cfg)))
+		{
+			/* fewer than k wait for a timeout, told exactly whatever the horizon */
 			CHECK(d == next);
+			exact += horizon != 0 && q.pool.ntickets > 0 && next > horizon;
+		}
 		else
 		{
-			/* exact before the horizon, the horizon at or after it */
-			CHECK(d == (next < horizon ? next : horizon));
+			/*
+			 * exact before the horizon; at or after it the horizon, or with
+			 * keys a sub-pool's exact timeout if that comes first
+			 */
+			if (next < horizon || shape != 5)
+				CHECK(d == (next < horizon ? next : horizon));
+			else
+				CHECK(d >= horizon && d <= next);
 			cut += next > horizon;
 		}
 		if (q.pool.ntickets > 0 && next < q.tickets[0].arrival + 5.0)
@@ -438,6 +451,7 @@ test_auto_step_deadline(void)
 	CHECK(matched > 1500);
 	CHECK(early > 300);
 	CHECK(cut > 300);
+	CHECK(exact > 100);
 
 	/* not known: another algorithm, or smaller matches after the step */
 	{

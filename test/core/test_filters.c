@@ -6,8 +6,10 @@
  */
 #include "mm_test.h"
 #include "tests.h"
-#include "../../src/core/mm_core.h"
+#include "../../src/core/mm_internal.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,6 +212,92 @@ test_filters_equivalence(void)
 	free(where);
 	free(all);
 	free(one);
+}
+
+/*
+ * auto with equal filters.  1v1 on the rating alone: an arrival changes
+ * every key's recent ratings, yet the simulation steps again only the
+ * other keys' sub-pools of two or more tickets (sim_auto_dues), as a lone
+ * ticket waits for its timeout whatever the ratings.  2v2, and pairs with
+ * a second criterion, read nothing another key's arrival changes: a
+ * sub-pool's horizon is its own key's next arrival (sim_key_horizons),
+ * and other keys' arrivals do not step it.  Each decides, ticket by
+ * ticket and to the bit, what stepping every sub-pool at every arrival
+ * with the pool's horizon decides (mm_sim_step_every_key): over streams
+ * of 2 to 40 keys, from a few tickets per sub-pool to mostly none, with
+ * bursts, bots and expiry, uniform and clustered ratings.
+ */
+void
+test_filters_auto_dues(void)
+{
+	enum
+	{
+		N = 3000
+	};
+	MMArrival  *arr = calloc(N, sizeof(MMArrival));
+	int32_t    *key = calloc(N, sizeof(int32_t));
+	double	   *crit = calloc(N, sizeof(double));
+	MMOutcome  *some = calloc(N, sizeof(MMOutcome));
+	MMOutcome  *every = calloc(N, sizeof(MMOutcome));
+	const int	nkeys[4] = {2, 5, 12, 40};
+	const double rates[4] = {40.0, 10.0, 30.0, 4.0};
+
+	srand(23);
+	for (int round = 0; round < 24; round++)
+	{
+		int			shape = (round / 4) % 3;
+		MMConfig	cfg;
+		MMStreamData data = {0};
+		MMSimSummary s1,
+					s2;
+		double		t = 0;
+		int			differ = 0;
+
+		for (int i = 0; i < N; i++)
+		{
+			/* an eighth arrive with the one before */
+			t += rand() % 8 == 0 ? 0.0 : -log(1.0 - (rand() % 10000) / 10000.0) / rates[round % 4];
+			arr[i].id = i;
+			arr[i].rating = (rand() % 10001) / 10000.0;
+			if (round % 3 == 1)
+				arr[i].rating = 0.45 + arr[i].rating * arr[i].rating * 0.1;
+			arr[i].arrival = t;
+			key[i] = rand() % nkeys[round % 4];
+			crit[i] = (rand() % 10001) / 10000.0;
+		}
+		mm_config_init(&cfg, MM_ALGO_AUTO);
+		mm_config_set_max_wait(&cfg, round % 5 < 2 ? 5.0 : 20.0);
+		cfg.on_timeout = round < 12 ? MM_TIMEOUT_BOTS : MM_TIMEOUT_EXPIRE;
+		if (shape == 1)
+			cfg.team_size = 2;
+		if (shape == 2)
+		{
+			cfg.criteria.n = 1;
+			data.criteria = crit;
+		}
+		CHECK_INT(mm_config_check(&cfg), MM_OK);
+		data.key = key;
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, some, &s1), MM_OK);
+		mm_sim_step_every_key = true;
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, every, &s2), MM_OK);
+		mm_sim_step_every_key = false;
+		for (int i = 0; i < N; i++)
+			if (some[i].match_no != every[i].match_no || some[i].team != every[i].team ||
+				memcmp(&some[i].matched_at, &every[i].matched_at, sizeof(double)) != 0)
+				differ++;
+		if (differ != 0)
+			printf("     round %d: %d players decided otherwise\n", round, differ);
+		CHECK_INT(differ, 0);
+		CHECK(memcmp(&s1.cost, &s2.cost, sizeof(double)) == 0);
+		CHECK_INT(s1.games, s2.games);
+		/* most players play */
+		CHECK(s1.games * mm_config_k(&cfg) > N / 2);
+	}
+	free(arr);
+	free(key);
+	free(crit);
+	free(some);
+	free(every);
 }
 
 /*
