@@ -1937,13 +1937,18 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 
 /*
  * The next instant a step acts: the oldest ticket's timeout, or the first
- * instant a candidate group becomes eligible, whichever comes first.
+ * instant a candidate group becomes eligible, whichever comes first.  With
+ * k or more tickets, the pool's horizon when that comes first, as the step
+ * tells it (a simulator's next arrival, which steps anyway; finding the
+ * exact instant beyond it took a simulation with intersect filters, which
+ * asks after each step, most of its time).
  */
 double
 mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 {
 	AutoCtx		c;
 	double		best = mm_timeout_deadline(cfg, pool);
+	double		horizon = pool->horizon != 0 ? pool->horizon : INFINITY;
 	MMConfig	local;
 	AutoFalls	fl;
 	int			j0;
@@ -1960,9 +1965,11 @@ mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 	cfg = config_after(cfg, &fl, j0, &local);
 	if (auto_open(&c, cfg, pool, room, sizeof(room)) != MM_OK)
 		return best;			/* no memory: the step will tell */
+	if (pool->ntickets >= c.k && horizon < best)
+		best = horizon;
 	collect(&c, -INFINITY, NULL, &best);
 	if (pool->ntickets >= c.k && best >= fall_at(&fl, j0 + 1))
-		best = falls_deadline(&c, &fl, j0, INFINITY);
+		best = falls_deadline(&c, &fl, j0, horizon);
 	auto_close(&c);
 	return best;
 }

@@ -587,8 +587,9 @@ typedef struct MMPool
 	/*
 	 * mm_simulate: the time of the next arrival.  A step need not find a
 	 * deadline at or after it: MMResult.deadline is then horizon, which is
-	 * all the simulator needs (it steps at the arrival then).  0: none, the
-	 * deadline is exact.
+	 * all the simulator needs (it steps at the arrival then), and so may
+	 * mm_next_deadline's (auto; fewer than k tickets of a key are told
+	 * their timeout exactly).  0: none, the deadline is exact.
 	 */
 	double		horizon;
 	/*
@@ -711,7 +712,8 @@ extern MMStatus mm_step(const MMConfig *cfg, MMPool *pool, double now,
  * The earliest time after which a step with no new arrivals would do
  * something (a timeout, a provisional group's finalisation, a window's
  * widening after the pool's last step), or INFINITY when nothing is
- * pending.
+ * pending; with a horizon (MMPool.horizon), the horizon may stand for an
+ * instant after it.
  */
 extern double mm_next_deadline(const MMConfig *cfg, const MMPool *pool);
 

@@ -338,10 +338,12 @@ test_auto_density_narrow(void)
 
 /*
  * A step of auto finds the next deadline on its way (MMResult.deadline):
- * the instant mm_next_deadline gives once the step's tickets are removed,
- * or the pool's horizon when that comes first (a simulator's next
- * arrival) and at least k tickets wait (fewer wait for a timeout, which
- * is told exactly; with keys, per sub-pool), on random pools and steps (some with timed-out tickets): pairs on the
+ * what mm_next_deadline gives once the step's tickets are removed, with
+ * the same horizon (a simulator's next arrival).  Without the horizon,
+ * mm_next_deadline gives the exact instant, which the step told when it
+ * came before the horizon or fewer than k tickets wait (with keys, per
+ * sub-pool), else the horizon.  On random pools and steps (some with
+ * timed-out tickets): pairs on the
  * rating alone with and without recent ratings, pairs with a second
  * criterion, groups of 3 and 4, pools keyed by an equal filter, bots and
  * expiry.  Another algorithm, and min_players, leave it NAN.
@@ -424,6 +426,9 @@ test_auto_step_deadline(void)
 		d = q.res.deadline;
 		matched += q.res.nmatches > 0;
 		mm_pool_compact(&q.pool, &q.res);
+		/* as the simulator asks, with the horizon: what the step told */
+		CHECK(d == mm_next_deadline(&q.cfg, &q.pool));
+		q.pool.horizon = 0;
 		next = mm_next_deadline(&q.cfg, &q.pool);
 		if (horizon == 0 || q.pool.ntickets == 0 ||
 			(shape != 5 && q.pool.ntickets < mm_config_k(&q.cfg)))
