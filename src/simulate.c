@@ -13,8 +13,8 @@
 #include "access/htup_details.h"
 #include "access/tupmacs.h"
 #include "catalog/pg_type.h"
-#include "executor/tuptable.h"
 #include "executor/spi.h"
+#include "executor/tuptable.h"
 #include "fmgr.h"
 #include "nodes/params.h"
 #include "funcapi.h"
@@ -1137,8 +1137,7 @@ typedef struct RowWriter
 	MinimalTuple tuple;			/* a formed row, its values overwritten */
 	char	   *data;			/* where its columns begin */
 	int			off[4];			/* each column's place from there */
-	bool		direct;			/* false where a column is not by value */
-	TupleTableSlot *slot;
+	TupleTableSlot *slot;		/* NULL where a column is not by value */
 } RowWriter;
 
 static void
@@ -1148,22 +1147,19 @@ row_writer_init(RowWriter *w, TupleDesc desc)
 	bool		nulls[4] = {false, false, false, false};
 	int			off = 0;
 
-	w->direct = desc->natts == 4;
-	for (int i = 0; i < desc->natts && w->direct; i++)
+	w->slot = NULL;
+	if (desc->natts != 4)
+		return;
+	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 
 		if (!att->attbyval || att->attlen <= 0)
-			w->direct = false;
-		else
-		{
-			off = att_align_nominal(off, att->attalign);
-			w->off[i] = off;
-			off += att->attlen;
-		}
+			return;
+		off = att_align_nominal(off, att->attalign);
+		w->off[i] = off;
+		off += att->attlen;
 	}
-	if (!w->direct)
-		return;
 	w->tuple = heap_form_minimal_tuple(desc, values, nulls);
 	w->data = (char *) w->tuple + w->tuple->t_hoff - MINIMAL_TUPLE_OFFSET;
 	w->slot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
@@ -1172,7 +1168,7 @@ row_writer_init(RowWriter *w, TupleDesc desc)
 static void
 row_put(RowWriter *w, ReturnSetInfo *rsinfo, Datum *values, bool *nulls)
 {
-	if (!w->direct || nulls[0] || nulls[1] || nulls[2] || nulls[3])
+	if (w->slot == NULL || nulls[0] || nulls[1] || nulls[2] || nulls[3])
 	{
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		return;
