@@ -2690,13 +2690,19 @@ tick_info(MMQueue *queue, TimestampTz now, MMPool *pool, MMResult *res, bool pro
 		  MMTickInfo *info)
 {
 	double		due;
+	unsigned int failures;
 	int			k = mm_config_k(&queue->cfg);
 
 	info->wrote = res->nmatches > 0 || res->nexpired > 0 ||
 		queue->cfg.algorithm == MM_ALGO_DIFFERENCE_WAIT;
 	mm_pool_compact(pool, res);
 	/* the step's own when it found one (auto) and all it decided stands */
+	failures = mm_alloc_failures;
 	due = isnan(res->deadline) ? mm_next_deadline(&queue->cfg, pool) : res->deadline;
+	/* worked out without the memory it needed, it may come late: as the step would, fail */
+	if (mm_alloc_failures != failures)
+		mm_status_error(MM_ERR_NOMEM, psprintf("finding the next deadline of queue \"%s\"", queue->name),
+						NULL, NULL);
 	/* a group due already (one the last lock attempt left) is due now */
 	info->next_deadline = isfinite(due) ? seconds_after(due, now) :
 		due < 0 ? now : DT_NOEND;

@@ -19,6 +19,8 @@ size_t		mm_memory_limit = 0;
 size_t		mm_memory_used = 0;
 size_t		mm_memory_peak = 0;
 int			mm_memory_refused = 0;
+unsigned int mm_alloc_failures = 0;
+int			mm_fail_allocation = 0;
 
 unsigned int mm_poll_count = 0;
 
@@ -36,6 +38,8 @@ static int
 fits(size_t size)
 {
 	if (size > SIZE_MAX / 2 - sizeof(MMBlockHeader))
+		return 0;
+	if (mm_fail_allocation > 0 && --mm_fail_allocation == 0)
 		return 0;
 	if (mm_memory_limit > 0 &&
 		(size > mm_memory_limit || mm_memory_used > mm_memory_limit - size))
@@ -55,16 +59,24 @@ account(size_t plus, size_t minus)
 		mm_memory_peak = mm_memory_used;
 }
 
+/* An allocation the core could not make: counted, NULL. */
+static void *
+failed(void)
+{
+	mm_alloc_failures++;
+	return NULL;
+}
+
 void *
 mm_malloc(size_t size)
 {
 	MMBlockHeader *h;
 
 	if (!fits(size))
-		return NULL;
+		return failed();
 	h = malloc(sizeof(MMBlockHeader) + size);
 	if (h == NULL)
-		return NULL;
+		return failed();
 	h->size = size;
 	account(size, 0);
 	return h + 1;
@@ -76,12 +88,12 @@ mm_calloc(size_t n, size_t size)
 	MMBlockHeader *h;
 
 	if (size != 0 && n > SIZE_MAX / size)
-		return NULL;
+		return failed();
 	if (!fits(n * size))
-		return NULL;
+		return failed();
 	h = calloc(1, sizeof(MMBlockHeader) + n * size);
 	if (h == NULL)
-		return NULL;
+		return failed();
 	h->size = n * size;
 	account(n * size, 0);
 	return h + 1;
@@ -91,7 +103,7 @@ void *
 mm_malloc_array(size_t n, size_t size)
 {
 	if (size != 0 && n > SIZE_MAX / size)
-		return NULL;
+		return failed();
 	return mm_malloc(n * size);
 }
 
@@ -106,10 +118,10 @@ mm_realloc(void *p, size_t size)
 	h = (MMBlockHeader *) p - 1;
 	old = h->size;
 	if (size > old && !fits(size - old))
-		return NULL;
+		return failed();
 	h = realloc(h, sizeof(MMBlockHeader) + size);
 	if (h == NULL)
-		return NULL;
+		return failed();
 	h->size = size;
 	account(size, old);
 	return h + 1;

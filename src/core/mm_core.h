@@ -54,6 +54,14 @@ extern size_t mm_memory_peak;
  */
 extern int	mm_memory_refused;
 
+/*
+ * How many allocations the core could not make (the limit refused them,
+ * or malloc failed).  mm_next_deadline cannot report MM_ERR_NOMEM: without
+ * the memory it needs it falls back to a deadline that may come late, so
+ * its callers compare this count before and after.
+ */
+extern unsigned int mm_alloc_failures;
+
 /* ----------------------------------------------------------------
  * Cost model (Schlup, eq. 1)
  * ----------------------------------------------------------------
@@ -687,12 +695,13 @@ typedef struct MMResult
 	int			nexpired;
 
 	/*
-	 * Set by mm_step: what mm_next_deadline gives for the pool once the
-	 * tickets of this result are removed (mm_pool_compact) and nothing else
-	 * changed, when the algorithm's step found it on the way (auto, without
-	 * block lists, intersect or relaxing filters, parties and roles, or
-	 * min_players), or the pool's horizon when that comes first; NAN
-	 * otherwise.
+	 * Set by mm_step: what mm_next_deadline gives for the pool, with the
+	 * same horizon, once the tickets of this result are removed
+	 * (mm_pool_compact) and nothing else changed, when the algorithm's step
+	 * found it on the way (auto, without block lists, intersect or relaxing
+	 * filters, parties and roles, or min_players); NAN otherwise.  With
+	 * MMPool.key_horizon each key's sub-pool has its own horizon instead,
+	 * so it may lie past the pool's.
 	 */
 	double		deadline;
 } MMResult;

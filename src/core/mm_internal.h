@@ -362,6 +362,12 @@ extern bool mm_auto_exact_pairs;
 extern bool mm_sim_step_every_key;
 
 /*
+ * For the unit tests: when above 0, the allocation that counts it down to
+ * 0 fails (as if the memory limit refused it).  Never set outside them.
+ */
+extern int	mm_fail_allocation;
+
+/*
  * auto, for the unit tests: the pairs of pool whose instant comes before a
  * bound the pruning takes for no later (none, when the bounds hold).
  */

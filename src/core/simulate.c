@@ -704,6 +704,7 @@ sim_drain(Sim *s, double t, double *last)
 	{
 		double		d;
 		MMStatus	st;
+		unsigned int failures = mm_alloc_failures;
 
 		st = sim_measure(s);
 		if (st != MM_OK)
@@ -718,6 +719,9 @@ sim_drain(Sim *s, double t, double *last)
 		/* after the last arrival, backfill matters while tickets wait */
 		if (s->leaves_after != NULL && s->pool.ntickets > 0)
 			d = fmin(d, sim_backfill_deadline(s));
+		/* worked out without the memory it needed, it may come late */
+		if (mm_alloc_failures != failures)
+			return MM_ERR_NOMEM;
 
 		if (!(d < t))
 		{

@@ -376,10 +376,15 @@ step_at(const MMConfig *cfg, MMPool *pool, double now, MMResult *result,
 	}
 	if (pool == NULL || result == NULL || !isfinite(now))
 		return MM_ERR_ARGUMENT;
-	if (pool->cand != NULL &&
-		(pool->key != pool->cand_key || pool->nkeys != pool->ncand_rows ||
-		 mm_filter_assign(pool, now) != MM_OK))
-		return MM_ERR_ARGUMENT;
+	if (pool->cand != NULL)
+	{
+		if (pool->key != pool->cand_key || pool->nkeys != pool->ncand_rows)
+			return MM_ERR_ARGUMENT;
+		/* a bad row, or no memory: as it says */
+		st = mm_filter_assign(pool, now);
+		if (st != MM_OK)
+			return st;
+	}
 	st = rows_checked ? check_waits(pool, result, now) : check_pool(cfg, pool, result, now);
 	if (st != MM_OK)
 		return st;

@@ -301,6 +301,104 @@ test_filters_auto_dues(void)
 }
 
 /*
+ * A simulation whose next deadline could not get the memory it needed
+ * (intersect filters ask mm_next_deadline after each step, whose
+ * fallback may come late) fails with MM_ERR_NOMEM rather than decide
+ * otherwise: with each allocation in turn failing, auto and
+ * difference_wait over intersect lists, with and without a relaxing
+ * filter, return either MM_ERR_NOMEM, with nothing left allocated, or
+ * what they decide with memory enough.
+ */
+void
+test_filters_nomem(void)
+{
+	enum
+	{
+		N = 40
+	};
+	MMArrival	arr[N];
+	int32_t		start[N + 1];
+	int32_t		cand[3 * N];
+	int32_t		values[3] = {0, 1, 2};
+	double		relax[1] = {1.5};
+	MMOutcome	ref[N],
+				out[N];
+	double		t = 0;
+	int			c = 0;
+
+	srand(31);
+	for (int i = 0; i < N; i++)
+	{
+		int			mask = 1 + rand() % 7;
+
+		t += rand() % 3 == 0 ? 0.0 : (rand() % 1000) / 1500.0;
+		arr[i].id = i;
+		arr[i].rating = (rand() % 10001) / 10000.0;
+		arr[i].arrival = t;
+		start[i] = c;
+		for (int k = 0; k < 3; k++)
+			if (mask & (1 << k))
+				cand[c++] = k;
+	}
+	start[N] = c;
+	for (int x = 0; x < 4; x++)
+	{
+		MMConfig	cfg;
+		MMStreamData data = {0};
+		MMSimSummary sum;
+		int			failed = 0,
+					runs = 0;
+
+		mm_config_init(&cfg, x < 2 ? MM_ALGO_AUTO : MM_ALGO_DIFFERENCE_WAIT);
+		mm_config_set_max_wait(&cfg, 3.0);
+		cfg.difference_wait.wait_factor = 1.0;
+		data.cand_start = start;
+		data.cand = cand;
+		data.ncand_keys = 3;
+		if (x % 2 == 1)
+		{
+			/* one filter, relaxing after 1.5 s */
+			data.nfilters = 1;
+			data.key_values = values;
+			data.relax_after = relax;
+		}
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, ref, &sum), MM_OK);
+		for (int fail = 1;; fail++)
+		{
+			MMStatus	st;
+
+			mm_fail_allocation = fail;
+			st = mm_simulate(&cfg, arr, &data, N, out, &sum);
+			if (mm_fail_allocation > 0)
+			{
+				/* no allocation left to fail: the run had memory enough */
+				mm_fail_allocation = 0;
+				CHECK_INT(st, MM_OK);
+				break;
+			}
+			runs++;
+			CHECK_INT((long) mm_memory_used, 0);
+			if (st == MM_ERR_NOMEM)
+			{
+				failed++;
+				continue;
+			}
+			CHECK_INT(st, MM_OK);
+			for (int i = 0; i < N; i++)
+				if (memcmp(&out[i], &ref[i], sizeof(MMOutcome)) != 0)
+				{
+					printf("     config %d, allocation %d failing: player %d decided otherwise\n", x, fail, i);
+					CHECK(false);
+					break;
+				}
+		}
+		/* each allocation failed in turn, most of them fatally */
+		CHECK(runs > 100);
+		CHECK(failed > runs / 2);
+	}
+}
+
+/*
  * A provisional group whose members' keys differ (the filters changed
  * since it formed) is dissolved, not matched.
  */
