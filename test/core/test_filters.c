@@ -301,6 +301,38 @@ test_filters_auto_dues(void)
 }
 
 /*
+ * n arrivals with random ratings, a gap of up to 1000 / divisor seconds
+ * before each (with bursts, a third of them at the instant before), and
+ * each a random non-empty list of the keys 0 to 2 in cand, from start[i]
+ * (start[n]: the end); with key, each one random key besides.
+ */
+static void
+listed_stream(MMArrival *arr, int32_t *key, int32_t *start, int32_t *cand, int n,
+			  double divisor, bool bursts)
+{
+	double		t = 0;
+	int			c = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		int			mask;
+
+		t += bursts && rand() % 3 == 0 ? 0.0 : (rand() % 1000) / divisor;
+		arr[i].id = i;
+		arr[i].rating = (rand() % 10001) / 10000.0;
+		arr[i].arrival = t;
+		if (key != NULL)
+			key[i] = rand() % 3;
+		mask = 1 + rand() % 7;
+		start[i] = c;
+		for (int k = 0; k < 3; k++)
+			if (mask & (1 << k))
+				cand[c++] = k;
+	}
+	start[n] = c;
+}
+
+/*
  * A simulation whose next deadline could not get the memory it needed
  * (intersect filters ask mm_next_deadline after each step, whose
  * fallback may come late) fails with MM_ERR_NOMEM rather than decide
@@ -323,24 +355,9 @@ test_filters_nomem(void)
 	double		relax[1] = {1.5};
 	MMOutcome	ref[N],
 				out[N];
-	double		t = 0;
-	int			c = 0;
 
 	srand(31);
-	for (int i = 0; i < N; i++)
-	{
-		int			mask = 1 + rand() % 7;
-
-		t += rand() % 3 == 0 ? 0.0 : (rand() % 1000) / 1500.0;
-		arr[i].id = i;
-		arr[i].rating = (rand() % 10001) / 10000.0;
-		arr[i].arrival = t;
-		start[i] = c;
-		for (int k = 0; k < 3; k++)
-			if (mask & (1 << k))
-				cand[c++] = k;
-	}
-	start[N] = c;
+	listed_stream(arr, NULL, start, cand, N, 1500.0, true);
 	for (int x = 0; x < 4; x++)
 	{
 		MMConfig	cfg;
@@ -517,28 +534,11 @@ test_filters_intersect_sim(void)
 	int32_t    *one_start = calloc(N + 1, sizeof(int32_t));
 	MMOutcome  *a = calloc(N, sizeof(MMOutcome));
 	MMOutcome  *b = calloc(N, sizeof(MMOutcome));
-	double		t = 0;
-	int			c = 0;
 
 	srand(12);
+	listed_stream(arr, key, start, cand, N, 2000.0, false);
 	for (int i = 0; i < N; i++)
-	{
-		int			mask;
-
-		t += (rand() % 1000) / 2000.0;
-		arr[i].id = i;
-		arr[i].rating = (rand() % 10001) / 10000.0;
-		arr[i].arrival = t;
-		key[i] = rand() % 3;
 		one_start[i + 1] = i + 1;
-		/* a non-empty subset of the three keys */
-		mask = 1 + rand() % 7;
-		start[i] = c;
-		for (int k = 0; k < 3; k++)
-			if (mask & (1 << k))
-				cand[c++] = k;
-	}
-	start[N] = c;
 	for (int x = 0; x < 6; x++)
 	{
 		MMConfig	cfg;
