@@ -224,6 +224,13 @@ typedef struct AutoCtx
  * caller's room or NULL and is copied, not freed).  NULL when memory runs
  * out, v unchanged then.
  */
+/* The instant past which a step need not tell its deadline exactly (MMPool.horizon). */
+static inline double
+pool_horizon(const MMPool *pool)
+{
+	return pool->horizon != 0 ? pool->horizon : INFINITY;
+}
+
 static void *
 room_grow(void *v, int n, int *cap, size_t size, int least, bool *allocated)
 {
@@ -1691,7 +1698,7 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res)
 		 * the pass that finds none eligible also finds the next deadline,
 		 * or that none comes before the horizon
 		 */
-		c->deadline = c->pool->horizon != 0 ? c->pool->horizon : INFINITY;
+		c->deadline = pool_horizon(c->pool);
 		st = c->k == 2 && !mm_auto_collect_all ? pair_pass(c, now, res, &done) :
 			group_pass(c, now, l, res, &done);
 		if (st != MM_OK || !done)
@@ -1917,7 +1924,7 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 		/*
 		 * fewer than k wait for the oldest one's timeout, whatever the
 		 * horizon: told exactly, a keyed simulation need not step such a
-		 * sub-pool at other keys' arrivals (sim_auto_dues)
+		 * sub-pool at other keys' arrivals (mm_simulate)
 		 */
 		res->deadline = INFINITY;
 		oldest_waiting(&c, &res->deadline);
@@ -1925,7 +1932,7 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	else if (st == MM_OK)
 		res->deadline = c.left == 0 ? INFINITY
 			: c.deadline >= fall_at(&fl, j0 + 1)
-			? falls_deadline(&c, &fl, j0, pool->horizon != 0 ? pool->horizon : INFINITY)
+			? falls_deadline(&c, &fl, j0, pool_horizon(pool))
 			: c.deadline;
 	if (st == MM_OK && c.interrupted)
 		st = MM_ERR_INTERRUPTED;
@@ -1948,7 +1955,7 @@ mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 {
 	AutoCtx		c;
 	double		best = mm_timeout_deadline(cfg, pool);
-	double		horizon = pool->horizon != 0 ? pool->horizon : INFINITY;
+	double		horizon = pool_horizon(pool);
 	MMConfig	local;
 	AutoFalls	fl;
 	int			j0;

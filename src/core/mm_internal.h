@@ -356,7 +356,7 @@ extern bool mm_auto_exact_pairs;
  * mm_simulate, auto with equal filters: when set, every key's sub-pool
  * steps again at every arrival, with the next arrival of any key for
  * its horizon (without it, only where the recent ratings an arrival
- * changes matter: sim_auto_dues, sim_key_horizons); the two decide alike,
+ * changes matter: mm_simulate, sim_key_horizons); the two decide alike,
  * and the unit tests compare them.  Never set outside them.
  */
 extern bool mm_sim_step_every_key;

@@ -365,27 +365,6 @@ sim_key_horizons(Sim *s, const int32_t *key, int n)
 	return MM_OK;
 }
 
-/*
- * auto with equal filters, after arrivals: the sub-pools of other keys to
- * step again.  An arrival changes its own key's rate, and the queue's
- * recent ratings, which only pairs rated on the rating alone read
- * (auto.c), and only where a pair can form.  No entry needs to be reset
- * for that: there a step of k or more tickets tells no deadline past its
- * horizon, the next arrival, so their sub-pools step at this one anyway;
- * one of fewer waits for its oldest ticket's timeout, which it told
- * exactly and which the ratings do not move; and the other shapes read
- * nothing of other keys (sim_key_horizons).  The unit tests compare this
- * with resetting every entry and the pool's horizon for every sub-pool,
- * which the hook does.
- */
-static void
-sim_auto_dues(Sim *s)
-{
-	if (mm_sim_step_every_key)
-		for (int k = 0; k < s->pool.nkey_due; k++)
-			s->pool.key_due[k] = NAN;
-}
-
 /* Grow an array of backfill's to hold need entries. */
 static MMStatus
 sim_grow(void **array, int64_t *cap, int64_t need, size_t size)
@@ -948,8 +927,23 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 			if (s.key_horizon != NULL)
 				s.key_horizon[s.pool.key[i]] = s.key_next[i] >= 0 ? arrivals[s.key_next[i]].arrival : 0.0;
 		}
-		if (s.cfg.algorithm == MM_ALGO_AUTO && s.pool.key_due != NULL)
-			sim_auto_dues(&s);
+
+		/*
+		 * auto with equal filters: an arrival changes its own key's rate
+		 * (its due entry is reset above) and the queue's recent ratings,
+		 * which only pairs rated on the rating alone read (auto.c), and
+		 * only where a pair can form.  No other entry needs a reset for
+		 * that: a step of k or more tickets tells no deadline past its
+		 * horizon, the next arrival, so such a sub-pool steps at this one
+		 * anyway; one of fewer waits for its oldest ticket's timeout,
+		 * which it told exactly and which the ratings do not move; and the
+		 * other shapes read nothing of other keys (sim_key_horizons).  The
+		 * unit tests compare this with resetting every entry, and the
+		 * pool's horizon for every sub-pool, which the hook does.
+		 */
+		if (mm_sim_step_every_key && s.cfg.algorithm == MM_ALGO_AUTO && s.pool.key_due != NULL)
+			for (int k = 0; k < s.pool.nkey_due; k++)
+				s.pool.key_due[k] = NAN;
 		s.seen = j;
 		if (s.plain && s.leaves_after == NULL && mm_step_idle(&s.cfg, &s.pool, t, &s.res.deadline))
 		{

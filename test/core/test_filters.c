@@ -217,7 +217,7 @@ test_filters_equivalence(void)
 /*
  * auto with equal filters.  1v1 on the rating alone: an arrival changes
  * every key's recent ratings, yet the simulation steps again only the
- * other keys' sub-pools of two or more tickets (sim_auto_dues), as a lone
+ * other keys' sub-pools of two or more tickets (mm_simulate), as a lone
  * ticket waits for its timeout whatever the ratings.  2v2, and pairs with
  * a second criterion, read nothing another key's arrival changes: a
  * sub-pool's horizon is its own key's next arrival (sim_key_horizons),
