@@ -49,6 +49,7 @@ typedef struct DWState
 	double		max_wait;
 	double		wait_factor;
 
+	bool		sorted;			/* byr, rr, pos and maxgap are built */
 	int		   *byr;			/* rating order -> ticket */
 	double	   *rr;				/* rating order -> rating */
 	int		   *pos;			/* ticket -> position in byr */
@@ -110,6 +111,22 @@ dwkey_cmp(const void *a, const void *b)
 	if (x->key2 != y->key2)
 		return x->key2 < y->key2 ? -1 : 1;
 	return (x->tie > y->tie) - (x->tie < y->tie);
+}
+
+/*
+ * Sort keys[0..n) with dwkey_cmp, a total order.  Groups written back
+ * oldest first keep that order from step to step, so the check spares
+ * most steps the sort (a burst's many groups, finalised one step each).
+ */
+static void
+sort_keys(DWKey *keys, int n)
+{
+	for (int i = 1; i < n; i++)
+		if (dwkey_cmp(&keys[i - 1], &keys[i]) > 0)
+		{
+			qsort(keys, n, sizeof(DWKey), dwkey_cmp);
+			return;
+		}
 }
 
 /* A ticket in the rating order. */
@@ -290,7 +307,8 @@ group_reform(DWState *s, int g, double spread)
 	s->finalize[g] = fin;
 	s->gmin[g] = first;
 	group_extremes(s, g);
-	group_gap(s, g);
+	if (s->sorted)
+		group_gap(s, g);
 }
 
 /* Sort a short list of ticket indices ascending. */
@@ -423,6 +441,48 @@ eval_group(DWState *s, int x, int g, DWOption *best)
 }
 
 /*
+ * Apply candidate x's best option: a new group, or x in place of the
+ * member it drops.  Returns the ticket displaced from a group, or -1.
+ */
+static int
+apply_option(DWState *s, int x, const DWOption *o)
+{
+	int			k = s->k;
+
+	if (o->kind == DW_NEW)
+	{
+		int			g = s->ngroups++;
+		int		   *mem = s->gmem + (size_t) g * k;
+		int			m = 0;
+
+		mem[m++] = x;
+		for (int i = 0; i < o->nleft; i++)
+			mem[m++] = s->lu[i];
+		for (int i = 0; i < o->nright; i++)
+			mem[m++] = s->ru[i];
+		for (int i = 0; i < k; i++)
+			s->grp[mem[i]] = g;
+		s->nung -= k;
+		group_reform(s, g, o->spread);
+		return -1;
+	}
+	if (o->kind == DW_IMPROVE)
+	{
+		int			g = o->group;
+		int		   *mem = s->gmem + (size_t) g * k;
+
+		for (int i = 0; i < k; i++)
+			if (mem[i] == o->drop)
+				mem[i] = x;
+		s->grp[x] = g;
+		s->grp[o->drop] = -1;
+		group_reform(s, g, o->spread);
+		return o->drop;
+	}
+	return -1;
+}
+
+/*
  * Process one ungrouped candidate x: find its best option by scanning
  * outward in rating order, stopping on each side once the distance from x
  * exceeds what could still win, and apply it.  Returns the ticket it
@@ -499,37 +559,27 @@ process_candidate(DWState *s, int x)
 		}
 	}
 
-	if (best.kind == DW_NEW)
-	{
-		int			g = s->ngroups++;
-		int		   *mem = s->gmem + (size_t) g * k;
-		int			m = 0;
+	return apply_option(s, x, &best);
+}
 
-		mem[m++] = x;
-		for (int i = 0; i < best.nleft; i++)
-			mem[m++] = s->lu[i];
-		for (int i = 0; i < best.nright; i++)
-			mem[m++] = s->ru[i];
-		for (int i = 0; i < k; i++)
-			s->grp[mem[i]] = g;
-		s->nung -= k;
-		group_reform(s, g, best.spread);
-		return -1;
-	}
-	if (best.kind == DW_IMPROVE)
-	{
-		int			g = best.group;
-		int		   *mem = s->gmem + (size_t) g * k;
+/*
+ * Process candidate x when fewer than k tickets are ungrouped, so that no
+ * new group can form (and none will in this step: an improvement swaps x
+ * for the member it drops): the best improvement over every group.  It
+ * is the one process_candidate's scan finds, as option_better orders
+ * improvements strictly and the scan passes over only groups x cannot
+ * improve or that give a larger spread; here without the rating order.
+ */
+static int
+improve_only(DWState *s, int x)
+{
+	DWOption	best;
 
-		for (int i = 0; i < k; i++)
-			if (mem[i] == best.drop)
-				mem[i] = x;
-		s->grp[x] = g;
-		s->grp[best.drop] = -1;
-		group_reform(s, g, best.spread);
-		return best.drop;
-	}
-	return -1;
+	best.kind = DW_NONE;
+	best.spread = INFINITY;
+	for (int g = 0; g < s->ngroups; g++)
+		eval_group(s, x, g, &best);
+	return apply_option(s, x, &best);
 }
 
 /* The scratch of one step besides DWState's arrays, in the same block. */
@@ -646,7 +696,7 @@ match_due_loaded(const DWState *s, DWScratch *w, const MMPool *pool,
 		if (og >= 0 && oldmap[og] >= 0 && i < keys[oldmap[og]].tie)
 			keys[oldmap[og]].tie = i;
 	}
-	qsort(keys, nkeys, sizeof(DWKey), dwkey_cmp);
+	sort_keys(keys, nkeys);
 	for (int j = 0; j < nkeys; j++)
 	{
 		oldmap[keys[j].idx] = j;	/* rank in finalisation order */
@@ -779,7 +829,7 @@ match_due_groups(DWState *s, DWScratch *w, MMResult *result)
 			nkeys++;
 		}
 	}
-	qsort(keys, nkeys, sizeof(DWKey), dwkey_cmp);
+	sort_keys(keys, nkeys);
 	for (int j = 0; j < nkeys; j++)
 	{
 		int			g = keys[j].idx;
@@ -839,7 +889,7 @@ write_back_groups(DWState *s, DWScratch *w, MMPool *pool)
 			nsurv++;
 		}
 	}
-	qsort(keys, nsurv, sizeof(DWKey), dwkey_cmp);
+	sort_keys(keys, nsurv);
 	for (int j = 0; j < nsurv; j++)
 	{
 		int			g = keys[j].idx;
@@ -858,6 +908,8 @@ write_back_groups(DWState *s, DWScratch *w, MMPool *pool)
 	}
 	pool->ngroups = nsurv;
 }
+
+bool		mm_dw_always_sort = false;
 
 /*
  * One difference_wait step: (0) groups already due become matches, (1)
@@ -899,7 +951,19 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double prev,
 
 	match_due_loaded(&s, &w, pool, result);
 	load_groups(&s, &w, pool);
-	order_by_rating(&s, &w, pool);
+
+	/*
+	 * Only new groups need the rating order: with fewer than k tickets
+	 * ungrouped a candidate can only improve a group (improve_only), and
+	 * with none (a burst's groups, each finalised at a step of its own)
+	 * the step only finalises groups, without sorting the pool either.
+	 */
+	s.sorted = s.nung >= k || mm_dw_always_sort;
+	if (s.sorted)
+		order_by_rating(&s, &w, pool);
+	else if (s.nung > 0)
+		for (int g = 0; g < s.ngroups; g++)
+			group_extremes(&s, g);
 
 	/*
 	 * (1) candidates, newest first; a displaced ticket goes next.  The
@@ -919,7 +983,7 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double prev,
 		while (y >= 0 && s.grp[y] == -1 && s.visits[y] < DW_MAX_VISITS)
 		{
 			s.visits[y]++;
-			y = process_candidate(&s, y);
+			y = s.sorted ? process_candidate(&s, y) : improve_only(&s, y);
 		}
 	}
 

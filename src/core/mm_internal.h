@@ -337,6 +337,15 @@ extern double mm_auto_deadline(const MMConfig *cfg, const MMPool *pool);
 extern MMStatus mm_auto_check(const MMConfig *cfg);
 
 /*
+ * difference_wait: when set, a step always puts the pool in rating order
+ * and scans it for each candidate, where without it fewer than k tickets
+ * ungrouped weigh every group (improve_only) and none ungrouped skip the
+ * order; the two decide alike, and the unit tests compare them.  Never
+ * set outside them.
+ */
+extern bool mm_dw_always_sort;
+
+/*
  * auto, k = 2: when set, a step's passes collect and sort every eligible
  * pair, as for groups, instead of merging each ticket's pairs as it goes;
  * the two decide alike, and the unit tests compare them.  Never set

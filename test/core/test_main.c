@@ -75,6 +75,8 @@ static const MMTestCase tests[] = {
 	{"sim_rows_once", test_sim_rows_once},
 	{"sim_idle_steps", test_sim_idle_steps},
 	{"sim_auto_sizes", test_sim_auto_sizes},
+	{"sim_dw_burst", test_sim_dw_burst},
+	{"sim_dw_orders", test_sim_dw_orders},
 	{"pair_finish", test_pair_finish},
 	{"step_fuzz", test_step_fuzz},
 	{"optimal_brute", test_optimal_brute},

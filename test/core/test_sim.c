@@ -1265,3 +1265,133 @@ test_sim_auto_sizes(void)
 	printf("     %d batches and matches checked against their sizes\n", checked);
 	CHECK(checked > 10000);
 }
+
+/*
+ * difference_wait, a burst: n players at one instant pair up, and each
+ * pair becomes a match at the instant its wait_factor times its spread
+ * runs out after it was formed, a step of its own (most of them while
+ * every waiting ticket is in a group, where a step finalises groups
+ * without sorting the pool).  Most pairs form in the burst's own step;
+ * those a ticket's four tries per step leave over form at a later step,
+ * and play later.  Matches are numbered in the order they play; with an
+ * odd n one player is left to a computer player at max_wait.
+ */
+void
+test_sim_dw_burst(void)
+{
+	for (int n = 2000; n <= 2001; n++)
+	{
+		MMConfig	cfg = sim_cfg(MM_ALGO_DIFFERENCE_WAIT, 2, 1, 60.0, MM_TIMEOUT_BOTS);
+		MMArrival  *a = make_stream(n, 10.0, 90 + n);
+		MMOutcome  *o = malloc(sizeof(MMOutcome) * n);
+		int		   *first = malloc(sizeof(int) * n);
+		MMSimSummary sum;
+		int			pairs = 0;
+		int			exact = 0;
+		int			alone = 0;
+		double		last = -1.0;
+
+		CHECK(a != NULL && o != NULL && first != NULL);
+		cfg.difference_wait.wait_factor = 2.0;
+		for (int i = 0; i < n; i++)
+		{
+			a[i].arrival = 7.0;
+			first[i] = -1;
+		}
+		CHECK_INT(mm_simulate(&cfg, a, NULL, n, o, &sum), MM_OK);
+		for (int i = 0; i < n; i++)
+		{
+			int64_t		m = o[i].match_no;
+			double		at;
+
+			CHECK(m >= 1 && m <= n);
+			if (first[m - 1] < 0)
+			{
+				first[m - 1] = i;
+				continue;
+			}
+			pairs++;
+			at = 7.0 + 2.0 * fabs(a[i].rating - a[first[m - 1]].rating);
+			CHECK(o[i].matched_at >= at - 1e-12);
+			exact += o[i].matched_at == at;
+			CHECK(o[i].matched_at == o[first[m - 1]].matched_at);
+		}
+		for (int m = 0; m < n; m++)
+		{
+			int			i = first[m];
+			int			partners = 0;
+
+			if (i < 0)
+				continue;
+			for (int j = i + 1; j < n; j++)
+				partners += o[j].match_no == m + 1;
+			if (partners == 0)
+			{
+				alone++;
+				CHECK_NEAR(o[i].matched_at, 67.0, 1e-9);
+			}
+			/* numbered in the order of play */
+			CHECK(o[i].matched_at >= last);
+			last = o[i].matched_at;
+		}
+		printf("     %d players at one instant: %d pairs, %d at their own instant\n", n, pairs, exact);
+		CHECK_INT(pairs, n / 2);
+		CHECK(exact >= pairs * 9 / 10);
+		CHECK_INT(alone, n % 2);
+		CHECK_INT((int) sum.bots, n % 2);
+		free(a);
+		free(o);
+		free(first);
+	}
+}
+
+/*
+ * difference_wait without the rating order where no new group can form
+ * (fewer than k tickets ungrouped: each group weighed, improve_only; none:
+ * no order at all) decides, ticket by ticket, what a step that always
+ * sorts the pool and scans it decides (mm_dw_always_sort): streams of 2 to
+ * 300 players, k = 2 to 5, Poisson and bursts, ratings with many ties,
+ * wait_factor 0 to 8, bots and expiry.
+ */
+void
+test_sim_dw_orders(void)
+{
+	TestRng		r = {77};
+	long		players = 0;
+
+	for (int run = 0; run < 600; run++)
+	{
+		int			n = 2 + (int) (rng_unit(&r) * 299);
+		int			k = rng_unit(&r) < 0.5 ? 2 : 3 + (int) (rng_unit(&r) * 3);
+		MMConfig	cfg = sim_cfg(MM_ALGO_DIFFERENCE_WAIT, k, 1,
+								  0.5 + rng_unit(&r) * 10.0,
+								  rng_unit(&r) < 0.5 ? MM_TIMEOUT_BOTS : MM_TIMEOUT_EXPIRE);
+		MMArrival  *a = make_stream(n, 0.2 + rng_unit(&r) * 50.0, 500 + run);
+		MMOutcome  *o1 = malloc(sizeof(MMOutcome) * n);
+		MMOutcome  *o2 = malloc(sizeof(MMOutcome) * n);
+
+		CHECK(a != NULL && o1 != NULL && o2 != NULL);
+		cfg.difference_wait.wait_factor = rng_unit(&r) < 0.2 ? 0.0 : rng_unit(&r) * 8.0;
+		for (int i = 1; i < n; i++)
+		{
+			/* a third arrive with the one before; a fifth share a rating of five */
+			if (rng_unit(&r) < 0.3)
+				a[i].arrival = a[i - 1].arrival;
+			if (rng_unit(&r) < 0.2)
+				a[i].rating = floor(rng_unit(&r) * 5.0) / 5.0;
+		}
+		for (int i = 1; i < n; i++)
+			if (a[i].arrival < a[i - 1].arrival)
+				a[i].arrival = a[i - 1].arrival;
+		CHECK_INT(mm_simulate(&cfg, a, NULL, n, o1, NULL), MM_OK);
+		mm_dw_always_sort = true;
+		CHECK_INT(mm_simulate(&cfg, a, NULL, n, o2, NULL), MM_OK);
+		mm_dw_always_sort = false;
+		CHECK_INT(first_difference(o1, o2, n), -1);
+		players += n;
+		free(a);
+		free(o1);
+		free(o2);
+	}
+	printf("     %ld players in 600 streams decided alike\n", players);
+}

@@ -97,6 +97,8 @@ extern void test_sim_optimize_stream_data(void);
 extern void test_sim_rows_once(void);
 extern void test_sim_idle_steps(void);
 extern void test_sim_auto_sizes(void);
+extern void test_sim_dw_burst(void);
+extern void test_sim_dw_orders(void);
 extern void test_pair_finish(void);
 
 /* test_criteria.c */
