@@ -23,6 +23,13 @@
 /* How often one ticket is processed as a candidate in one step at most. */
 #define DW_MAX_VISITS	4
 
+/*
+ * Candidates a step weighs against every group (improve_only) before it
+ * puts the pool in rating order instead, so that a long chain of
+ * displacements costs what the scan costs, not its length times the groups.
+ */
+#define DW_LINEAR_VISITS 16
+
 /* Kinds of option a candidate has. */
 #define DW_NONE			0
 #define DW_NEW			1		/* form a new group with ungrouped tickets */
@@ -763,6 +770,26 @@ load_groups(DWState *s, DWScratch *w, const MMPool *pool)
 		if (i < s->gmin[g])
 			s->gmin[g] = i;
 	}
+
+	/*
+	 * q from the members' ratings, as the step that formed the group
+	 * computed it: the same value, unless the ratings moved since (a
+	 * queue's rating range altered), when the stored one would let a
+	 * candidate "improve" a group by a spread wider than its own
+	 */
+	for (int g = 0; g < s->ngroups; g++)
+	{
+		const int  *mem = s->gmem + (size_t) g * k;
+		double		lo = rating(s, mem[0]);
+		double		hi = lo;
+
+		for (int j = 1; j < k; j++)
+		{
+			lo = fmin(lo, rating(s, mem[j]));
+			hi = fmax(hi, rating(s, mem[j]));
+		}
+		s->q[g] = hi - lo;
+	}
 }
 
 /*
@@ -927,6 +954,7 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double prev,
 	int			k = mm_config_k(cfg);
 	int			maxg = n / k;
 	int			nold = pool->ngroups;
+	int			linear = 0;		/* candidates weighed without the order */
 
 	(void) prev;
 	if (nold < 0 || nold > pool->ngroups_cap || pool->ngroups_cap < maxg ||
@@ -934,6 +962,10 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double prev,
 		return MM_ERR_ARGUMENT;
 	for (int i = 0; i < n; i++)
 		if (pool->tickets[i].group < -1 || pool->tickets[i].group >= nold)
+			return MM_ERR_ARGUMENT;
+	/* the order of groups and of their finalisation needs their instants */
+	for (int g = 0; g < nold; g++)
+		if (isnan(pool->groups[g].formed_at) || isnan(pool->groups[g].finalize_at))
 			return MM_ERR_ARGUMENT;
 
 	s.t = pool->tickets;
@@ -982,6 +1014,17 @@ mm_difference_wait_step(const MMConfig *cfg, MMPool *pool, double prev,
 		}
 		while (y >= 0 && s.grp[y] == -1 && s.visits[y] < DW_MAX_VISITS)
 		{
+			if (mm_interrupted())
+			{
+				mm_free(w.block);
+				return MM_ERR_INTERRUPTED;
+			}
+			/* a long chain of displacements: the order is cheaper than weighing every group */
+			if (!s.sorted && ++linear > DW_LINEAR_VISITS)
+			{
+				order_by_rating(&s, &w, pool);
+				s.sorted = true;
+			}
 			s.visits[y]++;
 			y = s.sorted ? process_candidate(&s, y) : improve_only(&s, y);
 		}

@@ -77,6 +77,7 @@ static const MMTestCase tests[] = {
 	{"sim_auto_sizes", test_sim_auto_sizes},
 	{"sim_dw_burst", test_sim_dw_burst},
 	{"sim_dw_orders", test_sim_dw_orders},
+	{"dw_loaded_groups", test_dw_loaded_groups},
 	{"pair_finish", test_pair_finish},
 	{"step_fuzz", test_step_fuzz},
 	{"optimal_brute", test_optimal_brute},

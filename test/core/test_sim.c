@@ -1395,3 +1395,124 @@ test_sim_dw_orders(void)
 	}
 	printf("     %ld players in 600 streams decided alike\n", players);
 }
+
+/* A difference_wait pool of k = 2 (MMPool fields only), for the tests below. */
+static MMPool
+dw_pool(MMTicket *t, int n, MMGroup *g, int ngroups)
+{
+	MMPool		p;
+
+	memset(&p, 0, sizeof p);
+	p.tickets = t;
+	p.ntickets = n;
+	p.groups = g;
+	p.ngroups = ngroups;
+	p.ngroups_cap = n;
+	return p;
+}
+
+/*
+ * difference_wait's loaded groups.  A stored q wider than the members'
+ * spread (a queue whose rating range was altered while its groups
+ * waited) counts as the spread: no candidate "improves" a group by more
+ * than it spans, and the group is written back with its spread.  A group
+ * without its instants is refused.  A chain of displacements longer than
+ * the step weighs without the rating order decides as the scan does.
+ */
+void
+test_dw_loaded_groups(void)
+{
+	MMConfig	cfg;
+	MMTicket	t[5];
+	MMGroup		g[5];
+	MMMatch		m[601];
+	int			mem[1202],
+				tm[1202],
+				ex[601];
+	MMResult	r = {.matches = m, .members = mem, .teams = tm, .expired = ex};
+	MMPool		p;
+	const double ratings[5] = {0.50, 0.52, 0.49, 0.495, 0.58};
+
+	mm_config_init(&cfg, MM_ALGO_DIFFERENCE_WAIT);
+	memset(t, 0, sizeof t);
+	for (int i = 0; i < 5; i++)
+	{
+		t[i].id = i + 1;
+		t[i].rating = ratings[i];
+		t[i].arrival = i < 2 ? 0.0 : i < 4 ? 0.5 : 1.0;
+		t[i].group = i < 4 ? i / 2 : -1;
+		t[i].party = -1;
+		t[i].attr = -1;
+	}
+	memset(g, 0, sizeof g);
+	g[0] = (MMGroup) {.formed_at = 0.0, .finalize_at = 30.0, .q = 0.10};
+	g[1] = (MMGroup) {.formed_at = 0.5, .finalize_at = 30.5, .q = 0.10};
+	p = dw_pool(t, 5, g, 2);
+	CHECK_INT(mm_step(&cfg, &p, 1.0, &r), MM_OK);
+	CHECK_INT(r.nmatches, 0);
+	CHECK_INT(p.ngroups, 2);
+	CHECK_INT(t[0].group, 0);
+	CHECK_INT(t[1].group, 0);
+	CHECK_INT(t[2].group, 1);
+	CHECK_INT(t[3].group, 1);
+	CHECK_INT(t[4].group, -1);
+	CHECK(g[0].q == 0.52 - 0.50 && g[1].q == 0.495 - 0.49);
+	CHECK(g[0].finalize_at == 30.0 && g[1].finalize_at == 30.5);
+	CHECK(mm_next_deadline(&cfg, &p) == 30.0);
+
+	g[1].formed_at = NAN;
+	CHECK_INT(mm_step(&cfg, &p, 2.0, &r), MM_ERR_ARGUMENT);
+	g[1].formed_at = 0.5;
+	g[0].finalize_at = NAN;
+	CHECK_INT(mm_step(&cfg, &p, 2.0, &r), MM_ERR_ARGUMENT);
+
+	/*
+	 * 300 groups {A_i, A_(i-1) + eps} and a newcomer at A_0: it takes A_1's
+	 * place, A_1 takes A_2's, and so on down the pool
+	 */
+	{
+		enum
+		{
+			G = 300, N = 2 * G + 1
+		};
+		MMTicket   *ct[2];
+		MMGroup    *cg[2];
+		double		d = 0.9 / (G + 1);
+
+		mm_config_set_max_wait(&cfg, 1e6);
+		cfg.difference_wait.wait_factor = 1e6;
+		for (int run = 0; run < 2; run++)
+		{
+			ct[run] = calloc(N, sizeof(MMTicket));
+			cg[run] = calloc(N, sizeof(MMGroup));
+			CHECK(ct[run] != NULL && cg[run] != NULL);
+			for (int i = 1; i <= G; i++)
+			{
+				double		lo = 0.95 - i * d;
+				double		hi = 0.95 - (i - 1) * d + d / 10;
+
+				ct[run][2 * i - 2] = (MMTicket) {.id = 2 * i - 1, .rating = lo, .arrival = i * 1e-6, .group = i - 1, .party = -1, .attr = -1};
+				ct[run][2 * i - 1] = (MMTicket) {.id = 2 * i, .rating = hi, .arrival = i * 1e-6, .group = i - 1, .party = -1, .attr = -1};
+				cg[run][i - 1] = (MMGroup) {.formed_at = i * 1e-6, .q = hi - lo, .finalize_at = i * 1e-6 + 1e6 * (hi - lo)};
+			}
+			ct[run][N - 1] = (MMTicket) {.id = N, .rating = 0.95, .arrival = (G + 1) * 1e-6, .group = -1, .party = -1, .attr = -1};
+			p = dw_pool(ct[run], N, cg[run], G);
+			mm_dw_always_sort = run == 1;
+			CHECK_INT(mm_step(&cfg, &p, (G + 1) * 1e-6, &r), MM_OK);
+			mm_dw_always_sort = false;
+			CHECK_INT(r.nmatches, 0);
+			CHECK_INT(p.ngroups, G);
+		}
+		/* the newcomer took the top group's place; the lowest player is left */
+		CHECK(ct[0][N - 1].group >= 0);
+		CHECK_INT(ct[0][2 * G - 2].group, -1);
+		for (int i = 0; i < N; i++)
+			CHECK_INT(ct[0][i].group, ct[1][i].group);
+		CHECK(memcmp(cg[0], cg[1], sizeof(MMGroup) * G) == 0);
+		for (int run = 0; run < 2; run++)
+		{
+			free(ct[run]);
+			free(cg[run]);
+		}
+	}
+}

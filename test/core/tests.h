@@ -99,6 +99,7 @@ extern void test_sim_idle_steps(void);
 extern void test_sim_auto_sizes(void);
 extern void test_sim_dw_burst(void);
 extern void test_sim_dw_orders(void);
+extern void test_dw_loaded_groups(void);
 extern void test_pair_finish(void);
 
 /* test_criteria.c */
