@@ -6,14 +6,16 @@
  *		fixed size and with "auto", which the stream's mean rate sets, as in
  *		SQL simulate).
  *
- * Usage: core_speed [ARRIVALS [ALGORITHM [burst | keys K | mixed K [TEAM_SIZE]]]]
+ * Usage: core_speed [ARRIVALS [ALGORITHM [burst | keys K | mixed K [TEAM_SIZE] | listed K]]]
  * prints a Markdown table (of every algorithm, or of the one named:
  * greedy, periodic, multi_queue, difference_wait or auto; "all" for every
  * one).  With burst, every player arrives at the same instant.  With keys
  * K, an equal filter of K values: value v's ARRIVALS / K players all
  * arrive at v ms, and max_wait is 60 s.  With mixed K, the same stream
  * with each player's value of an equal filter drawn evenly from K, and
- * TEAM_SIZE players a team (default 1).
+ * TEAM_SIZE players a team (default 1).  With listed K (at least 2), the
+ * same stream with an intersect filter: each player lists two different
+ * values drawn evenly from K.
  */
 #include "../src/core/mm_core.h"
 #include "bench_random.h"
@@ -33,11 +35,14 @@ main(int argc, char **argv)
 	double		t = 0.0;
 	int			burst = argc > 3 && strcmp(argv[3], "burst") == 0;
 	int			mixed = argc > 4 && strcmp(argv[3], "mixed") == 0;
-	int			nkeys = argc > 4 && (strcmp(argv[3], "keys") == 0 || mixed) ? atoi(argv[4]) : 0;
+	int			listed = argc > 4 && strcmp(argv[3], "listed") == 0;
+	int			nkeys = argc > 4 && (strcmp(argv[3], "keys") == 0 || mixed || listed) ? atoi(argv[4]) : 0;
 	int			team_size = mixed && argc > 5 ? atoi(argv[5]) : 1;
 	uint64_t	key_state = 2;
-	int32_t    *key = nkeys > 0 ? malloc(sizeof(int32_t) * (size_t) n) : NULL;
-	MMStreamData data = {.key = key};
+	int32_t    *key = nkeys > 0 && !listed ? malloc(sizeof(int32_t) * (size_t) n) : NULL;
+	int32_t    *cand_start = listed ? malloc(sizeof(int32_t) * ((size_t) n + 1)) : NULL;
+	int32_t    *cand = listed ? malloc(sizeof(int32_t) * 2 * (size_t) n) : NULL;
+	MMStreamData data = {.key = key, .cand_start = cand_start, .cand = cand, .ncand_keys = nkeys};
 	const MMAlgorithm algs[] = {MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_PERIODIC,
 		MM_ALGO_MULTI_QUEUE, MM_ALGO_MULTI_QUEUE, MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_AUTO};
 	/* batch and ranges 0: "auto", from the stream's mean rate as SQL simulate gives it */
@@ -52,7 +57,17 @@ main(int argc, char **argv)
 		a[i].id = i + 1;
 		a[i].rating = (next_random(&state) >> 11) * (1.0 / 9007199254740992.0);
 		a[i].arrival = burst ? 0.0 : t;
-		if (key != NULL && mixed)
+		if (listed && nkeys >= 2)
+		{
+			int32_t		v = (int32_t) (next_random(&key_state) % (uint64_t) nkeys);
+			int32_t		w = (int32_t) (next_random(&key_state) % (uint64_t) (nkeys - 1));
+
+			cand_start[i] = 2 * i;
+			cand[2 * i] = v;
+			cand[2 * i + 1] = w >= v ? w + 1 : w;
+			cand_start[i + 1] = 2 * i + 2;
+		}
+		else if (key != NULL && mixed)
 			key[i] = (int32_t) (next_random(&key_state) % (uint64_t) nkeys);
 		else if (key != NULL)
 		{
@@ -60,9 +75,9 @@ main(int argc, char **argv)
 			a[i].arrival = key[i] * 0.001;
 		}
 	}
-	if (argc > 4 && nkeys <= 0)
+	if (argc > 4 && (nkeys <= 0 || (listed && nkeys < 2)))
 	{
-		fprintf(stderr, "keys: a number of values above 0\n");
+		fprintf(stderr, "keys: a number of values above 0 (listed: at least 2)\n");
 		return 1;
 	}
 	if (team_size < 1 || team_size > 5)
@@ -99,7 +114,7 @@ main(int argc, char **argv)
 			double		t0 = now_sec();
 			double		took;
 
-			if (mm_simulate(&c, a, key != NULL ? &data : NULL, n, NULL, &s) != MM_OK)
+			if (mm_simulate(&c, a, key != NULL || listed ? &data : NULL, n, NULL, &s) != MM_OK)
 			{
 				fprintf(stderr, "simulation failed\n");
 				return 1;
@@ -113,5 +128,7 @@ main(int argc, char **argv)
 	}
 	free(a);
 	free(key);
+	free(cand_start);
+	free(cand);
 	return 0;
 }

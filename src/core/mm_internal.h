@@ -251,10 +251,22 @@ extern const MMConfig *mm_key_config(const MMConfig *cfg, const MMPool *pool,
  * mm_config_check and the rows of its stream once (mm_check_arrivals,
  * sim_check_criteria, sim_check_parties), so that a step checks only
  * what its instant can break: that every ticket's wait is finite.  The
- * pool's tickets must be the stream's, in its order.
+ * pool's tickets must be the stream's, in its order.  With intersect
+ * filters and no block lists, *cand_deadline gets the earliest deadline
+ * the sub-pools' steps told (NAN when one did not, or otherwise): it is
+ * mm_next_deadline's as long as a new assignment (mm_filter_assign at the
+ * step's instant) leaves every ticket left its key.
  */
 extern MMStatus mm_step_checked(const MMConfig *cfg, MMPool *pool, double now,
-								MMResult *result);
+								MMResult *result, double *cand_deadline);
+
+/*
+ * mm_simulate with intersect filters: when set, the next deadline after
+ * each step is always mm_next_deadline's, not the steps' own where every
+ * ticket left keeps its key; the two decide alike, and the unit tests
+ * compare them.  Never set outside them.
+ */
+extern bool mm_sim_exact_cand_deadline;
 
 /* A step over a whole pool (keyed or not), as mm_step runs it. */
 typedef MMStatus (*MMRunFn) (const MMConfig *cfg, MMPool *pool, double prev,

@@ -62,6 +62,8 @@ typedef struct Sim
 	MMPool		pool;
 	MMResult	res;
 	bool		stepped;		/* the pool is as the last step left it */
+	double		cand_deadline;	/* intersect filters: the last step's (mm_step_checked) */
+	int32_t    *cand_keep;		/* intersect filters: the keys the last step gave */
 	double	   *key_horizon;	/* pool.key_horizon's entries, or NULL */
 	int32_t    *key_next;		/* with key_horizon, per arrival: its key's next, -1 none */
 	bool		plain;			/* mm_pool_plain, for every step */
@@ -618,9 +620,10 @@ sim_step(Sim *s, double now)
 	/* a deadline after the next arrival need not be exact */
 	s->pool.horizon = s->seen < s->n ? s->arrivals[s->seen].arrival : 0.0;
 	/* mm_simulate checked the configuration; only cluster's shift changes */
+	s->cand_deadline = NAN;
 	st = s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.cluster.shift_auto
 		? mm_step(&s->cfg, &s->pool, now, &s->res)
-		: mm_step_checked(&s->cfg, &s->pool, now, &s->res);
+		: mm_step_checked(&s->cfg, &s->pool, now, &s->res, &s->cand_deadline);
 
 	if (st != MM_OK)
 		return st;
@@ -669,6 +672,35 @@ sim_step(Sim *s, double now)
 	return MM_OK;
 }
 
+bool		mm_sim_exact_cand_deadline = false;
+
+/*
+ * Intersect filters, after a step: the next deadline.  mm_next_deadline
+ * assigns the keys again over the tickets left and asks each key's
+ * sub-pool; where every ticket keeps the key the step gave it, each
+ * sub-pool is the one its step left, and its deadline the one that step
+ * told (s->cand_deadline, with the horizon as mm_next_deadline takes it),
+ * so only the instants filters relax remain to be asked.
+ */
+static double
+sim_cand_deadline(Sim *s)
+{
+	MMPool	   *pool = &s->pool;
+
+	if (pool->ntickets == 0)
+		return INFINITY;
+	if (mm_sim_exact_cand_deadline)
+		return mm_next_deadline(&s->cfg, pool);
+	for (int i = 0; i < pool->ntickets; i++)
+		s->cand_keep[i] = pool->cand_key[pool->tickets[i].crow];
+	if (mm_filter_assign(pool, pool->stepped_at) != MM_OK)
+		return mm_next_deadline(&s->cfg, pool);
+	for (int i = 0; i < pool->ntickets; i++)
+		if (pool->cand_key[pool->tickets[i].crow] != s->cand_keep[i])
+			return mm_next_deadline(&s->cfg, pool);
+	return fmin(s->cand_deadline, mm_filter_relax_deadline(pool));
+}
+
 /*
  * Step at every deadline before time t (t = INFINITY: until the pool is
  * empty).  *last is the time of the previous step; deadlines after a step
@@ -693,6 +725,7 @@ sim_drain(Sim *s, double t, double *last)
 		 * that none comes before the next arrival, t), or not
 		 */
 		d = s->stepped && !isnan(s->res.deadline) ? s->res.deadline
+			: s->stepped && !isnan(s->cand_deadline) ? sim_cand_deadline(s)
 			: s->plain ? mm_plain_deadline(&s->cfg, &s->pool)
 			: mm_next_deadline(&s->cfg, &s->pool);
 		/* after the last arrival, backfill matters while tickets wait */
@@ -863,10 +896,12 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 		s.pool.relax_after = data->relax_after;
 		s.pool.cand_key = mm_malloc_array((size_t) (n > 0 ? n : 1), sizeof(int32_t));
 		s.pool.cand_count = mm_calloc((size_t) data->ncand_keys, sizeof(int32_t));
-		if (s.pool.cand_key == NULL || s.pool.cand_count == NULL)
+		s.cand_keep = mm_malloc_array((size_t) (n > 0 ? n : 1), sizeof(int32_t));
+		if (s.pool.cand_key == NULL || s.pool.cand_count == NULL || s.cand_keep == NULL)
 		{
 			mm_free(s.pool.cand_key);
 			mm_free(s.pool.cand_count);
+			mm_free(s.cand_keep);
 			mm_free(s.pool.block_key);
 			mm_free(s.pool.held);
 			return MM_ERR_NOMEM;
@@ -879,6 +914,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	s.pool.ping = nregions > 0 ? ping : NULL;
 	s.pool.nregions = nregions > 0 ? nregions : 0;
 	s.outcomes = outcomes;
+	s.cand_deadline = NAN;
 	s.leaves_after = data != NULL && cfg->algorithm != MM_ALGO_OPTIMIZE ? data->leaves_after : NULL;
 	sim_fix_sizes(&s.cfg);
 	s.plain = mm_pool_plain(&s.cfg, &s.pool);
@@ -976,6 +1012,7 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	mm_free(s.span);
 	mm_free(s.pool.cand_key);
 	mm_free(s.pool.cand_count);
+	mm_free(s.cand_keep);
 	mm_free(s.pool.block_key);
 	mm_free(s.pool.held);
 	mm_free(s.pool.key_due);

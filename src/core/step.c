@@ -362,7 +362,7 @@ check_waits(const MMPool *pool, const MMResult *res, double now)
  */
 static MMStatus
 step_at(const MMConfig *cfg, MMPool *pool, double now, MMResult *result,
-		bool rows_checked)
+		bool rows_checked, double *cand_deadline)
 {
 	MMStatus	st;
 	double		prev;
@@ -374,6 +374,8 @@ step_at(const MMConfig *cfg, MMPool *pool, double now, MMResult *result,
 		result->nexpired = 0;
 		result->deadline = NAN;
 	}
+	if (cand_deadline != NULL)
+		*cand_deadline = NAN;
 	if (pool == NULL || result == NULL || !isfinite(now))
 		return MM_ERR_ARGUMENT;
 	if (pool->cand != NULL)
@@ -411,7 +413,14 @@ step_at(const MMConfig *cfg, MMPool *pool, double now, MMResult *result,
 		result->nmatches = 0;
 		result->nexpired = 0;
 	}
-	/* block lists and intersect filters: mm_next_deadline works it out */
+	/*
+	 * block lists and intersect filters: mm_next_deadline works it out;
+	 * with intersect filters the sub-pools' own deadlines hold as long as
+	 * the tickets left keep their keys (mm_step_checked)
+	 */
+	if (cand_deadline != NULL)
+		*cand_deadline = st == MM_OK && pool->cand != NULL && pool->block == NULL
+			? result->deadline : NAN;
 	if (st != MM_OK || pool->block != NULL || pool->cand != NULL)
 		result->deadline = NAN;
 	return st;
@@ -429,7 +438,7 @@ mm_step(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
 	}
 	if (mm_config_check(cfg) != MM_OK)
 		return MM_ERR_ARGUMENT;
-	return step_at(cfg, pool, now, result, false);
+	return step_at(cfg, pool, now, result, false, NULL);
 }
 
 /* See mm_internal.h. */
@@ -466,9 +475,10 @@ mm_step_idle(const MMConfig *cfg, const MMPool *pool, double now, double *deadli
 
 /* mm_step for mm_simulate; see mm_internal.h. */
 MMStatus
-mm_step_checked(const MMConfig *cfg, MMPool *pool, double now, MMResult *result)
+mm_step_checked(const MMConfig *cfg, MMPool *pool, double now, MMResult *result,
+				double *cand_deadline)
 {
-	return step_at(cfg, pool, now, result, true);
+	return step_at(cfg, pool, now, result, true, cand_deadline);
 }
 
 /*

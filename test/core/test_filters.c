@@ -300,6 +300,109 @@ test_filters_auto_dues(void)
 	free(every);
 }
 
+/* The first player two runs decided otherwise (matched_at to the bit), or -1. */
+static int
+first_outcome_difference(const MMOutcome *a, const MMOutcome *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i].match_no != b[i].match_no || a[i].team != b[i].team ||
+			memcmp(&a[i].matched_at, &b[i].matched_at, sizeof(double)) != 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Intersect filters: after a step the simulator takes the sub-pools' own
+ * deadlines where every ticket left keeps its key, and asks
+ * mm_next_deadline only where a new assignment moves one; each run
+ * decides, ticket by ticket and to the bit, what asking mm_next_deadline
+ * after every step decides (mm_sim_exact_cand_deadline): every algorithm
+ * but optimize, 12 keys listed one to three at a time, with and without
+ * a filter relaxing, bursts, bots and expiry.
+ */
+void
+test_filters_cand_deadline(void)
+{
+	enum
+	{
+		N = 1500,
+		K = 12
+	};
+	MMAlgorithm algos[7] = {MM_ALGO_AUTO, MM_ALGO_GREEDY, MM_ALGO_PERIODIC, MM_ALGO_MULTI_QUEUE,
+	MM_ALGO_DIFFERENCE_WAIT, MM_ALGO_WINDOW, MM_ALGO_CLUSTER};
+	MMArrival  *arr = calloc(N, sizeof(MMArrival));
+	int32_t    *start = calloc(N + 1, sizeof(int32_t));
+	int32_t    *cand = calloc(3 * N, sizeof(int32_t));
+	MMOutcome  *own = calloc(N, sizeof(MMOutcome));
+	MMOutcome  *asked = calloc(N, sizeof(MMOutcome));
+	int32_t		values[K];
+	double		relax[1] = {2.0};
+	long		players = 0;
+
+	for (int k = 0; k < K; k++)
+		values[k] = k % 4;
+	srand(41);
+	for (int round = 0; round < 28; round++)
+	{
+		MMConfig	cfg;
+		MMStreamData data = {0};
+		MMSimSummary s1,
+					s2;
+		double		t = 0;
+		int			c = 0;
+
+		for (int i = 0; i < N; i++)
+		{
+			int			m = 1 + rand() % 3;
+
+			t += rand() % 4 == 0 ? 0.0 : (rand() % 1000) / (round % 2 == 0 ? 4000.0 : 400.0);
+			arr[i].id = i;
+			arr[i].rating = (rand() % 10001) / 10000.0;
+			arr[i].arrival = t;
+			start[i] = c;
+			for (int j = 0; j < m; j++)
+			{
+				int32_t		k = rand() % K;
+				bool		dup = false;
+
+				for (int q = start[i]; q < c; q++)
+					dup |= cand[q] == k;
+				if (!dup)
+					cand[c++] = k;
+			}
+		}
+		start[N] = c;
+		mm_config_init(&cfg, algos[round % 7]);
+		mm_config_set_max_wait(&cfg, round % 3 == 0 ? 3.0 : 8.0);
+		cfg.on_timeout = round % 4 < 2 ? MM_TIMEOUT_BOTS : MM_TIMEOUT_EXPIRE;
+		cfg.team_size = round % 5 == 4 ? 2 : 1;
+		cfg.difference_wait.wait_factor = 1.0;
+		CHECK_INT(mm_config_check(&cfg), MM_OK);
+		data.cand_start = start;
+		data.cand = cand;
+		data.ncand_keys = K;
+		if ((round / 7) % 2 == 1)
+		{
+			data.nfilters = 1;
+			data.key_values = values;
+			data.relax_after = relax;
+		}
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, own, &s1), MM_OK);
+		mm_sim_exact_cand_deadline = true;
+		CHECK_INT(mm_simulate(&cfg, arr, &data, N, asked, &s2), MM_OK);
+		mm_sim_exact_cand_deadline = false;
+		CHECK_INT(first_outcome_difference(own, asked, N), -1);
+		CHECK(memcmp(&s1.cost, &s2.cost, sizeof(double)) == 0);
+		players += N;
+	}
+	printf("     %ld players in 28 streams decided alike\n", players);
+	free(arr);
+	free(start);
+	free(cand);
+	free(own);
+	free(asked);
+}
+
 /*
  * n arrivals with random ratings, a gap of up to 1000 / divisor seconds
  * before each (with bursts, a third of them at the instant before), and

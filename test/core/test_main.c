@@ -128,6 +128,7 @@ static const MMTestCase tests[] = {
 	{"filters_equivalence", test_filters_equivalence},
 	{"filters_auto_sample", test_filters_auto_sample},
 	{"filters_auto_dues", test_filters_auto_dues},
+	{"filters_cand_deadline", test_filters_cand_deadline},
 	{"filters_nomem", test_filters_nomem},
 	{"filters_mixed_group", test_filters_mixed_group},
 	{"filters_intersect_assign", test_filters_intersect_assign},

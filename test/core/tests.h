@@ -43,6 +43,7 @@ extern void test_filters_step(void);
 extern void test_filters_equivalence(void);
 extern void test_filters_auto_sample(void);
 extern void test_filters_auto_dues(void);
+extern void test_filters_cand_deadline(void);
 extern void test_filters_nomem(void);
 extern void test_filters_intersect_assign(void);
 extern void test_filters_intersect_sim(void);
