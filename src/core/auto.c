@@ -217,13 +217,6 @@ typedef struct AutoCtx
 	bool		interrupted;	/* and mm_interrupt asked to stop */
 } AutoCtx;
 
-/*
- * The array v (n elements of size bytes, room for *cap), with room for one
- * more: v itself while it has room, else one of least elements or twice
- * as many, taken from mm_malloc (the first time, *allocated false, v is a
- * caller's room or NULL and is copied, not freed).  NULL when memory runs
- * out, v unchanged then.
- */
 /* The instant past which a step need not tell its deadline exactly (MMPool.horizon). */
 static inline double
 pool_horizon(const MMPool *pool)
@@ -231,6 +224,13 @@ pool_horizon(const MMPool *pool)
 	return pool->horizon != 0 ? pool->horizon : INFINITY;
 }
 
+/*
+ * The array v (n elements of size bytes, room for *cap), with room for one
+ * more: v itself while it has room, else one of least elements or twice
+ * as many, taken from mm_malloc (the first time, *allocated false, v is a
+ * caller's room or NULL and is copied, not freed).  NULL when memory runs
+ * out, v unchanged then.
+ */
 static void *
 room_grow(void *v, int n, int *cap, size_t size, int least, bool *allocated)
 {

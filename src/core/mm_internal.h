@@ -254,8 +254,8 @@ extern const MMConfig *mm_key_config(const MMConfig *cfg, const MMPool *pool,
  * pool's tickets must be the stream's, in its order.  With intersect
  * filters and no block lists, *cand_deadline gets the earliest deadline
  * the sub-pools' steps told (NAN when one did not, or otherwise): it is
- * mm_next_deadline's as long as a new assignment (mm_filter_assign at the
- * step's instant) leaves every ticket left its key.
+ * mm_next_deadline's as long as assigning the keys again (mm_filter_assign
+ * at the step's instant) gives every ticket left the key it had.
  */
 extern MMStatus mm_step_checked(const MMConfig *cfg, MMPool *pool, double now,
 								MMResult *result, double *cand_deadline);
