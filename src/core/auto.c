@@ -217,13 +217,6 @@ typedef struct AutoCtx
 	bool		interrupted;	/* and mm_interrupt asked to stop */
 } AutoCtx;
 
-/* The instant past which a step need not tell its deadline exactly (MMPool.horizon). */
-static inline double
-pool_horizon(const MMPool *pool)
-{
-	return pool->horizon != 0 ? pool->horizon : INFINITY;
-}
-
 /*
  * The array v (n elements of size bytes, room for *cap), with room for one
  * more: v itself while it has room, else one of least elements or twice
@@ -1698,7 +1691,7 @@ commit_eligible(AutoCtx *c, double now, AutoCands *l, MMResult *res)
 		 * the pass that finds none eligible also finds the next deadline,
 		 * or that none comes before the horizon
 		 */
-		c->deadline = pool_horizon(c->pool);
+		c->deadline = mm_pool_horizon(c->pool);
 		st = c->k == 2 && !mm_auto_collect_all ? pair_pass(c, now, res, &done) :
 			group_pass(c, now, l, res, &done);
 		if (st != MM_OK || !done)
@@ -1932,7 +1925,7 @@ mm_auto_step(const MMConfig *cfg, MMPool *pool, double prev, double now,
 	else if (st == MM_OK)
 		res->deadline = c.left == 0 ? INFINITY
 			: c.deadline >= fall_at(&fl, j0 + 1)
-			? falls_deadline(&c, &fl, j0, pool_horizon(pool))
+			? falls_deadline(&c, &fl, j0, mm_pool_horizon(pool))
 			: c.deadline;
 	if (st == MM_OK && c.interrupted)
 		st = MM_ERR_INTERRUPTED;
@@ -1955,7 +1948,7 @@ mm_auto_deadline(const MMConfig *cfg, const MMPool *pool)
 {
 	AutoCtx		c;
 	double		best = mm_timeout_deadline(cfg, pool);
-	double		horizon = pool_horizon(pool);
+	double		horizon = mm_pool_horizon(pool);
 	MMConfig	local;
 	AutoFalls	fl;
 	int			j0;

@@ -60,7 +60,7 @@ mm_cluster_check(const MMConfig *cfg)
 }
 
 /* A ticket's decayed position at time now, around mean. */
-static double
+static inline double
 decayed(const MMConfig *cfg, const MMPool *pool, const MMTicket *t,
 		double mean, double now)
 {
@@ -351,4 +351,137 @@ done:
 	mm_free(C.buf);
 	mm_free(gone);
 	return st;
+}
+
+/* Positions of a closed pool's tickets closer than this to the threshold count as within it. */
+#define CLUSTER_SKIP_MARGIN 1e-9
+
+bool		mm_cluster_every_recheck = false;
+
+/* The mean of the pool's ratings, summed as a step's first pass sums them. */
+static double
+pool_mean(const MMPool *pool)
+{
+	double		mean = 0;
+
+	for (int i = 0; i < pool->ntickets; i++)
+		mean += pool->tickets[i].rating;
+	return mean / pool->ntickets;
+}
+
+/* The doubles at a and b, in order. */
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Whether, at each recheck instant j (the j-th after the last step), every
+ * ticket still lies within slack of its position y[] at the first: the
+ * largest move, each ticket's toward the mean.
+ */
+static bool
+moved_within(const MMConfig *cfg, const MMPool *pool, double mean, const double *y,
+			 double slack, double t)
+{
+	for (int i = 0; i < pool->ntickets; i++)
+		if (fabs(decayed(cfg, pool, &pool->tickets[i], mean, t) - y[i]) >= slack)
+			return false;
+	return true;
+}
+
+/*
+ * The next deadline: the oldest ticket's timeout, or, with k tickets
+ * waiting, the next recheck instant, when a ticket's wait grows by a
+ * period and the positions move (mm_recheck_deadline).
+ *
+ * A closed pool (MMPool.closed: a simulation, where nothing but the steps
+ * and the arrivals changes it) passes over the recheck instants at which
+ * no match can form.  A step's first join needs two tickets closer than
+ * the threshold (a cluster of one has its ticket's position for
+ * centroid), and every ticket only moves toward the mean as it waits (the
+ * decay falls with the wait), by at most its distance from it.  If the
+ * closest two positions at the next recheck instant lie gap apart, no two
+ * come within the threshold while no ticket has moved by (gap -
+ * threshold) / 2 since: the deadline is the first recheck instant past
+ * those, found by doubling and halving the count of instants (a pass over
+ * the tickets each), or the pool's horizon (MMPool.horizon) if that comes
+ * first.  Not with parties, roles, smaller matches or block
+ * lists, whose steps do more than one pass over the pool as it is.
+ */
+double
+mm_cluster_deadline(const MMConfig *cfg, const MMPool *pool)
+{
+	double		d = mm_recheck_deadline(cfg, pool);
+	double		timeout = pool->tickets[0].arrival + cfg->max_wait;
+	double		end = fmin(timeout, mm_pool_horizon(pool));
+	double		theta = cfg->cluster.threshold;
+	int			n = pool->ntickets;
+	double		lo_r = INFINITY,
+				hi_r = -INFINITY;
+	double	   *y;
+	double	   *z;
+	double		mean,
+				gap = INFINITY,
+				slack;
+	double		safe = 1,
+				unsafe;
+
+	/* nothing to pass over before the horizon, or the timeout, or only one instant */
+	if (!pool->closed || mm_cluster_every_recheck || !(d < end) ||
+		!(mm_recheck_after(cfg, pool, pool->stepped_at, 2) < end) ||
+		mm_config_k(cfg) < 2 || !pool->solo || cfg->roles.n > 0 ||
+		mm_smaller_active(cfg) || pool->block != NULL)
+		return d;
+	/*
+	 * positions lie between the ratings and their mean: n of them in a span
+	 * below (n - 1) theta hold two closer than theta
+	 */
+	for (int i = 0; i < n; i++)
+	{
+		lo_r = fmin(lo_r, pool->tickets[i].rating);
+		hi_r = fmax(hi_r, pool->tickets[i].rating);
+	}
+	if ((n - 1) * theta > hi_r - lo_r)
+		return d;
+	y = mm_malloc_array((size_t) n, 2 * sizeof(double));
+	if (y == NULL)
+		return d;				/* early, never late */
+	z = y + n;
+	mean = pool_mean(pool);
+	for (int i = 0; i < n; i++)
+		z[i] = y[i] = decayed(cfg, pool, &pool->tickets[i], mean, d);
+	qsort(z, (size_t) n, sizeof(double), cmp_double);
+	for (int i = 1; i < n; i++)
+		gap = fmin(gap, z[i] - z[i - 1]);
+	slack = (gap - theta - CLUSTER_SKIP_MARGIN) / 2;
+	if (slack > 0)
+	{
+		/* the last safe count of instants, and one past it */
+		for (unsafe = 2;; unsafe *= 2)
+		{
+			double		t = mm_recheck_after(cfg, pool, pool->stepped_at, unsafe);
+
+			if (!(t < end) || !moved_within(cfg, pool, mean, y, slack, t))
+				break;
+			safe = unsafe;
+		}
+		while (unsafe - safe > 1)
+		{
+			double		mid = floor((safe + unsafe) / 2);
+			double		t = mm_recheck_after(cfg, pool, pool->stepped_at, mid);
+
+			if (t < end && moved_within(cfg, pool, mean, y, slack, t))
+				safe = mid;
+			else
+				unsafe = mid;
+		}
+		d = fmin(mm_recheck_after(cfg, pool, pool->stepped_at, safe + 1), end);
+	}
+	mm_free(y);
+	return d;
 }

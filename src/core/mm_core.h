@@ -626,6 +626,16 @@ typedef struct MMPool
 	 * pool for one.  false: it looks.
 	 */
 	bool		solo;
+	/*
+	 * Set by a caller that changes the pool and its configuration only
+	 * through the steps it runs and the arrivals it adds (mm_simulate):
+	 * no ticket leaves and no parameter moves between two steps.  cluster's
+	 * next deadline then passes over the recheck instants at which no two
+	 * tickets can come within its threshold.  false (a live queue, whose
+	 * tickets are cancelled and whose auto shift follows the clock): the
+	 * next recheck instant, with k tickets waiting.
+	 */
+	bool		closed;
 } MMPool;
 
 /* Whether the players of pool rows a and b may not meet (block lists). */

@@ -329,6 +329,18 @@ extern MMStatus mm_window_check(const MMConfig *cfg);
 extern MMStatus mm_cluster_step(const MMConfig *cfg, MMPool *pool,
 								double prev, double now, MMResult *result);
 extern MMStatus mm_cluster_check(const MMConfig *cfg);
+/* The instant past which a step need not tell its deadline exactly (MMPool.horizon; step.c). */
+extern double mm_pool_horizon(const MMPool *pool);
+
+/* cluster's next deadline (cluster.c). */
+extern double mm_cluster_deadline(const MMConfig *cfg, const MMPool *pool);
+
+/*
+ * When set, cluster's next deadline is mm_recheck_deadline's on every
+ * pool, closed ones included (MMPool.closed); the two decide alike, and
+ * the unit tests compare them.  Never set outside them.
+ */
+extern bool mm_cluster_every_recheck;
 
 /*
  * optimize: a round is held when a ticket has timed out, or when a recheck

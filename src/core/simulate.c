@@ -327,6 +327,17 @@ sim_key_due(Sim *s, const int32_t *key, int n)
 	return MM_OK;
 }
 
+/*
+ * cluster's "auto" shift: the mean wait before a match so far, which only
+ * a step's matches change.
+ */
+static void
+sim_shift(Sim *s)
+{
+	if (s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.cluster.shift_auto)
+		s->cfg.cluster.shift = s->matched > 0 ? s->matched_wait / s->matched : 0.0;
+}
+
 bool		mm_sim_step_every_key = false;
 
 /*
@@ -605,9 +616,6 @@ sim_step(Sim *s, double now)
 	if (sim_interrupted(s))
 		return MM_ERR_INTERRUPTED;
 
-	/* cluster's "auto" shift: the mean wait before a match so far */
-	if (s->cfg.algorithm == MM_ALGO_CLUSTER && s->cfg.cluster.shift_auto)
-		s->cfg.cluster.shift = s->matched > 0 ? s->matched_wait / s->matched : 0.0;
 	if (s->leaves_after != NULL)
 	{
 		st = sim_backfill(s, now);
@@ -669,6 +677,8 @@ sim_step(Sim *s, double now)
 	}
 	mm_pool_compact(&s->pool, &s->res);
 	s->stepped = true;
+	/* the shift of the next step, which the next deadline reads */
+	sim_shift(s);
 	return MM_OK;
 }
 
@@ -854,8 +864,11 @@ mm_simulate(const MMConfig *cfg, const MMArrival *arrivals,
 	s.cfg.recent = NULL;
 	s.cfg.nrecent = 0;
 	s.cfg.density = NULL;
+	sim_shift(&s);
 	s.arrivals = arrivals;
 	s.n = n;
+	/* nothing but the steps and the arrivals changes the pool */
+	s.pool.closed = true;
 	s.pool.criteria = cfg->criteria.n > 0 ? criteria : NULL;
 	s.pool.ncrows = cfg->criteria.n > 0 ? n : 0;
 	s.pool.key = data != NULL ? data->key : NULL;

@@ -37,7 +37,7 @@ static const MMAlgorithmEntry algorithms[] = {
 	[MM_ALGO_MULTI_QUEUE] = {NULL, mm_multi_queue_step, mm_timeout_deadline, mm_multi_queue_idle},
 	[MM_ALGO_DIFFERENCE_WAIT] = {NULL, mm_difference_wait_step, mm_difference_wait_deadline, NULL},
 	[MM_ALGO_WINDOW] = {mm_window_check, mm_window_step, mm_window_deadline, NULL},
-	[MM_ALGO_CLUSTER] = {mm_cluster_check, mm_cluster_step, mm_recheck_deadline, NULL},
+	[MM_ALGO_CLUSTER] = {mm_cluster_check, mm_cluster_step, mm_cluster_deadline, NULL},
 	[MM_ALGO_OPTIMIZE] = {mm_optimize_check, mm_optimize_step, mm_optimize_deadline, NULL},
 	[MM_ALGO_AUTO] = {mm_auto_check, mm_auto_step, mm_auto_deadline, NULL},
 };
@@ -458,6 +458,13 @@ double
 mm_plain_deadline(const MMConfig *cfg, const MMPool *pool)
 {
 	return pool->ntickets > 0 ? algorithms[cfg->algorithm].next_deadline(cfg, pool) : INFINITY;
+}
+
+/* See mm_internal.h. */
+double
+mm_pool_horizon(const MMPool *pool)
+{
+	return pool->horizon != 0 ? pool->horizon : INFINITY;
 }
 
 /* See mm_internal.h; cfg checked with mm_config_check. */

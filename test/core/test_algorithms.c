@@ -1534,6 +1534,85 @@ test_cluster_groups(void)
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
 }
 
+/*
+ * A closed pool (a simulation's, MMPool.closed) passes over the recheck
+ * instants at which no two tickets can come within the threshold: 0.1 and
+ * 0.9, which meet after 427.4 s (test_cluster_decay), are due at 428 s,
+ * where an open pool (a live queue's) looks at every recheck instant.
+ * With a third ticket between them the bound is short of the instant they
+ * meet, and the steps at the deadlines close in on it.  Tickets already
+ * within the threshold, or a timeout first, keep the old deadline.
+ */
+void
+test_cluster_deadline_skips(void)
+{
+	MMConfig	cfg = cluster_cfg(2, 1000.0, 330.0, 0.02, 0.1, 0.0);
+	TestQueue	q;
+	double		d,
+				prev;
+	int			steps = 0;
+
+	tq_init(&q, &cfg);
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.9, 0.0);
+	CHECK_STR(tq_step(&q, 0.0), "");
+	CHECK_NEAR(mm_next_deadline(&q.cfg, &q.pool), 1.0, 1e-9);
+	q.pool.closed = true;
+	q.pool.solo = true;
+	CHECK_NEAR(mm_next_deadline(&q.cfg, &q.pool), 428.0, 1e-9);
+	CHECK_STR(tq_step(&q, 200.5), "");
+	CHECK_NEAR(mm_next_deadline(&q.cfg, &q.pool), 428.0, 1e-9);
+	CHECK_STR(tq_step(&q, 427.0), "");
+	CHECK_STR(tq_step(&q, 428.0), "{0.1,0.9}");
+
+	/*
+	 * 0.1, 0.5 and 0.9: 0.5 stays at the mean, and 0.1 joins it once
+	 * 0.4 s(tau) < 0.1, after 385.02 s; each deadline comes before that
+	 */
+	tq_init(&q, &cfg);
+	q.pool.closed = true;
+	q.pool.solo = true;
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.9, 0.0);
+	CHECK_STR(tq_step(&q, 0.0), "");
+	prev = 0.0;
+	for (;;)
+	{
+		d = mm_next_deadline(&q.cfg, &q.pool);
+		CHECK(d > prev && d <= 386.0 && d == floor(d));
+		if (!(d > prev && d <= 386.0) || steps++ > 50)
+			break;
+		prev = d;
+		if (strcmp(tq_step(&q, d), "") != 0)
+			break;
+	}
+	CHECK_NEAR(d, 386.0, 1e-9);
+	CHECK_STR(q.desc, "{0.1,0.5}");
+	CHECK(steps > 2 && steps < 20);
+
+	/* the timeout comes first */
+	cfg = cluster_cfg(2, 300.0, 330.0, 0.02, 0.1, 0.0);
+	tq_init(&q, &cfg);
+	q.pool.closed = true;
+	q.pool.solo = true;
+	tq_add(&q, 0.1, 0.0);
+	tq_add(&q, 0.9, 0.0);
+	CHECK_STR(tq_step(&q, 0.0), "");
+	CHECK_NEAR(mm_next_deadline(&q.cfg, &q.pool), 300.0, 1e-9);
+
+	/* k = 3, two within the threshold already: every recheck instant */
+	cfg = cluster_cfg(3, 1000.0, 330.0, 0.02, 0.1, 0.0);
+	tq_init(&q, &cfg);
+	q.pool.closed = true;
+	q.pool.solo = true;
+	tq_add(&q, 0.5, 0.0);
+	tq_add(&q, 0.52, 0.0);
+	tq_add(&q, 0.9, 0.0);
+	CHECK_STR(tq_step(&q, 0.0), "");
+	CHECK_NEAR(mm_next_deadline(&q.cfg, &q.pool), 1.0, 1e-9);
+}
+
 /* Rematch avoidance: a ban keeps two players apart; a penalty counts as distance against the windows. */
 void
 test_window_rematch(void)

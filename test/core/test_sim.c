@@ -1396,6 +1396,69 @@ test_sim_dw_orders(void)
 	printf("     %ld players in 600 streams decided alike\n", players);
 }
 
+/*
+ * cluster in mm_simulate passes over the recheck instants at which no two
+ * tickets can come within the threshold (MMPool.closed), and decides,
+ * ticket by ticket, what a simulation stepping at every recheck instant
+ * with k tickets waiting decides (mm_cluster_every_recheck): streams of 2
+ * to 120 players, k = 2 to 8, max_wait 1 s to 1e5 s, 3 to 300 recheck
+ * instants per max_wait, thresholds 1e-4 to 0.3, slow and steep decays,
+ * auto and fixed shifts, bots and expiry, ties and bursts, equal filters.
+ */
+void
+test_sim_cluster_skips(void)
+{
+	TestRng		r = {91};
+	long		players = 0;
+
+	for (int run = 0; run < 500; run++)
+	{
+		int			n = 2 + (int) (rng_unit(&r) * 119);
+		int			teams = 2 + (int) (rng_unit(&r) * 3);
+		int			size = rng_unit(&r) < 0.6 ? 1 : 2;
+		double		max_wait = pow(10.0, rng_unit(&r) * 5.0);
+		MMConfig	cfg = sim_cfg(MM_ALGO_CLUSTER, teams, size, max_wait,
+								  rng_unit(&r) < 0.5 ? MM_TIMEOUT_BOTS : MM_TIMEOUT_EXPIRE);
+		MMArrival  *a = make_stream(n, (0.3 + rng_unit(&r) * 30.0) / max_wait, 900 + run);
+		MMOutcome  *o1 = malloc(sizeof(MMOutcome) * n);
+		MMOutcome  *o2 = malloc(sizeof(MMOutcome) * n);
+		int32_t    *key = malloc(sizeof(int32_t) * n);
+		int			nkeys = rng_unit(&r) < 0.7 ? 0 : 1 + (int) (rng_unit(&r) * 3);
+		MMStreamData data = {.key = key};
+
+		CHECK(a != NULL && o1 != NULL && o2 != NULL && key != NULL);
+		cfg.recheck = fmax(max_wait / pow(10.0, 0.5 + rng_unit(&r) * 2.0), 1e-3);
+		cfg.cluster.threshold = pow(10.0, -4.0 + rng_unit(&r) * 3.5);
+		cfg.cluster.steepness = fmin(10.0 / max_wait * pow(10.0, -3.0 + rng_unit(&r) * 4.0), 1e3);
+		cfg.cluster.midpoint = rng_unit(&r) * 2.0 * max_wait;
+		if (rng_unit(&r) < 0.5)
+		{
+			cfg.cluster.shift_auto = 0;
+			cfg.cluster.shift = rng_unit(&r) * max_wait;
+		}
+		for (int i = 0; i < n; i++)
+		{
+			/* some arrive with the one before; some share a rating of five */
+			if (i > 0 && rng_unit(&r) < 0.2)
+				a[i].arrival = a[i - 1].arrival;
+			if (rng_unit(&r) < 0.2)
+				a[i].rating = floor(rng_unit(&r) * 5.0) / 5.0;
+			key[i] = nkeys > 0 ? (int32_t) (rng_unit(&r) * nkeys) : 0;
+		}
+		CHECK_INT(mm_simulate(&cfg, a, nkeys > 0 ? &data : NULL, n, o1, NULL), MM_OK);
+		mm_cluster_every_recheck = true;
+		CHECK_INT(mm_simulate(&cfg, a, nkeys > 0 ? &data : NULL, n, o2, NULL), MM_OK);
+		mm_cluster_every_recheck = false;
+		CHECK_INT(first_difference(o1, o2, n), -1);
+		players += n;
+		free(a);
+		free(o1);
+		free(o2);
+		free(key);
+	}
+	printf("     %ld players in 500 streams decided alike\n", players);
+}
+
 /* A difference_wait pool of k = 2 (MMPool fields only), for the tests below. */
 static MMPool
 dw_pool(MMTicket *t, int n, MMGroup *g, int ngroups)

@@ -19,6 +19,8 @@ extern void test_window_groups(void);
 extern void test_window_deadline_skips(void);
 extern void test_window_rematch(void);
 extern void test_cluster_decay(void);
+extern void test_cluster_deadline_skips(void);
+extern void test_sim_cluster_skips(void);
 extern void test_cluster_groups(void);
 extern void test_greedy_timeout(void);
 extern void test_periodic_batch(void);
