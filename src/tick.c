@@ -1462,7 +1462,7 @@ load_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
 	pool->groups = palloc(sizeof(MMGroup) * pool->ngroups_cap);
 
 	mm_keep_plan(&plan,
-				 "SELECT tickets, q, formed_at, finalize_at FROM matchmaker.provisional_groups "
+				 "SELECT tickets, formed_at, finalize_at FROM matchmaker.provisional_groups "
 				 "WHERE queue OPERATOR(pg_catalog.=) $1",
 				 1, argtypes);
 	values[0] = CStringGetTextDatum(queue->name);
@@ -1500,9 +1500,10 @@ load_groups(MMQueue *queue, TimestampTz now, MMPool *pool)
 			continue;
 
 		g = &pool->groups[pool->ngroups];
-		g->q = DatumGetFloat8(SPI_getbinval(tup, desc, 2, &isnull));
-		g->formed_at = seconds_since(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull)), now);
-		g->finalize_at = seconds_since(DatumGetTimestampTz(SPI_getbinval(tup, desc, 4, &isnull)), now);
+		/* the step takes the spread from the members' ratings: the stored q is for operators */
+		g->q = 0.0;
+		g->formed_at = seconds_since(DatumGetTimestampTz(SPI_getbinval(tup, desc, 2, &isnull)), now);
+		g->finalize_at = seconds_since(DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull)), now);
 		for (int m = 0; m < nids; m++)
 			pool->tickets[members[m]].group = pool->ngroups;
 		pool->ngroups++;

@@ -744,7 +744,6 @@ load_groups(DWState *s, DWScratch *w, const MMPool *pool)
 			oldmap[g] = s->ngroups;
 			s->formed[s->ngroups] = pool->groups[g].formed_at;
 			s->finalize[s->ngroups] = pool->groups[g].finalize_at;
-			s->q[s->ngroups] = pool->groups[g].q;
 			s->gmin[s->ngroups] = n;
 			oldcount[g] = 0;	/* now counts members placed */
 			s->ngroups++;

@@ -466,8 +466,8 @@ typedef struct MMGroup
 {
 	double		formed_at;		/* when the group got its current members */
 	double		finalize_at;	/* when it becomes a match unless improved */
-	double		q;				/* rating spread of its members: a step writes it, and
-								 * takes a loaded group's from the members' ratings */
+	double		q;				/* rating spread of its members: a step writes it; it
+								 * does not read it, but the members' ratings */
 } MMGroup;
 
 /*
