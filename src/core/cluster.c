@@ -380,9 +380,10 @@ cmp_double(const void *a, const void *b)
 }
 
 /*
- * Whether, at each recheck instant j (the j-th after the last step), every
- * ticket still lies within slack of its position y[] at the first: the
- * largest move, each ticket's toward the mean.
+ * Whether at instant t every ticket still lies within slack of its
+ * position y[] at the first recheck instant after the last step (a ticket
+ * only moves toward the mean as it waits: then it did at every instant
+ * between too).
  */
 static bool
 moved_within(const MMConfig *cfg, const MMPool *pool, double mean, const double *y,
@@ -411,7 +412,7 @@ moved_within(const MMConfig *cfg, const MMPool *pool, double mean, const double 
  * those, found by doubling and halving the count of instants (a pass over
  * the tickets each), or the pool's horizon (MMPool.horizon) if that comes
  * first.  Not with parties, roles, smaller matches or block
- * lists, whose steps do more than one pass over the pool as it is.
+ * lists, whose steps do more than cluster the pool as it is.
  */
 double
 mm_cluster_deadline(const MMConfig *cfg, const MMPool *pool)
