@@ -1534,6 +1534,15 @@ test_cluster_groups(void)
 	CHECK_INT(mm_config_check(&cfg), MM_ERR_ARGUMENT);
 }
 
+/* Start an empty queue whose pool a simulation would keep (MMPool.closed), without parties. */
+static void
+tq_init_closed(TestQueue *q, const MMConfig *cfg)
+{
+	tq_init(q, cfg);
+	q->pool.closed = true;
+	q->pool.solo = true;
+}
+
 /*
  * A closed pool (a simulation's, MMPool.closed) passes over the recheck
  * instants at which no two tickets can come within the threshold: 0.1 and
@@ -1569,9 +1578,7 @@ test_cluster_deadline_skips(void)
 	 * 0.1, 0.5 and 0.9: 0.5 stays at the mean, and 0.1 joins it once
 	 * 0.4 s(tau) < 0.1, after 385.02 s; each deadline comes before that
 	 */
-	tq_init(&q, &cfg);
-	q.pool.closed = true;
-	q.pool.solo = true;
+	tq_init_closed(&q, &cfg);
 	tq_add(&q, 0.1, 0.0);
 	tq_add(&q, 0.5, 0.0);
 	tq_add(&q, 0.9, 0.0);
@@ -1593,9 +1600,7 @@ test_cluster_deadline_skips(void)
 
 	/* the timeout comes first */
 	cfg = cluster_cfg(2, 300.0, 330.0, 0.02, 0.1, 0.0);
-	tq_init(&q, &cfg);
-	q.pool.closed = true;
-	q.pool.solo = true;
+	tq_init_closed(&q, &cfg);
 	tq_add(&q, 0.1, 0.0);
 	tq_add(&q, 0.9, 0.0);
 	CHECK_STR(tq_step(&q, 0.0), "");
@@ -1603,9 +1608,7 @@ test_cluster_deadline_skips(void)
 
 	/* k = 3, two within the threshold already: every recheck instant */
 	cfg = cluster_cfg(3, 1000.0, 330.0, 0.02, 0.1, 0.0);
-	tq_init(&q, &cfg);
-	q.pool.closed = true;
-	q.pool.solo = true;
+	tq_init_closed(&q, &cfg);
 	tq_add(&q, 0.5, 0.0);
 	tq_add(&q, 0.52, 0.0);
 	tq_add(&q, 0.9, 0.0);
