@@ -356,6 +356,9 @@ done:
 /* Positions of a closed pool's tickets closer than this to the threshold count as within it. */
 #define CLUSTER_SKIP_MARGIN 1e-9
 
+/* The most recheck instants the deadline passes over at once (2^52). */
+#define CLUSTER_MAX_COUNT 4503599627370496.0
+
 bool		mm_cluster_every_recheck = false;
 
 /* The mean of the pool's ratings, summed as a step's first pass sums them. */
@@ -420,6 +423,7 @@ mm_cluster_deadline(const MMConfig *cfg, const MMPool *pool)
 	double		d = mm_recheck_deadline(cfg, pool);
 	double		timeout = pool->tickets[0].arrival + cfg->max_wait;
 	double		end = fmin(timeout, mm_pool_horizon(pool));
+	double		clock = fmax(fabs(end), fabs(pool->stepped_at)) + fabs(pool->epoch);
 	double		theta = cfg->cluster.threshold;
 	int			n = pool->ntickets;
 	double		lo_r = INFINITY,
@@ -432,8 +436,13 @@ mm_cluster_deadline(const MMConfig *cfg, const MMPool *pool)
 	double		safe = 1,
 				unsafe;
 
-	/* nothing to pass over before the horizon, or the timeout, or only one instant */
+	/*
+	 * nothing to pass over before the horizon, or the timeout, or only one
+	 * instant; or a clock so large that its precision cannot tell every
+	 * instant of the grid apart until then (where mm_recheck_next gives up)
+	 */
 	if (!pool->closed || mm_cluster_every_recheck || !(d < end) ||
+		!(nextafter(clock, INFINITY) - clock < cfg->recheck / 4) ||
 		!(mm_recheck_after(cfg, pool, pool->stepped_at, 2) < end) ||
 		mm_config_k(cfg) < 2 || !pool->solo || cfg->roles.n > 0 ||
 		mm_smaller_active(cfg) || pool->block != NULL)
@@ -451,7 +460,7 @@ mm_cluster_deadline(const MMConfig *cfg, const MMPool *pool)
 		return d;
 	y = mm_malloc_array((size_t) n, 2 * sizeof(double));
 	if (y == NULL)
-		return d;				/* early, never late */
+		return d;				/* the failed allocation tells the caller */
 	z = y + n;
 	mean = pool_mean(pool);
 	for (int i = 0; i < n; i++)
@@ -462,8 +471,11 @@ mm_cluster_deadline(const MMConfig *cfg, const MMPool *pool)
 	slack = (gap - theta - CLUSTER_SKIP_MARGIN) / 2;
 	if (slack > 0)
 	{
-		/* the last safe count of instants, and one past it */
-		for (unsafe = 2;; unsafe *= 2)
+		/*
+		 * the last safe count of instants, and one past it (counts stay
+		 * below 2^50 on a clock precise enough, so halving is exact)
+		 */
+		for (unsafe = 2; unsafe < CLUSTER_MAX_COUNT; unsafe *= 2)
 		{
 			double		t = mm_recheck_after(cfg, pool, pool->stepped_at, unsafe);
 
@@ -476,6 +488,8 @@ mm_cluster_deadline(const MMConfig *cfg, const MMPool *pool)
 			double		mid = floor((safe + unsafe) / 2);
 			double		t = mm_recheck_after(cfg, pool, pool->stepped_at, mid);
 
+			if (!(mid > safe && mid < unsafe))
+				break;
 			if (t < end && moved_within(cfg, pool, mean, y, slack, t))
 				safe = mid;
 			else

@@ -1457,6 +1457,42 @@ test_sim_cluster_skips(void)
 		free(key);
 	}
 	printf("     %ld players in 500 streams decided alike\n", players);
+
+	/*
+	 * A clock too large to tell the recheck instants 0.005 s apart (its
+	 * precision 0.0078 s): the next instant is not found, nothing is
+	 * passed over, and the pair waits for its timeout.  And one precise
+	 * enough that passes over 2^43 instants: a deadline in a few tries.
+	 */
+	{
+		MMConfig	cfg = sim_cfg(MM_ALGO_CLUSTER, 2, 1, 10.0, MM_TIMEOUT_EXPIRE);
+		MMArrival	a[2] = {{1, 0.4, 4.6578859228551695e13}, {2, 0.6, 4.6578859228551695e13}};
+		MMOutcome	o1[2],
+					o2[2];
+
+		cfg.recheck = 0.005;
+		cfg.cluster.threshold = 0.05;
+		cfg.cluster.steepness = 1.0;
+		cfg.cluster.midpoint = 2.0;
+		cfg.cluster.shift_auto = 0;
+		cfg.cluster.shift = 0;
+		CHECK_INT(mm_simulate(&cfg, a, NULL, 2, o1, NULL), MM_OK);
+		mm_cluster_every_recheck = true;
+		CHECK_INT(mm_simulate(&cfg, a, NULL, 2, o2, NULL), MM_OK);
+		mm_cluster_every_recheck = false;
+		CHECK_INT(first_difference(o1, o2, 2), -1);
+		CHECK(o1[0].match_no == 1 && o1[0].matched_at == a[0].arrival + 10.0);
+
+		mm_config_set_max_wait(&cfg, 8.9e9);
+		cfg.recheck = 0.001;
+		cfg.cluster.threshold = 0.1;
+		cfg.cluster.steepness = 1e-30;
+		cfg.cluster.midpoint = 0;
+		a[0] = (MMArrival) {1, 0.1, 0.0};
+		a[1] = (MMArrival) {2, 0.9, 0.0};
+		CHECK_INT(mm_simulate(&cfg, a, NULL, 2, o1, NULL), MM_OK);
+		CHECK(o1[0].match_no == 0 && o1[0].matched_at == 8.9e9);
+	}
 }
 
 /* A difference_wait pool of k = 2 (MMPool fields only), for the tests below. */
