@@ -189,6 +189,9 @@ extern bool mm_step_idle(const MMConfig *cfg, const MMPool *pool, double now,
 /* On a plain pool: mm_next_deadline, without its other cases. */
 extern double mm_plain_deadline(const MMConfig *cfg, const MMPool *pool);
 
+/* The instant past which a step need not tell its deadline exactly (MMPool.horizon). */
+extern double mm_pool_horizon(const MMPool *pool);
+
 /*
  * Equal filters (filters.c).  A step of one key's sub-pool: the
  * algorithm's step, then what mm_step adds (smaller matches, teams,
@@ -329,9 +332,6 @@ extern MMStatus mm_window_check(const MMConfig *cfg);
 extern MMStatus mm_cluster_step(const MMConfig *cfg, MMPool *pool,
 								double prev, double now, MMResult *result);
 extern MMStatus mm_cluster_check(const MMConfig *cfg);
-/* The instant past which a step need not tell its deadline exactly (MMPool.horizon; step.c). */
-extern double mm_pool_horizon(const MMPool *pool);
-
 /* cluster's next deadline (cluster.c). */
 extern double mm_cluster_deadline(const MMConfig *cfg, const MMPool *pool);
 
