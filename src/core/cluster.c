@@ -71,6 +71,28 @@ decayed(const MMConfig *cfg, const MMPool *pool, const MMTicket *t,
 	return mean + (t->rating - mean) * mm_cluster_decay(cfg, tau);
 }
 
+/*
+ * The mean rating of the tickets still waiting (not gone; NULL: all), the
+ * one every position decays toward, and their count into *waiting.  The
+ * next deadline sums the ratings here too, in the same order, so that its
+ * positions are a step's to the last bit.
+ */
+static double
+waiting_mean(const MMPool *pool, const char *gone, int *waiting)
+{
+	double		sum = 0;
+	int			w = 0;
+
+	for (int i = 0; i < pool->ntickets; i++)
+		if (gone == NULL || !gone[i])
+		{
+			sum += pool->tickets[i].rating;
+			w++;
+		}
+	*waiting = w;
+	return w > 0 ? sum / w : 0.0;
+}
+
 /* A match of the cluster whose member list starts at m, completed with bots. */
 static void
 add_cluster(MMResult *res, int m, const int *next_member, int *buf, int k)
@@ -243,21 +265,14 @@ cluster_pass(Clusters *C, const MMConfig *cfg, const MMPool *pool,
 			 const char *gone, double now, MMResult *res)
 {
 	int			n = pool->ntickets;
-	int			waiting = 0;
-	double		mean = 0;
+	int			waiting;
+	double		mean = waiting_mean(pool, gone, &waiting);
 
 	C->n = 0;
 	for (int b = 0; b < C->nbuckets; b++)
 		C->head[b] = -1;
-	for (int i = 0; i < n; i++)
-		if (!gone[i])
-		{
-			mean += pool->tickets[i].rating;
-			waiting++;
-		}
 	if (waiting == 0)
 		return MM_OK;
-	mean /= waiting;
 	for (int i = 0; i < n; i++)
 	{
 		if (mm_interrupted())
@@ -361,17 +376,6 @@ done:
 
 bool		mm_cluster_every_recheck = false;
 
-/* The mean of the pool's ratings, summed as a step's first pass sums them. */
-static double
-pool_mean(const MMPool *pool)
-{
-	double		mean = 0;
-
-	for (int i = 0; i < pool->ntickets; i++)
-		mean += pool->tickets[i].rating;
-	return mean / pool->ntickets;
-}
-
 /* The doubles at a and b, in order. */
 static int
 cmp_double(const void *a, const void *b)
@@ -426,6 +430,7 @@ mm_cluster_deadline(const MMConfig *cfg, const MMPool *pool)
 	double		clock = fmax(fabs(end), fabs(pool->stepped_at)) + fabs(pool->epoch);
 	double		theta = cfg->cluster.threshold;
 	int			n = pool->ntickets;
+	int			waiting;
 	double		lo_r = INFINITY,
 				hi_r = -INFINITY;
 	double	   *y;
@@ -462,7 +467,7 @@ mm_cluster_deadline(const MMConfig *cfg, const MMPool *pool)
 	if (y == NULL)
 		return d;				/* the failed allocation tells the caller */
 	z = y + n;
-	mean = pool_mean(pool);
+	mean = waiting_mean(pool, NULL, &waiting);
 	for (int i = 0; i < n; i++)
 		z[i] = y[i] = decayed(cfg, pool, &pool->tickets[i], mean, d);
 	qsort(z, (size_t) n, sizeof(double), cmp_double);
